@@ -1,0 +1,131 @@
+/**
+ * The NixosConfigurations a cluster should have: one per node, with the
+ * files each node receives. Pure; golden-tested.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { API_VERSION, KIND, type KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
+import { BOOTSTRAP_LABEL, CLUSTER_LABEL, type Role, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../lib/labels.ts";
+import {
+  type AdditionalFile,
+  type Machine,
+  machineAddress,
+  machineSshKeySecret,
+  type NixosConfiguration,
+  type NixosConfigurationSpec,
+  SSH_KEY_SECRET_KEY,
+} from "../../lib/nio.ts";
+import { type ClusterNode, renderClusterNix } from "./clusternix.ts";
+import { caKeySecret, caSecret, configName, joinTokenSecret } from "./names.ts";
+import type { Selection } from "./selection.ts";
+
+export const JOIN_TOKEN_KEY = "token";
+
+export interface DesiredInput {
+  cluster: { name: string; namespace: string; uid: string; spec: KubernetesClusterSpec };
+  selection: Selection;
+  machines: Machine[];
+  bootstrap: string;
+  endpoint: { host: string; port: number };
+  gitRepo: string;
+  /** The commit to pin every node to, when NICO resolved `ref`. */
+  revision?: string | undefined;
+}
+
+/** The address of a node: its Machine's address, else its name. */
+export function nodeAddress(m: Machine | undefined, name: string): string {
+  return (m && machineAddress(m)) ?? name;
+}
+
+/** Where clients reach the cluster's API: the spec's endpoint, else the bootstrap node on 6443. */
+export function resolveEndpoint(spec: KubernetesClusterSpec, bootstrap: Machine | undefined, bootstrapName: string) {
+  return spec.controlPlaneEndpoint
+    ? { host: spec.controlPlaneEndpoint.host, port: spec.controlPlaneEndpoint.port }
+    : { host: nodeAddress(bootstrap, bootstrapName), port: 6443 };
+}
+
+/** The `cluster.nix` text for the current membership. */
+export function clusterNixFor(input: DesiredInput): string {
+  const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));
+  const node = (name: string): ClusterNode => ({ name, address: nodeAddress(byName.get(name), name) });
+  return renderClusterNix({
+    name: input.cluster.name,
+    namespace: input.cluster.namespace,
+    endpoint: input.endpoint,
+    bootstrapNode: input.bootstrap,
+    controlPlane: [...input.selection.controlPlane.members].sort().map(node),
+    workers: [...input.selection.dataPlane.members].sort().map(node),
+  });
+}
+
+/** A stable hash of a rendered spec: sorted keys, SHA-256, first 16 hex digits. */
+export function specHash(spec: NixosConfigurationSpec): string {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v && typeof v === "object"
+      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
+      : v;
+  return createHash("sha256").update(JSON.stringify(canonical(spec))).digest("hex").slice(0, 16);
+}
+
+function nodeSpec(input: DesiredInput, machine: string, role: Role, clusterNix: string, m: Machine | undefined): NixosConfigurationSpec {
+  const { spec, name } = input.cluster;
+  const files: AdditionalFile[] = [
+    { path: "cluster.nix", valueType: "Inline", inline: clusterNix },
+    { path: "join-token", valueType: "SecretRef", secretRef: { name: joinTokenSecret(name), key: JOIN_TOKEN_KEY } },
+  ];
+  const sshSecret = m && machineSshKeySecret(m);
+  if (sshSecret) {
+    files.push({ path: "machine-ssh-key", valueType: "SecretRef", secretRef: { name: sshSecret, key: SSH_KEY_SECRET_KEY } });
+  }
+  if (role === "control-plane") {
+    files.push(
+      { path: "cluster-ca.crt", valueType: "SecretRef", secretRef: { name: caSecret(name), key: "tls.crt" } },
+      { path: "cluster-ca.key", valueType: "SecretRef", secretRef: { name: caKeySecret(name), key: "tls.key" } },
+    );
+  }
+  const ref = input.revision ?? spec.ref;
+  return {
+    machineRef: { name: machine },
+    gitRepo: input.gitRepo,
+    ...(ref ? { ref } : {}),
+    ...(spec.configurationSubdir ? { configurationSubdir: spec.configurationSubdir } : {}),
+    ...(spec.credentialsRef ? { credentialsRef: { name: spec.credentialsRef.name } } : {}),
+    flake: `#${machine}`,
+    onRemoveFlake: "#minimal",
+    fullInstall: spec.fullInstall,
+    additionalFiles: files,
+  };
+}
+
+/** One NixosConfiguration per selected node, sorted by name. */
+export function desiredConfigurations(input: DesiredInput): NixosConfiguration[] {
+  const { cluster } = input;
+  const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));
+  const clusterNix = clusterNixFor(input);
+  const nodes: [string, Role][] = [
+    ...input.selection.controlPlane.members.map((n): [string, Role] => [n, "control-plane"]),
+    ...input.selection.dataPlane.members.map((n): [string, Role] => [n, "worker"]),
+  ];
+  return nodes.map(([machine, role]) => {
+    const spec = nodeSpec(input, machine, role, clusterNix, byName.get(machine));
+    return {
+      apiVersion: "nio.homystack.com/v1alpha1",
+      kind: "NixosConfiguration",
+      metadata: {
+        name: configName(cluster.name, machine),
+        namespace: cluster.namespace,
+        labels: {
+          [CLUSTER_LABEL]: cluster.name,
+          [ROLE_LABEL]: role,
+          ...(machine === input.bootstrap ? { [BOOTSTRAP_LABEL]: "true" } : {}),
+        },
+        annotations: { [SPEC_HASH_ANNOTATION]: specHash(spec) },
+        ownerReferences: [{ apiVersion: API_VERSION, kind: KIND, name: cluster.name, uid: cluster.uid, controller: true, blockOwnerDeletion: true }],
+      },
+      spec,
+    };
+  }).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+}

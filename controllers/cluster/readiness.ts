@@ -1,0 +1,104 @@
+/**
+ * Whether a node is ready, per the three rules of the NIO contract, for both
+ * NIO generations. Pure; table-tested.
+ *
+ * @module
+ */
+import { SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../lib/labels.ts";
+import { findCondition, type Machine, type NixosConfiguration } from "../../lib/nio.ts";
+import { type ClusterRef, isOwnedBy, type Plane } from "./selection.ts";
+
+export type NodeState = "Ready" | "Pending" | "Outdated" | "Applying" | "Blocked" | "Failed" | "Removing";
+
+export interface NodeReport {
+  machine: string;
+  plane: Plane;
+  state: NodeState;
+  /** CamelCase cause, for conditions. */
+  reason: string;
+  /** Short human detail, such as `Converging` or `ApplyFailed: nix build failed`. */
+  detail: string;
+}
+
+export interface NodeInput {
+  machine: string;
+  plane: Plane;
+  cluster: ClusterRef;
+  desiredHash: string;
+  config: NixosConfiguration | undefined;
+  machineObj: Machine | undefined;
+  now: Date;
+  /** A node not applied this long after NICO's last change of its spec is Failed. */
+  timeoutMs: number;
+}
+
+/** When NICO last changed the spec: its annotation, else the object's creation. */
+export function specChangedAt(cfg: NixosConfiguration): Date | undefined {
+  const t = cfg.metadata.annotations?.[SPEC_CHANGED_ANNOTATION] ?? cfg.metadata.creationTimestamp;
+  return t ? new Date(t) : undefined;
+}
+
+/** Which NIO generation wrote this status: `newer` has phase/observedGeneration. */
+export function nioGeneration(cfg: NixosConfiguration): "newer" | "older" | "unknown" {
+  const s = cfg.status;
+  if (!s) return "unknown";
+  if (s.phase !== undefined || s.observedGeneration !== undefined) return "newer";
+  if (findCondition(s.conditions, "Applied")) return "older";
+  return "unknown";
+}
+
+/** Rule 2: NIO reports the configuration applied for its current spec. */
+export function appliedForSpec(cfg: NixosConfiguration): boolean {
+  const s = cfg.status;
+  if (!s) return false;
+  if (nioGeneration(cfg) === "newer") {
+    const ready = s.phase === "Ready" || findCondition(s.conditions, "Ready")?.status === "True";
+    return ready && s.observedGeneration === cfg.metadata.generation;
+  }
+  const applied = findCondition(s.conditions, "Applied");
+  if (applied?.status !== "True" || applied.reason !== "Success") return false;
+  const appliedAt = s.lastAppliedTime ?? applied.lastTransitionTime;
+  const changed = specChangedAt(cfg);
+  if (!appliedAt || !changed) return false;
+  // Kubernetes timestamps have second precision: an apply within the same second counts.
+  return new Date(appliedAt).getTime() >= Math.floor(changed.getTime() / 1000) * 1000;
+}
+
+export function nodeReport(i: NodeInput): NodeReport {
+  const base = { machine: i.machine, plane: i.plane };
+  const cfg = i.config;
+  if (!cfg || !isOwnedBy(cfg, i.cluster)) {
+    return { ...base, state: "Pending", reason: "ConfigurationPending", detail: "NixosConfiguration not created yet" };
+  }
+  if (cfg.metadata.deletionTimestamp) {
+    return { ...base, state: "Removing", reason: "Removing", detail: "NIO is applying #minimal" };
+  }
+  if (cfg.metadata.annotations?.[SPEC_HASH_ANNOTATION] !== i.desiredHash) {
+    return { ...base, state: "Outdated", reason: "SpecOutdated", detail: "configuration not yet updated to the current spec" };
+  }
+  const s = cfg.status;
+  const stalled = findCondition(s?.conditions, "Stalled");
+  if (s?.phase === "Degraded" || stalled?.status === "True") {
+    const why = stalled?.reason ?? "Degraded";
+    const msg = stalled?.message ?? s?.message;
+    return { ...base, state: "Failed", reason: why, detail: msg ? `${why}: ${msg}` : why };
+  }
+  if (s?.phase === "Blocked") {
+    const ready = findCondition(s.conditions, "Ready");
+    const why = ready?.reason ?? "Blocked";
+    return { ...base, state: "Blocked", reason: why, detail: `Blocked: ${why}` };
+  }
+  if (appliedForSpec(cfg)) {
+    const m = i.machineObj?.status;
+    if (m?.hasConfiguration && m.appliedConfiguration === cfg.metadata.name) {
+      return { ...base, state: "Ready", reason: "Applied", detail: "applied" };
+    }
+    return { ...base, state: "Applying", reason: "WaitingForMachine", detail: `applied; waiting for Machine ${i.machine} to report it` };
+  }
+  const changed = specChangedAt(cfg);
+  if (changed && i.now.getTime() - changed.getTime() > i.timeoutMs) {
+    const minutes = Math.round(i.timeoutMs / 60_000);
+    return { ...base, state: "Failed", reason: "ApplyTimeout", detail: `not applied within ${minutes}m of the last change` };
+  }
+  return { ...base, state: "Applying", reason: "Applying", detail: s?.phase ?? "waiting for NIO" };
+}

@@ -1,0 +1,199 @@
+/**
+ * Machine selection: which Machines form each plane of a cluster.
+ *
+ * Pure: a function of the cluster, the Machines and the NixosConfigurations
+ * in its namespace. Deterministic and sticky: current members stay while
+ * they may, vacancies are filled in name order, and a Machine is in one
+ * plane only.
+ *
+ * @module
+ */
+import type { KubernetesClusterSpec, LabelSelector } from "../../crds/kubernetescluster.ts";
+import { CLUSTER_LABEL, ROLE_LABEL } from "../../lib/labels.ts";
+import type { Machine, NixosConfiguration } from "../../lib/nio.ts";
+import { describeSelector, matches } from "../../lib/selector.ts";
+import { configName } from "./names.ts";
+
+export type Plane = "controlPlane" | "dataPlane";
+
+export type UnavailableReason =
+  | "NotFound"
+  | "ClaimedByOther"
+  | "TargetedByOther"
+  | "ConfiguredByOther"
+  | "NotDiscoverable"
+  | "InOtherPlane";
+
+export interface MachineProblem {
+  plane: Plane;
+  machine: string;
+  reason: UnavailableReason;
+  message: string;
+  /** True when the Machine stays a member despite the problem (an unreachable member is not dropped). */
+  kept: boolean;
+}
+
+export interface ClusterRef {
+  name: string;
+  namespace: string;
+  uid?: string | undefined;
+}
+
+export interface SelectionInput {
+  cluster: ClusterRef & { spec: KubernetesClusterSpec };
+  machines: Machine[];
+  configurations: NixosConfiguration[];
+  /** The bootstrap node, which a scale-down never drops. */
+  bootstrap?: string | undefined;
+}
+
+export interface PlaneSelection {
+  /** Selected Machines: list order for an explicit list, else name order. */
+  members: string[];
+  /** How many the spec asks for; `undefined` for "every matching Machine". */
+  wanted: number | undefined;
+  shortfall: number;
+  /** How the plane picks: `explicit` list or `selector`. */
+  mode: "explicit" | "selector";
+  selector: string;
+}
+
+export interface Selection {
+  controlPlane: PlaneSelection;
+  dataPlane: PlaneSelection;
+  problems: MachineProblem[];
+}
+
+/** Whether a NixosConfiguration belongs to this cluster (label, and controller uid when known). */
+export function isOwnedBy(cfg: { metadata: NixosConfiguration["metadata"] }, cluster: ClusterRef): boolean {
+  if (cfg.metadata.labels?.[CLUSTER_LABEL] !== cluster.name) return false;
+  if (!cluster.uid) return true;
+  return (cfg.metadata.ownerReferences ?? []).some((o) => o.controller && o.uid === cluster.uid);
+}
+
+/** Current members by plane, from the cluster's own NixosConfigurations. */
+export function currentMembers(cluster: ClusterRef, configurations: NixosConfiguration[]): Record<Plane, string[]> {
+  const out: Record<Plane, string[]> = { controlPlane: [], dataPlane: [] };
+  for (const c of configurations) {
+    if (!isOwnedBy(c, cluster)) continue;
+    const plane = c.metadata.labels?.[ROLE_LABEL] === "control-plane" ? "controlPlane" : "dataPlane";
+    out[plane].push(c.spec.machineRef.name);
+  }
+  out.controlPlane.sort();
+  out.dataPlane.sort();
+  return out;
+}
+
+export type Availability = { ok: true } | { ok: false; reason: UnavailableReason; message: string };
+
+/**
+ * Whether `machine` may serve `cluster`: it exists, is not claimed or
+ * targeted or configured by anyone else, and NIO can reach it.
+ */
+export function availability(
+  name: string,
+  machine: Machine | undefined,
+  cluster: ClusterRef,
+  configurations: NixosConfiguration[],
+): Availability {
+  if (!machine) {
+    return { ok: false, reason: "NotFound", message: `Machine ${name} does not exist in namespace ${cluster.namespace}` };
+  }
+  const claim = machine.metadata.labels?.[CLUSTER_LABEL];
+  if (claim && claim !== cluster.name) {
+    return { ok: false, reason: "ClaimedByOther", message: `Machine ${name} is claimed by cluster ${claim}` };
+  }
+  const other = configurations.find((c) => c.spec?.machineRef?.name === name && !isOwnedBy(c, cluster));
+  if (other) {
+    return {
+      ok: false,
+      reason: "TargetedByOther",
+      message: `Machine ${name} is already the target of NixosConfiguration ${other.metadata.name}`,
+    };
+  }
+  const applied = machine.status?.appliedConfiguration;
+  if (machine.status?.hasConfiguration && applied && applied !== configName(cluster.name, name)) {
+    return { ok: false, reason: "ConfiguredByOther", message: `Machine ${name} is configured by NixosConfiguration ${applied}` };
+  }
+  if (machine.status?.discoverable !== true) {
+    return { ok: false, reason: "NotDiscoverable", message: `Machine ${name} is not discoverable: NIO cannot reach it` };
+  }
+  return { ok: true };
+}
+
+/** Reasons that take a Machine away from a cluster even when it is already a member. */
+const LOSES_MEMBERSHIP = new Set<UnavailableReason>(["NotFound", "ClaimedByOther", "TargetedByOther"]);
+
+/** Selects the Machines of both planes. */
+export function selectMachines(input: SelectionInput): Selection {
+  const { cluster, machines, configurations } = input;
+  const byName = new Map(machines.map((m) => [m.metadata.name, m]));
+  const current = currentMembers(cluster, configurations);
+  const problems: MachineProblem[] = [];
+
+  const pick = (plane: Plane, taken: Set<string>): PlaneSelection => {
+    const spec = plane === "controlPlane" ? cluster.spec.controlPlane : cluster.spec.dataPlane;
+    const mine = new Set(current[plane]);
+    const check = (name: string) => availability(name, byName.get(name), cluster, configurations);
+    const explicit = spec.machines ?? [];
+    if (explicit.length > 0) {
+      const members: string[] = [];
+      for (const name of explicit) {
+        if (taken.has(name)) {
+          problems.push({ plane, machine: name, reason: "InOtherPlane", message: `Machine ${name} is already in the other plane`, kept: false });
+          continue;
+        }
+        const a = check(name);
+        if (a.ok) {
+          members.push(name);
+        } else if (mine.has(name) && !LOSES_MEMBERSHIP.has(a.reason)) {
+          members.push(name);
+          problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: true });
+        } else {
+          problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: false });
+        }
+      }
+      return { members, wanted: explicit.length, shortfall: explicit.length - members.length, mode: "explicit", selector: "" };
+    }
+
+    const selector: LabelSelector | undefined = spec.machineSelector;
+    const wanted = spec.count ?? (selector ? undefined : 0);
+    const limit = wanted ?? Number.POSITIVE_INFINITY;
+    const kept: string[] = [];
+    for (const name of current[plane]) {
+      const m = byName.get(name);
+      const a = check(name);
+      if (taken.has(name) || !m || !matches(selector, m.metadata.labels)) continue;
+      if (!a.ok && LOSES_MEMBERSHIP.has(a.reason)) {
+        problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: false });
+        continue;
+      }
+      if (!a.ok) problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: true });
+      kept.push(name);
+    }
+    // Scale down: the bootstrap node stays, then the lowest names.
+    kept.sort((a, b) => Number(b === input.bootstrap) - Number(a === input.bootstrap) || (a < b ? -1 : a > b ? 1 : 0));
+    const members = kept.slice(0, Math.min(kept.length, limit));
+    const candidates = machines
+      .map((m) => m.metadata.name)
+      .filter((n) => !taken.has(n) && !members.includes(n) && !mine.has(n))
+      .filter((n) => matches(selector, byName.get(n)!.metadata.labels))
+      .sort();
+    for (const name of candidates) {
+      if (members.length >= limit) break;
+      if (check(name).ok) members.push(name);
+    }
+    members.sort();
+    return {
+      members,
+      wanted,
+      shortfall: wanted === undefined ? 0 : Math.max(0, wanted - members.length),
+      mode: "selector",
+      selector: describeSelector(selector),
+    };
+  };
+
+  const controlPlane = pick("controlPlane", new Set());
+  const dataPlane = pick("dataPlane", new Set(controlPlane.members));
+  return { controlPlane, dataPlane, problems };
+}

@@ -1,0 +1,137 @@
+/**
+ * The cluster's status, derived from observation on every pass. Pure.
+ *
+ * @module
+ */
+import type { ConditionInput } from "./conditions.ts";
+import { listNames, mergeConditions } from "./conditions.ts";
+import type { KubernetesClusterStatus, Phase, PlaneStatus } from "../../crds/kubernetescluster.ts";
+import type { NodeReport } from "./readiness.ts";
+import type { Plane, PlaneSelection, Selection } from "./selection.ts";
+
+export interface StatusInput {
+  generation: number;
+  previous: KubernetesClusterStatus | undefined;
+  deleting: boolean;
+  selection: Selection;
+  nodes: NodeReport[];
+  bootstrap: string | undefined;
+  endpoint: string | undefined;
+  /** Set only when the kubeconfig Secret exists. */
+  kubeconfigSecret: string | undefined;
+  /** A problem that stops NICO before it can render nodes (for example no gitRepo). */
+  blocked?: { reason: string; message: string } | undefined;
+  /** Extra conditions computed elsewhere (deletion progress, rollout). */
+  extra?: ConditionInput[];
+  now: Date;
+}
+
+const PLANE_WORDS: Record<Plane, string> = { controlPlane: "control plane", dataPlane: "worker" };
+
+function planeStatus(nodes: NodeReport[], members: string[]): PlaneStatus {
+  const ready = nodes.filter((n) => n.state === "Ready").map((n) => n.machine).sort();
+  return {
+    ready: ready.length,
+    total: members.length,
+    summary: `${ready.length}/${members.length}`,
+    readyMachines: ready,
+    machines: [...members].sort(),
+  };
+}
+
+function planeCondition(type: string, plane: Plane, sel: PlaneSelection, nodes: NodeReport[]): ConditionInput {
+  const words = PLANE_WORDS[plane];
+  const ready = nodes.filter((n) => n.state === "Ready").length;
+  const total = sel.members.length;
+  const counted = `${ready}/${total} ${words} machines ready`;
+  if (total === 0) {
+    return plane === "dataPlane" && (sel.wanted ?? 0) === 0
+      ? { type, status: "True", reason: "NoWorkers", message: "no workers requested" }
+      : { type, status: "False", reason: "NoMachines", message: `no ${words} machines selected` };
+  }
+  const failed = nodes.filter((n) => n.state === "Failed");
+  if (failed.length) {
+    return { type, status: "False", reason: "NodeFailed", message: `${counted}; failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}` };
+  }
+  if (ready === total) return { type, status: "True", reason: "NodesReady", message: counted };
+  const waiting = nodes.filter((n) => n.state !== "Ready").map((n) => `${n.machine} (${n.detail})`);
+  return { type, status: "False", reason: "WaitingForNodes", message: `${counted}; waiting for ${listNames(waiting)}` };
+}
+
+function machinesCondition(sel: Selection): ConditionInput {
+  const parts: string[] = [];
+  let underprovisioned = false;
+  for (const plane of ["controlPlane", "dataPlane"] as const) {
+    const p = sel[plane];
+    if (p.shortfall > 0) {
+      underprovisioned = true;
+      const source = p.mode === "explicit" ? "listed" : `matching ${p.selector} and free`;
+      parts.push(`${PLANE_WORDS[plane]}: ${p.members.length} of ${p.wanted} machines available (${p.shortfall} short; no more ${source})`);
+    }
+  }
+  const problems = sel.problems.map((p) => `${p.message}${p.kept ? " (kept as a member)" : ""}`);
+  const explicitMissing = sel.problems.some((p) => !p.kept && sel[p.plane].mode === "explicit");
+  if (underprovisioned || explicitMissing) {
+    return {
+      type: "MachinesAvailable",
+      status: "False",
+      reason: explicitMissing ? "MachinesUnavailable" : "Underprovisioned",
+      message: [...parts, ...problems].join("; "),
+    };
+  }
+  const cp = sel.controlPlane.members.length;
+  const w = sel.dataPlane.members.length;
+  const msg = `${cp} control plane and ${w} worker machines selected`;
+  return {
+    type: "MachinesAvailable",
+    status: "True",
+    reason: "MachinesSelected",
+    message: problems.length ? `${msg}; ${problems.join("; ")}` : msg,
+  };
+}
+
+/** The whole status for this pass. */
+export function computeStatus(i: StatusInput): KubernetesClusterStatus {
+  const { selection: sel } = i;
+  const cpNodes = i.nodes.filter((n) => n.plane === "controlPlane");
+  const wNodes = i.nodes.filter((n) => n.plane === "dataPlane");
+  const cpCond = planeCondition("ControlPlaneReady", "controlPlane", sel.controlPlane, cpNodes);
+  const dpCond = planeCondition("DataPlaneReady", "dataPlane", sel.dataPlane, wNodes);
+  const machines = machinesCondition(sel);
+  const failed = i.nodes.filter((n) => n.state === "Failed");
+
+  let ready: ConditionInput;
+  if (i.deleting) {
+    ready = { type: "Ready", status: "False", reason: "Deleting", message: "the cluster is being deleted" };
+  } else if (i.blocked) {
+    ready = { type: "Ready", status: "False", reason: i.blocked.reason, message: i.blocked.message };
+  } else if (failed.length) {
+    ready = { type: "Ready", status: "False", reason: "NodeFailed", message: `failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}` };
+  } else if (cpCond.status !== "True") {
+    ready = { type: "Ready", status: "False", reason: "WaitingForControlPlane", message: cpCond.message };
+  } else if (dpCond.status !== "True") {
+    ready = { type: "Ready", status: "False", reason: "WaitingForWorkers", message: dpCond.message };
+  } else if (!i.kubeconfigSecret) {
+    ready = { type: "Ready", status: "False", reason: "WaitingForKubeconfig", message: "nodes are ready; issuing the kubeconfig" };
+  } else {
+    ready = {
+      type: "Ready",
+      status: "True",
+      reason: "ClusterReady",
+      message: `${cpCond.message}; ${dpCond.message}; kubeconfig in Secret ${i.kubeconfigSecret}`,
+    };
+  }
+
+  const phase: Phase = i.deleting ? "Deleting" : failed.length ? "Failed" : ready.status === "True" ? "Ready" : "Provisioning";
+  const conditions = mergeConditions(i.previous?.conditions, [ready, cpCond, dpCond, machines, ...(i.extra ?? [])], i.generation, i.now);
+  return {
+    phase,
+    observedGeneration: i.generation,
+    controlPlane: planeStatus(cpNodes, sel.controlPlane.members),
+    dataPlane: planeStatus(wNodes, sel.dataPlane.members),
+    ...(i.bootstrap ? { bootstrapNode: i.bootstrap } : {}),
+    ...(i.endpoint ? { endpoint: i.endpoint } : {}),
+    ...(i.kubeconfigSecret ? { kubeconfigSecret: i.kubeconfigSecret } : {}),
+    conditions,
+  };
+}

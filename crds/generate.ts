@@ -1,0 +1,116 @@
+/**
+ * Builds the `KubernetesCluster` CRD from the zod schema.
+ *
+ * `deno task crds` writes `crds/kubernetescluster.yaml`; a golden test fails
+ * when the committed file differs from what this module produces.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { stringify } from "yaml";
+import { GROUP, KIND, KubernetesClusterSpec, KubernetesClusterStatus, VERSION } from "./kubernetescluster.ts";
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+export const CRD_PATH = new URL("./kubernetescluster.yaml", import.meta.url);
+
+/** Keys zod emits that a Kubernetes structural schema does not accept. */
+const DROPPED_KEYS = new Set(["$schema", "$id", "id", "title", "examples"]);
+
+/**
+ * Rewrites zod's OpenAPI 3.0 output into a Kubernetes structural schema:
+ * drops keys the API server refuses, removes `additionalProperties` beside
+ * `properties`, and the ±2^53 integer bounds zod adds to every `z.int()`.
+ */
+export function structural(node: Json): Json {
+  if (Array.isArray(node)) return node.map(structural);
+  if (node === null || typeof node !== "object") return node;
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (DROPPED_KEYS.has(key)) continue;
+    if (key === "additionalProperties" && (value === false || "properties" in node)) continue;
+    if ((key === "maximum" || key === "minimum") && typeof value === "number" && Math.abs(value) >= Number.MAX_SAFE_INTEGER) {
+      continue;
+    }
+    if (key === "$ref" || key === "$defs" || key === "definitions") {
+      throw new Error(`Cannot build a structural schema: found '${key}'; inline the schema instead of reusing it by reference`);
+    }
+    out[key] = structural(value);
+  }
+  return out;
+}
+
+function openApi(schema: z.ZodType): JsonObject {
+  const json = z.toJSONSchema(schema, { target: "openapi-3.0", io: "input", reused: "inline", cycles: "throw" });
+  return structural(json as Json) as JsonObject;
+}
+
+/** The CRD object, ready to apply. */
+export function kubernetesClusterCrd(): JsonObject {
+  const plural = "kubernetesclusters";
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${plural}.${GROUP}`, labels: { "app.kubernetes.io/part-of": "nico" } },
+    spec: {
+      group: GROUP,
+      scope: "Namespaced",
+      names: {
+        kind: KIND,
+        listKind: `${KIND}List`,
+        plural,
+        singular: "kubernetescluster",
+        shortNames: ["kcluster", "k8scluster"],
+        categories: ["nico"],
+      },
+      versions: [{
+        name: VERSION,
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        additionalPrinterColumns: [
+          { name: "Phase", type: "string", jsonPath: ".status.phase", description: "Lifecycle phase." },
+          { name: "Control Plane", type: "string", jsonPath: ".status.controlPlane.summary", description: "Ready/total control-plane nodes." },
+          { name: "Workers", type: "string", jsonPath: ".status.dataPlane.summary", description: "Ready/total workers." },
+          { name: "Endpoint", type: "string", jsonPath: ".status.endpoint", priority: 1, description: "Kubernetes API of the cluster." },
+          { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+        ],
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            description: "A Kubernetes cluster on NixOS Machines managed by NIO. NICO picks the Machines, hands each a NixosConfiguration and publishes a kubeconfig.",
+            required: ["spec"],
+            properties: {
+              apiVersion: { type: "string", description: "API version of this object." },
+              kind: { type: "string", description: "Kind of this object." },
+              metadata: { type: "object" },
+              spec: openApi(KubernetesClusterSpec),
+              status: openApi(KubernetesClusterStatus),
+            },
+            "x-kubernetes-validations": [{
+              rule: "size(self.metadata.name) <= 63",
+              message: "metadata.name must be at most 63 characters: it is used as a label value on Machines and children",
+            }],
+          },
+        },
+      }],
+    },
+  };
+}
+
+/** The CRD as the YAML file committed under `crds/`. */
+export function kubernetesClusterCrdYaml(): string {
+  return "# Generated from crds/kubernetescluster.ts by `deno task crds`. Do not edit.\n" +
+    stringify(kubernetesClusterCrd(), { lineWidth: 0 });
+}
+
+if (import.meta.main) {
+  const yaml = kubernetesClusterCrdYaml();
+  if (Deno.args.includes("--stdout")) {
+    console.log(yaml);
+  } else {
+    await Deno.writeTextFile(CRD_PATH, yaml);
+    console.error(`wrote ${CRD_PATH.pathname.split("/").slice(-2).join("/")}`);
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * The `KubernetesCluster` API: one zod schema that gives the TypeScript
+ * types, the runtime validation and (through `crds/generate.ts`) the CRD's
+ * OpenAPI schema, so the three never drift.
+ *
+ * @module
+ */
+import { z } from "zod";
+
+export const GROUP = "nico.homystack.com";
+export const VERSION = "v1alpha1";
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = "KubernetesCluster";
+
+/** A CEL rule as the CRD schema carries it. */
+export interface CelRule {
+  rule: string;
+  message: string;
+  fieldPath?: string;
+  reason?: "FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate";
+}
+
+function cel(...rules: CelRule[]) {
+  return { "x-kubernetes-validations": rules };
+}
+
+/** RFC 1123 subdomain: the shape of every object name. */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export const MachineName = z.string().min(1).max(253).regex(DNS_SUBDOMAIN)
+  .describe("Name of a NIO Machine in the cluster's namespace.");
+
+export const LabelSelectorRequirement = z.object({
+  key: z.string().min(1).max(317).describe("Label key the requirement applies to."),
+  operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist"])
+    .describe("How the key relates to the values: In, NotIn, Exists or DoesNotExist."),
+  values: z.array(z.string().max(63)).max(64).optional()
+    .describe("Label values; non-empty for In and NotIn, empty for Exists and DoesNotExist."),
+}).describe("One label requirement, as in a Kubernetes label selector.").meta(cel({
+  rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
+  message: "values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist",
+}));
+
+export const LabelSelector = z.object({
+  matchLabels: z.record(z.string(), z.string()).optional()
+    .describe("Labels a Machine must carry, each with exactly this value."),
+  matchExpressions: z.array(LabelSelectorRequirement).max(32).optional()
+    .describe("Label requirements a Machine must meet, all of them."),
+}).describe("Kubernetes label selector over Machines in the cluster's namespace; an empty selector matches every Machine.");
+
+function planeSchema(plane: "control plane" | "worker") {
+  return z.object({
+    machines: z.array(MachineName).max(128).optional()
+      .describe(`Explicit ${plane} Machines by name. When non-empty it takes precedence over machineSelector and count.`)
+      .meta(cel({
+        rule: "self.all(m, self.exists_one(x, x == m))",
+        message: "a Machine is named more than once; list each Machine once",
+      })),
+    machineSelector: LabelSelector.optional()
+      .describe(`Selects ${plane} Machines by label when machines is empty.`),
+    count: z.int().min(0).max(1000).optional()
+      .describe(
+        `How many ${plane} Machines to take from machineSelector; ignored when machines is non-empty.` +
+          (plane === "worker" ? " Absent with a machineSelector: every matching Machine." : ""),
+      ),
+  });
+}
+
+export const ControlPlane = planeSchema("control plane")
+  .describe("Machines that run the Kubernetes control plane. An odd number (3 or 5) keeps quorum through the loss of one (or two).")
+  .meta(cel({
+    rule: "(has(self.machines) && size(self.machines) > 0) || (has(self.count) && self.count >= 1)",
+    message: "the control plane needs at least one machine: list spec.controlPlane.machines or set spec.controlPlane.count >= 1",
+  }));
+
+export const DataPlane = planeSchema("worker")
+  .describe("Machines that run workloads only (workers).");
+
+export const SecretReference = z.object({
+  name: z.string().min(1).max(253).regex(DNS_SUBDOMAIN).describe("Name of a Secret in the cluster's namespace."),
+}).describe("Reference to a Secret in the cluster's namespace.");
+
+export const Endpoint = z.object({
+  host: z.string().min(1).max(253).describe("DNS name or IP address clients use to reach the Kubernetes API (a load balancer or virtual IP)."),
+  port: z.int().min(1).max(65535).default(6443).describe("TCP port of the Kubernetes API."),
+}).describe("Address of the Kubernetes API of the new cluster.");
+
+export const KubernetesClusterSpec = z.object({
+  gitRepo: z.string().min(1).max(2048).optional()
+    .describe("URL of the Git repository holding the cluster flake. Defaulted from the operator's --default-git-repo when absent."),
+  ref: z.string().min(1).max(255).optional()
+    .describe("Branch, tag or commit of gitRepo to deploy. Defaults to the repository's default branch."),
+  configurationSubdir: z.string().max(1024).optional()
+    .describe("Folder inside gitRepo that holds flake.nix; the repository root when absent.")
+    .meta(cel({
+      rule: "!self.startsWith('/') && !self.matches('(^|/)[.][.](/|$)')",
+      message: "configurationSubdir must be a relative path inside the repository: no leading '/' and no '..'",
+    })),
+  credentialsRef: SecretReference.optional()
+    .describe("Secret with Git credentials for a private gitRepo, passed to NIO unchanged."),
+  controlPlaneEndpoint: Endpoint.optional()
+    .describe("Stable address of the Kubernetes API. When absent, the bootstrap control-plane node's address and port 6443 are used."),
+  fullInstall: z.boolean().default(false)
+    .describe("When true NIO installs NixOS from scratch with nixos-anywhere, WIPING THE DISK of every node. Leave false for Machines that already run NixOS."),
+  controlPlane: ControlPlane,
+  dataPlane: DataPlane.default({}),
+}).describe("Desired state of a Kubernetes cluster built from NIO Machines.").meta(cel({
+  rule: "!has(self.dataPlane.machines) || !has(self.controlPlane.machines) || self.dataPlane.machines.all(m, !(m in self.controlPlane.machines))",
+  message: "a Machine cannot be in both spec.controlPlane.machines and spec.dataPlane.machines",
+  fieldPath: ".dataPlane.machines",
+}));
+
+export const ConditionStatus = z.enum(["True", "False", "Unknown"]);
+
+export const Condition = z.object({
+  type: z.string().min(1).max(316).describe("Kind of condition, in CamelCase, such as Ready."),
+  status: ConditionStatus.describe("True, False or Unknown."),
+  observedGeneration: z.int().min(0).optional()
+    .describe("metadata.generation the condition was computed for."),
+  lastTransitionTime: z.string().describe("When status last changed, RFC 3339.").meta({ format: "date-time" }),
+  reason: z.string().min(1).max(1024).describe("CamelCase reason for the last transition, for programs."),
+  message: z.string().max(32768).describe("What is happening, for people."),
+}).describe("A metav1.Condition.");
+
+export const PlaneStatus = z.object({
+  ready: z.int().min(0).describe("Nodes whose configuration NIO has applied for the current spec."),
+  total: z.int().min(0).describe("Nodes selected for this plane."),
+  summary: z.string().optional().describe("ready/total, for kubectl get."),
+  readyMachines: z.array(z.string()).optional().describe("Names of the ready Machines, sorted."),
+  machines: z.array(z.string()).optional().describe("Names of all selected Machines, sorted."),
+}).describe("Readiness of one plane.");
+
+export const Phase = z.enum(["Provisioning", "Ready", "Failed", "Deleting"]);
+
+export const KubernetesClusterStatus = z.object({
+  phase: Phase.optional().describe("Provisioning, Ready, Failed or Deleting."),
+  observedGeneration: z.int().min(0).optional().describe("metadata.generation this status was computed for."),
+  controlPlane: PlaneStatus.optional().describe("Control-plane readiness."),
+  dataPlane: PlaneStatus.optional().describe("Worker readiness."),
+  bootstrapNode: z.string().optional()
+    .describe("The control-plane Machine that initialised the cluster; kept stable for the life of the cluster."),
+  endpoint: z.string().optional().describe("https://host:port of the cluster's Kubernetes API."),
+  kubeconfigSecret: z.string().optional()
+    .describe("Secret (key value) holding an admin kubeconfig; set only once the Secret exists."),
+  conditions: z.array(Condition).optional().describe("Ready, ControlPlaneReady, DataPlaneReady, MachinesAvailable and others.")
+    .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+}).describe("Observed state, recomputed from the cluster's objects on every reconcile.");
+
+export type KubernetesClusterSpec = z.output<typeof KubernetesClusterSpec>;
+export type KubernetesClusterSpecInput = z.input<typeof KubernetesClusterSpec>;
+export type KubernetesClusterStatus = z.output<typeof KubernetesClusterStatus>;
+export type Condition = z.output<typeof Condition>;
+export type PlaneStatus = z.output<typeof PlaneStatus>;
+export type Phase = z.output<typeof Phase>;
+export type LabelSelector = z.output<typeof LabelSelector>;
+
+/** Object metadata fields NICO reads; the rest passes through untouched. */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface KubernetesCluster {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: ObjectMeta;
+  spec: KubernetesClusterSpec;
+  status?: KubernetesClusterStatus;
+}

@@ -1,0 +1,330 @@
+/**
+ * A narrow, typed Kubernetes client. It uses `@kubernetes/client-node` only
+ * for what it does well (loading kubeconfigs, in-cluster config, client
+ * certificates, tokens and exec plugins) and speaks plain REST over the
+ * same transport, so the rest of NICO never sees the library's quirks.
+ *
+ * @module
+ */
+import { HttpMethod, KubeConfig, RequestContext } from "@kubernetes/client-node";
+import { fetch } from "undici";
+import type { ObjectMeta } from "../../crds/kubernetescluster.ts";
+import { ApiError } from "./errors.ts";
+import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
+
+/** Any Kubernetes object. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+}
+
+export interface ListResult<T> {
+  items: T[];
+  resourceVersion: string;
+}
+
+export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
+
+export interface WatchEvent<T> {
+  type: WatchEventType;
+  object: T;
+}
+
+export interface ClientOptions {
+  /** Sent as User-Agent; the API server's metrics and audit log show it. */
+  userAgent?: string;
+  /** Field manager for server-side apply and other writes. */
+  fieldManager?: string;
+  /** Deadline of one non-watch request, in milliseconds (default 30 s). */
+  timeoutMs?: number;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface WatchOptions extends ListOptions {
+  resourceVersion?: string;
+  /** Ask the server to end the watch after this long (it is resumed by the caller). */
+  timeoutSeconds?: number;
+  signal?: AbortSignal;
+}
+
+export interface WriteOptions {
+  dryRun?: boolean;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+const JSON_TYPE = "application/json";
+
+/** Loads a kubeconfig: a file when given, else $KUBECONFIG, ~/.kube/config or the in-cluster service account. */
+export function loadKubeConfig(path?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromDefault();
+  if (!kc.getCurrentCluster()) {
+    throw new Error("Cannot find a Kubernetes cluster: set --kubeconfig or KUBECONFIG, or run inside a cluster");
+  }
+  return kc;
+}
+
+export class KubeClient {
+  readonly server: string;
+  readonly fieldManager: string;
+  readonly #kc: KubeConfig;
+  readonly #userAgent: string;
+  readonly #timeoutMs: number;
+
+  constructor(kc: KubeConfig, options: ClientOptions = {}) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error("Cannot build a Kubernetes client: the kubeconfig has no current cluster");
+    this.#kc = kc;
+    this.server = cluster.server.replace(/\/+$/, "");
+    this.fieldManager = options.fieldManager ?? "nico";
+    this.#userAgent = options.userAgent ?? "nico";
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  /** A client for the kubeconfig at `path` (or the default locations). */
+  static load(path?: string, options: ClientOptions = {}): KubeClient {
+    return new KubeClient(loadKubeConfig(path), options);
+  }
+
+  /** A copy that writes under another field manager or user agent. */
+  with(options: ClientOptions): KubeClient {
+    return new KubeClient(this.#kc, {
+      fieldManager: options.fieldManager ?? this.fieldManager,
+      userAgent: options.userAgent ?? this.#userAgent,
+      timeoutMs: options.timeoutMs ?? this.#timeoutMs,
+    });
+  }
+
+  async #send(method: HttpMethod, path: string, opts: RequestOptions) {
+    const url = new URL(this.server + path);
+    for (const [k, v] of Object.entries(opts.query ?? {})) {
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    }
+    const ctx = new RequestContext(url.toString(), method);
+    ctx.setHeaderParam("Accept", JSON_TYPE);
+    ctx.setHeaderParam("User-Agent", this.#userAgent);
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+      ctx.setHeaderParam("Content-Type", opts.contentType ?? JSON_TYPE);
+    }
+    await this.#kc.applySecurityAuthentication(ctx);
+    const dispatcher = ctx.getDispatcher();
+    const response = await fetch(url, {
+      method,
+      headers: ctx.getHeaders(),
+      body: body ?? null,
+      ...(dispatcher ? { dispatcher } : {}),
+      signal: opts.signal ?? null,
+    });
+    if (response.status >= 400) {
+      const text = await response.text();
+      throw toApiError(response.status, text, method, url.pathname);
+    }
+    return response;
+  }
+
+  /** One request; the JSON answer, parsed. */
+  async request<T>(method: HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
+    const signal = opts.signal ?? AbortSignal.timeout(this.#timeoutMs);
+    const response = await this.#send(method, path, { ...opts, signal });
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** A plain-text endpoint such as `/readyz` or `/metrics`. */
+  async getText(path: string, signal?: AbortSignal): Promise<string> {
+    const response = await this.#send(HttpMethod.GET, path, { signal: signal ?? AbortSignal.timeout(this.#timeoutMs) });
+    return await response.text();
+  }
+
+  /** The object, or `undefined` when it does not exist. */
+  async get<T extends KubeObject>(r: Resource, name: string, namespace?: string): Promise<T | undefined> {
+    try {
+      return await this.request<T>(HttpMethod.GET, resourcePath(r, namespace, name));
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Every object matching the options, following `continue` tokens. */
+  async list<T extends KubeObject>(r: Resource, opts: ListOptions = {}): Promise<ListResult<T>> {
+    const items: T[] = [];
+    let token: string | undefined;
+    let resourceVersion = "";
+    do {
+      const page = await this.request<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>(
+        HttpMethod.GET,
+        resourcePath(r, opts.namespace),
+        { query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: token } },
+      );
+      const kind = r.kind;
+      const apiVersion = apiVersionOf(r);
+      for (const item of page.items) items.push({ ...item, apiVersion, kind });
+      resourceVersion = page.metadata.resourceVersion;
+      token = page.metadata.continue || undefined;
+    } while (token);
+    return { items, resourceVersion };
+  }
+
+  create<T extends KubeObject>(r: Resource, obj: T, opts: WriteOptions = {}): Promise<T> {
+    return this.request<T>(HttpMethod.POST, resourcePath(r, obj.metadata.namespace), {
+      body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
+      query: this.#writeQuery(opts),
+    });
+  }
+
+  /** PUT: fails with 409 when `metadata.resourceVersion` is stale. */
+  replace<T extends KubeObject>(r: Resource, obj: T, opts: WriteOptions = {}): Promise<T> {
+    return this.request<T>(HttpMethod.PUT, resourcePath(r, obj.metadata.namespace, obj.metadata.name), {
+      body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
+      query: this.#writeQuery(opts),
+    });
+  }
+
+  /** PUT to the status subresource: fails with 409 when `metadata.resourceVersion` is stale. */
+  replaceStatus<T extends KubeObject>(r: Resource, obj: T): Promise<T> {
+    return this.request<T>(HttpMethod.PUT, resourcePath(r, obj.metadata.namespace, obj.metadata.name, "status"), {
+      body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
+      query: this.#writeQuery({}),
+    });
+  }
+
+  /** JSON merge patch (RFC 7386), of the object or of a subresource. */
+  mergePatch<T extends KubeObject>(
+    r: Resource,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    subresource?: "status",
+  ): Promise<T> {
+    return this.request<T>(HttpMethod.PATCH, resourcePath(r, namespace, name, subresource), {
+      body: patch,
+      contentType: "application/merge-patch+json",
+      query: this.#writeQuery({}),
+    });
+  }
+
+  /** JSON patch (RFC 6902); a `test` operation makes it conditional. */
+  jsonPatch<T extends KubeObject>(r: Resource, name: string, namespace: string | undefined, ops: unknown[]): Promise<T> {
+    return this.request<T>(HttpMethod.PATCH, resourcePath(r, namespace, name), {
+      body: ops,
+      contentType: "application/json-patch+json",
+      query: this.#writeQuery({}),
+    });
+  }
+
+  /** Server-side apply under this client's field manager. */
+  apply<T extends KubeObject>(r: Resource, obj: T, opts: WriteOptions & { force?: boolean; subresource?: "status" } = {}): Promise<T> {
+    return this.request<T>(HttpMethod.PATCH, resourcePath(r, obj.metadata.namespace, obj.metadata.name, opts.subresource), {
+      body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
+      contentType: "application/apply-patch+yaml",
+      query: { ...this.#writeQuery(opts), force: opts.force ?? true },
+    });
+  }
+
+  /**
+   * Deletes an object. Answers `false` when it was already gone.
+   * With `uid`/`resourceVersion` the delete only happens to that exact object.
+   */
+  async delete(
+    r: Resource,
+    name: string,
+    namespace?: string,
+    opts: { uid?: string; resourceVersion?: string; propagationPolicy?: "Background" | "Foreground" | "Orphan" } = {},
+  ): Promise<boolean> {
+    const preconditions = opts.uid || opts.resourceVersion
+      ? { ...(opts.uid ? { uid: opts.uid } : {}), ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) }
+      : undefined;
+    try {
+      await this.request(HttpMethod.DELETE, resourcePath(r, namespace, name), {
+        body: {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          ...(preconditions ? { preconditions } : {}),
+          ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
+        },
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Watches a collection from `resourceVersion`, with bookmarks. Ends when
+   * the server closes the stream; throws an {@link ApiError} with status 410
+   * when the resourceVersion is too old (the caller relists).
+   */
+  async *watch<T extends KubeObject>(r: Resource, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+    const response = await this.#send(HttpMethod.GET, resourcePath(r, opts.namespace), {
+      query: {
+        watch: true,
+        allowWatchBookmarks: true,
+        resourceVersion: opts.resourceVersion,
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        timeoutSeconds: opts.timeoutSeconds,
+      },
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    if (!response.body) return;
+    const reader = response.body.getReader();
+    const onAbort = () => void reader.cancel().catch(() => {});
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+    const decoder = new TextDecoder();
+    let buffered = "";
+    try {
+      while (true) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffered += decoder.decode(value, { stream: true });
+        let nl: number;
+        while ((nl = buffered.indexOf("\n")) >= 0) {
+          const line = buffered.slice(0, nl).trim();
+          buffered = buffered.slice(nl + 1);
+          if (!line) continue;
+          const event = JSON.parse(line) as { type: string; object: unknown };
+          if (event.type === "ERROR") {
+            const s = event.object as { code?: number; reason?: string; message?: string };
+            throw new ApiError(s.code ?? 500, s.reason ?? "Unknown", s.message ?? "watch error", "WATCH", resourcePath(r, opts.namespace));
+          }
+          yield event as WatchEvent<T>;
+        }
+      }
+    } finally {
+      opts.signal?.removeEventListener("abort", onAbort);
+      await reader.cancel().catch(() => {});
+    }
+  }
+
+  #writeQuery(opts: WriteOptions): Query {
+    return { fieldManager: this.fieldManager, ...(opts.dryRun ? { dryRun: "All" } : {}) };
+  }
+}
+
+function toApiError(status: number, text: string, method: string, path: string): ApiError {
+  try {
+    const s = JSON.parse(text) as { reason?: string; message?: string };
+    return new ApiError(status, s.reason ?? "Unknown", s.message ?? text, method, path);
+  } catch {
+    return new ApiError(status, "Unknown", text.slice(0, 500), method, path);
+  }
+}

@@ -1,0 +1,62 @@
+/** The resources NICO reads and writes, and how their URLs are built. */
+import { GROUP, VERSION } from "../../crds/kubernetescluster.ts";
+
+export interface Resource {
+  /** API group; "" for the core group. */
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+function res(group: string, version: string, kind: string, plural: string, namespaced = true): Resource {
+  return { group, version, kind, plural, namespaced };
+}
+
+export const NIO_GROUP = "nio.homystack.com";
+
+export const KUBERNETES_CLUSTERS = res(GROUP, VERSION, "KubernetesCluster", "kubernetesclusters");
+export const MACHINES = res(NIO_GROUP, "v1alpha1", "Machine", "machines");
+export const NIXOS_CONFIGURATIONS = res(NIO_GROUP, "v1alpha1", "NixosConfiguration", "nixosconfigurations");
+export const SECRETS = res("", "v1", "Secret", "secrets");
+export const EVENTS = res("events.k8s.io", "v1", "Event", "events");
+export const NAMESPACES = res("", "v1", "Namespace", "namespaces", false);
+export const NODES = res("", "v1", "Node", "nodes", false);
+export const LEASES = res("coordination.k8s.io", "v1", "Lease", "leases");
+export const CRDS = res("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", false);
+export const VALIDATING_WEBHOOKS = res(
+  "admissionregistration.k8s.io",
+  "v1",
+  "ValidatingWebhookConfiguration",
+  "validatingwebhookconfigurations",
+  false,
+);
+export const MUTATING_WEBHOOKS = res(
+  "admissionregistration.k8s.io",
+  "v1",
+  "MutatingWebhookConfiguration",
+  "mutatingwebhookconfigurations",
+  false,
+);
+
+/** `group/version`, or `version` for the core group. */
+export function apiVersionOf(r: Resource): string {
+  return r.group === "" ? r.version : `${r.group}/${r.version}`;
+}
+
+/**
+ * The URL path of a collection or of one object.
+ *
+ * @example
+ * ```ts
+ * resourcePath(SECRETS, "default", "a") // "/api/v1/namespaces/default/secrets/a"
+ * ```
+ */
+export function resourcePath(r: Resource, namespace?: string, name?: string, subresource?: string): string {
+  const base = r.group === "" ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
+  const ns = r.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+  const obj = name ? `/${encodeURIComponent(name)}` : "";
+  const sub = name && subresource ? `/${subresource}` : "";
+  return `${base}${ns}/${r.plural}${obj}${sub}`;
+}

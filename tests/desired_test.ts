@@ -1,0 +1,97 @@
+import assert from "node:assert/strict";
+import { stringify } from "yaml";
+import { nixString } from "../controllers/cluster/clusternix.ts";
+import { desiredConfigurations, resolveEndpoint, specHash } from "../controllers/cluster/desired.ts";
+import { configName } from "../controllers/cluster/names.ts";
+import { selectMachines } from "../controllers/cluster/selection.ts";
+import type { KubernetesClusterSpecInput } from "../crds/kubernetescluster.ts";
+import type { Machine } from "../lib/nio.ts";
+import { cluster, machine } from "./fixtures/objects.ts";
+import { assertGolden } from "./golden.ts";
+
+const YAML_OPTS = { lineWidth: 0, blockQuote: "literal" } as const;
+
+function render(spec: KubernetesClusterSpecInput, machines: Machine[], name = "prod") {
+  const c = cluster(spec, name);
+  const selection = selectMachines({ cluster: c, machines, configurations: [] });
+  const bootstrap = selection.controlPlane.members[0]!;
+  const endpoint = resolveEndpoint(c.spec, machines.find((m) => m.metadata.name === bootstrap), bootstrap);
+  return desiredConfigurations({
+    cluster: c,
+    selection,
+    machines,
+    bootstrap,
+    endpoint,
+    gitRepo: c.spec.gitRepo ?? "https://git.example.test/default-flake.git",
+  });
+}
+
+Deno.test("desired configurations: golden files", async (t) => {
+  await t.step("one control-plane node", async () => {
+    const out = render({ controlPlane: { machines: ["solo"] } }, [machine("solo", { host: "192.0.2.10" })]);
+    await assertGolden("desired-single.yaml", stringify(out, YAML_OPTS));
+  });
+  await t.step("three control-plane nodes and two workers, with endpoint, subdir, ref and credentials", async () => {
+    const machines = [
+      ...["cp-1", "cp-2", "cp-3"].map((n, i) => machine(n, { labels: { role: "cp" }, host: `192.0.2.${i + 1}` })),
+      ...["w-1", "w-2"].map((n, i) => machine(n, { labels: { role: "worker" }, host: `192.0.2.${i + 11}` })),
+    ];
+    const out = render({
+      gitRepo: "https://git.example.test/clusters.git",
+      ref: "v1.2.0",
+      configurationSubdir: "clusters/prod",
+      credentialsRef: { name: "git-creds" },
+      controlPlaneEndpoint: { host: "api.prod.example.test" },
+      controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 3 },
+      dataPlane: { machineSelector: { matchLabels: { role: "worker" } }, count: 2 },
+    }, machines);
+    assert.equal(out.length, 5);
+    await assertGolden("desired-ha.yaml", stringify(out, YAML_OPTS));
+  });
+  await t.step("addresses that need escaping", async () => {
+    const odd = machine("odd", { host: 'we"ird\\${host}\n' });
+    const out = render({ controlPlane: { machines: ["odd"] } }, [odd], "esc");
+    await assertGolden("desired-escaping.yaml", stringify(out, YAML_OPTS));
+  });
+});
+
+Deno.test("every node gets the same cluster.nix, and only control-plane nodes get the CA", () => {
+  const machines = [machine("a"), machine("b"), machine("c")];
+  const out = render({ controlPlane: { machines: ["a"] }, dataPlane: { machines: ["b", "c"] } }, machines);
+  const files = out.map((c) => c.spec.additionalFiles);
+  const nix = files.map((f) => f.find((x) => x.path === "cluster.nix"));
+  assert.ok(nix.every((n) => n && "inline" in n && n.inline === (nix[0] as { inline: string }).inline));
+  const withCa = out.filter((c) => c.spec.additionalFiles.some((f) => f.path === "cluster-ca.key")).map((c) => c.spec.machineRef.name);
+  assert.deepEqual(withCa, ["a"]);
+  assert.ok(out.every((c) => c.spec.onRemoveFlake === "#minimal" && c.spec.flake === `#${c.spec.machineRef.name}` && !c.spec.fullInstall));
+});
+
+Deno.test("the spec hash changes with the rendered spec and only then", () => {
+  const a = render({ controlPlane: { machines: ["a"] } }, [machine("a")])[0]!;
+  const b = render({ controlPlane: { machines: ["a"] } }, [machine("a")])[0]!;
+  const c = render({ controlPlane: { machines: ["a"] }, ref: "main" }, [machine("a")])[0]!;
+  assert.equal(specHash(a.spec), specHash(b.spec));
+  assert.notEqual(specHash(a.spec), specHash(c.spec));
+  const reordered = Object.fromEntries(Object.entries(a.spec).reverse()) as typeof a.spec;
+  assert.notDeepEqual(Object.keys(reordered), Object.keys(a.spec));
+  assert.equal(specHash(reordered), specHash(a.spec));
+});
+
+Deno.test("nixString escapes everything that could end or interpolate a string", async (t) => {
+  const cases: [string, string][] = [
+    ["plain", '"plain"'],
+    ['quote"', '"quote\\""'],
+    ["back\\slash", '"back\\\\slash"'],
+    ["${inject}", '"\\${inject}"'],
+    ["$notinterp", '"$notinterp"'],
+    ["new\nline\ttab\r", '"new\\nline\\ttab\\r"'],
+  ];
+  for (const [input, want] of cases) await t.step(JSON.stringify(input), () => assert.equal(nixString(input), want));
+});
+
+Deno.test("configName shortens names over 253 characters, stably", () => {
+  const long = configName("c".repeat(63), "m".repeat(253));
+  assert.ok(long.length <= 253);
+  assert.equal(long, configName("c".repeat(63), "m".repeat(253)));
+  assert.equal(configName("prod", "cp-1"), "prod-cp-1");
+});

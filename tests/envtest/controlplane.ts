@@ -1,0 +1,233 @@
+/**
+ * NICO's envtest: a real etcd and kube-apiserver on loopback, with
+ * generated certificates and an admin kubeconfig (client certificate).
+ *
+ * @example
+ * ```ts
+ * await using cp = await startControlPlane();
+ * const ns = await cp.namespace("demo");
+ * ```
+ * @module
+ */
+import { parseAllDocuments } from "yaml";
+import { KubeClient } from "../../lib/kube/client.ts";
+import { CRDS, NAMESPACES } from "../../lib/kube/resources.ts";
+import { createCa, issueCert, type KeyPair } from "../../lib/pki.ts";
+import { freePort, type Guarded, startGuarded } from "./process.ts";
+
+const HERE = new URL(".", import.meta.url).pathname;
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** The CRDs every test control plane gets: NICO's own and the NIO fixtures. */
+export const DEFAULT_CRDS = [`${ROOT}crds/kubernetescluster.yaml`, `${ROOT}tests/fixtures/nio-crds.yaml`];
+
+let binDirPromise: Promise<string> | undefined;
+
+/** The folder with kube-apiserver, etcd and kubectl, built once and cached. */
+export function binDir(): Promise<string> {
+  binDirPromise ??= (async () => {
+    const out = await new Command("bash", { args: [`${HERE}install.sh`], stdout: "piped", stderr: "inherit" }).output();
+    if (!out.success) throw new Error("tests/envtest/install.sh failed; see its output above");
+    return new TextDecoder().decode(out.stdout).trim().split("\n").pop()!;
+  })();
+  return binDirPromise;
+}
+
+const Command = Deno.Command;
+
+export interface ControlPlaneOptions {
+  /** CRD manifests to install and wait for (default: {@link DEFAULT_CRDS}). */
+  crds?: string[];
+  /** Extra kube-apiserver flags. */
+  apiserverArgs?: string[];
+}
+
+export interface ControlPlane extends AsyncDisposable {
+  dir: string;
+  server: string;
+  kubeconfigPath: string;
+  /** An admin client. */
+  client: KubeClient;
+  /** The CA that signs the API server's and clients' certificates. */
+  ca: KeyPair;
+  bin: string;
+  /** A fresh namespace, named `<prefix>-<random>`. */
+  namespace(prefix?: string): Promise<string>;
+  /** Runs kubectl against this control plane. */
+  kubectl(args: string[], opts?: { stdin?: string; kubeconfig?: string }): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Writes a kubeconfig for a client certificate signed by the control plane's CA. */
+  userKubeconfig(user: string, groups?: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Writes a kubeconfig file with client-certificate auth. */
+export function kubeconfigYaml(server: string, caPem: string, user: string, client: KeyPair): string {
+  const b64 = (s: string) => btoa(s);
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "envtest", cluster: { server, "certificate-authority-data": b64(caPem) } }],
+    users: [{ name: user, user: { "client-certificate-data": b64(client.certPem), "client-key-data": b64(client.keyPem) } }],
+    contexts: [{ name: "envtest", context: { cluster: "envtest", user } }],
+    "current-context": "envtest",
+  }, null, 2);
+}
+
+/** Starts etcd and kube-apiserver, installs CRDs and waits until ready. */
+export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const bin = await binDir();
+  const dir = await Deno.makeTempDir({ prefix: "nico-envtest-" });
+  const procs: Guarded[] = [];
+  const stop = async () => {
+    for (const p of procs.reverse()) await p.stop();
+    procs.length = 0;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  try {
+    const ca = await createCa({ commonName: "nico-envtest-ca" });
+    const serving = await issueCert(ca, {
+      commonName: "kube-apiserver",
+      dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+      ipAddresses: ["127.0.0.1", "10.0.0.1"],
+      usage: "server",
+      days: 30,
+    });
+    const admin = await issueCert(ca, { commonName: "admin", organizations: ["system:masters"], usage: "client", days: 30 });
+    const saKey = await createCa({ commonName: "service-accounts" });
+    const files: Record<string, string> = {
+      "ca.crt": ca.certPem,
+      "apiserver.crt": serving.certPem,
+      "apiserver.key": serving.keyPem,
+      "sa.key": saKey.keyPem,
+      "sa.crt": saKey.certPem,
+    };
+    for (const [name, text] of Object.entries(files)) await Deno.writeTextFile(`${dir}/${name}`, text, { mode: 0o600 });
+
+    const etcdPort = freePort();
+    const peerPort = freePort();
+    const etcd = startGuarded("etcd", `${bin}/etcd`, [
+      "--name=default",
+      `--data-dir=${dir}/etcd`,
+      `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
+      `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+      "--unsafe-no-fsync=true",
+      "--log-level=warn",
+    ], `${dir}/etcd.log`);
+    procs.push(etcd);
+
+    const port = freePort();
+    const apiserver = startGuarded("kube-apiserver", `${bin}/kube-apiserver`, [
+      `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${port}`,
+      `--cert-dir=${dir}`,
+      `--tls-cert-file=${dir}/apiserver.crt`,
+      `--tls-private-key-file=${dir}/apiserver.key`,
+      `--client-ca-file=${dir}/ca.crt`,
+      "--authorization-mode=RBAC",
+      "--service-account-issuer=https://kubernetes.default.svc",
+      `--service-account-key-file=${dir}/sa.crt`,
+      `--service-account-signing-key-file=${dir}/sa.key`,
+      "--service-cluster-ip-range=10.0.0.0/24",
+      "--disable-admission-plugins=ServiceAccount",
+      "--allow-privileged=true",
+      "--endpoint-reconciler-type=none",
+      "--v=0",
+      ...(opts.apiserverArgs ?? []),
+    ], `${dir}/kube-apiserver.log`);
+    procs.push(apiserver);
+
+    const server = `https://127.0.0.1:${port}`;
+    const kubeconfigPath = `${dir}/admin.kubeconfig`;
+    await Deno.writeTextFile(kubeconfigPath, kubeconfigYaml(server, ca.certPem, "admin", admin), { mode: 0o600 });
+    const client = KubeClient.load(kubeconfigPath, { userAgent: "nico-tests", fieldManager: "nico-tests" });
+    await waitReady(client, [etcd, apiserver]);
+    await installCrds(client, opts.crds ?? DEFAULT_CRDS);
+
+    const cp: ControlPlane = {
+      dir,
+      server,
+      kubeconfigPath,
+      client,
+      ca,
+      bin,
+      async namespace(prefix = "t") {
+        const name = `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+        await client.create(NAMESPACES, { metadata: { name } });
+        return name;
+      },
+      async kubectl(args, o = {}) {
+        const child = new Command(`${bin}/kubectl`, {
+          args: [`--kubeconfig=${o.kubeconfig ?? kubeconfigPath}`, ...args],
+          stdin: o.stdin === undefined ? "null" : "piped",
+          stdout: "piped",
+          stderr: "piped",
+        }).spawn();
+        if (o.stdin !== undefined) {
+          const w = child.stdin.getWriter();
+          await w.write(new TextEncoder().encode(o.stdin));
+          await w.close();
+        }
+        const out = await child.output();
+        const dec = new TextDecoder();
+        return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+      },
+      async userKubeconfig(user, groups = []) {
+        const cert = await issueCert(ca, { commonName: user, organizations: groups, usage: "client", days: 30 });
+        const path = `${dir}/${user.replace(/[^a-z0-9-]/gi, "_")}.kubeconfig`;
+        await Deno.writeTextFile(path, kubeconfigYaml(server, ca.certPem, user, cert), { mode: 0o600 });
+        return path;
+      },
+      stop,
+      [Symbol.asyncDispose]: stop,
+    };
+    return cp;
+  } catch (err) {
+    const logs = await Promise.all(procs.map(async (p) => `--- ${p.name} ---\n${await p.tail()}`));
+    await stop();
+    throw new Error(`Cannot start the local control plane: ${(err as Error).message}\n${logs.join("\n")}`, { cause: err });
+  }
+}
+
+async function waitReady(client: KubeClient, procs: Guarded[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited: string | undefined;
+  for (const p of procs) p.exited.then(() => exited ??= p.name);
+  let last = "";
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`${exited} exited before the API server became ready`);
+    try {
+      if ((await client.getText("/readyz", AbortSignal.timeout(2000))).trim() === "ok") return;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the API server was not ready within ${timeoutMs / 1000}s: ${last}`);
+}
+
+/** Applies CRD manifests and waits until each is Established. */
+export async function installCrds(client: KubeClient, paths: string[]): Promise<void> {
+  const names: string[] = [];
+  for (const path of paths) {
+    for (const doc of parseAllDocuments(await Deno.readTextFile(path))) {
+      const obj = doc.toJS();
+      if (!obj) continue;
+      await client.apply(CRDS, obj);
+      names.push(obj.metadata.name);
+    }
+  }
+  const deadline = Date.now() + 30_000;
+  for (const name of names) {
+    while (true) {
+      const crd = await client.get<{ metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }>(CRDS, name);
+      if (crd?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${name} was not Established within 30s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Child processes that cannot outlive the process that started them.
+ *
+ * Each program runs under a small shell guard that holds our end of a pipe
+ * on its stdin: when this process exits for any reason (a failed test, a
+ * crash, SIGKILL) the pipe closes and the guard stops the program.
+ *
+ * @module
+ */
+
+const GUARD = `
+exec 3<&0
+"$@" </dev/null 3<&- &
+child=$!
+(
+  read -r _ <&3 || true
+  kill -TERM $child 2>/dev/null || exit 0
+  for _ in $(seq 1 100); do kill -0 $child 2>/dev/null || exit 0; sleep 0.1; done
+  kill -KILL $child 2>/dev/null
+) &
+watcher=$!
+exec 3<&-
+wait $child
+code=$?
+kill $watcher 2>/dev/null
+exit $code
+`;
+
+export interface Guarded {
+  name: string;
+  pid: number;
+  /** Resolves when the program (and its guard) have exited. */
+  exited: Promise<Deno.CommandStatus>;
+  /** Asks the program to stop (SIGTERM, then SIGKILL after 10 s) and waits. */
+  stop(): Promise<void>;
+  /** The last lines the program printed, for error messages. */
+  tail(lines?: number): Promise<string>;
+}
+
+/** Starts `cmd args…` with stdout and stderr appended to `logPath`. */
+export function startGuarded(name: string, cmd: string, args: string[], logPath: string, env?: Record<string, string>): Guarded {
+  const script = `exec >>"${logPath.replaceAll('"', '\\"')}" 2>&1\n${GUARD}`;
+  const child = new Deno.Command("bash", {
+    args: ["-c", script, name, cmd, ...args],
+    stdin: "piped",
+    stdout: "null",
+    stderr: "null",
+    ...(env ? { env } : {}),
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  let stopping: Promise<void> | undefined;
+  return {
+    name,
+    pid: child.pid,
+    exited: child.status,
+    stop() {
+      stopping ??= (async () => {
+        await writer.close().catch(() => {});
+        await child.status;
+      })();
+      return stopping;
+    },
+    async tail(lines = 30) {
+      const text = await Deno.readTextFile(logPath).catch(() => "");
+      return text.split("\n").slice(-lines).join("\n");
+    },
+  };
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
