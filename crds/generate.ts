@@ -30,11 +30,16 @@ export function structural(node: Json): Json {
   for (const [key, value] of Object.entries(node)) {
     if (DROPPED_KEYS.has(key)) continue;
     if (key === "additionalProperties" && (value === false || "properties" in node)) continue;
-    if ((key === "maximum" || key === "minimum") && typeof value === "number" && Math.abs(value) >= Number.MAX_SAFE_INTEGER) {
+    if (
+      (key === "maximum" || key === "minimum") && typeof value === "number" &&
+      Math.abs(value) >= Number.MAX_SAFE_INTEGER
+    ) {
       continue;
     }
     if (key === "$ref" || key === "$defs" || key === "definitions") {
-      throw new Error(`Cannot build a structural schema: found '${key}'; inline the schema instead of reusing it by reference`);
+      throw new Error(
+        `Cannot build a structural schema: found '${key}'; inline the schema instead of reusing it by reference`,
+      );
     }
     out[key] = structural(value);
   }
@@ -71,15 +76,32 @@ export function kubernetesClusterCrd(): JsonObject {
         subresources: { status: {} },
         additionalPrinterColumns: [
           { name: "Phase", type: "string", jsonPath: ".status.phase", description: "Lifecycle phase." },
-          { name: "Control Plane", type: "string", jsonPath: ".status.controlPlane.summary", description: "Ready/total control-plane nodes." },
-          { name: "Workers", type: "string", jsonPath: ".status.dataPlane.summary", description: "Ready/total workers." },
-          { name: "Endpoint", type: "string", jsonPath: ".status.endpoint", priority: 1, description: "Kubernetes API of the cluster." },
+          {
+            name: "Control Plane",
+            type: "string",
+            jsonPath: ".status.controlPlane.summary",
+            description: "Ready/total control-plane nodes.",
+          },
+          {
+            name: "Workers",
+            type: "string",
+            jsonPath: ".status.dataPlane.summary",
+            description: "Ready/total workers.",
+          },
+          {
+            name: "Endpoint",
+            type: "string",
+            jsonPath: ".status.endpoint",
+            priority: 1,
+            description: "Kubernetes API of the cluster.",
+          },
           { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
         ],
         schema: {
           openAPIV3Schema: {
             type: "object",
-            description: "A Kubernetes cluster on NixOS Machines managed by NIO. NICO picks the Machines, hands each a NixosConfiguration and publishes a kubeconfig.",
+            description:
+              "A Kubernetes cluster on NixOS Machines managed by NIO. NICO picks the Machines, hands each a NixosConfiguration and publishes a kubeconfig.",
             required: ["spec"],
             properties: {
               apiVersion: { type: "string", description: "API version of this object." },
@@ -90,7 +112,8 @@ export function kubernetesClusterCrd(): JsonObject {
             },
             "x-kubernetes-validations": [{
               rule: "size(self.metadata.name) <= 63",
-              message: "metadata.name must be at most 63 characters: it is used as a label value on Machines and children",
+              message:
+                "metadata.name must be at most 63 characters: it is used as a label value on Machines and children",
             }],
           },
         },

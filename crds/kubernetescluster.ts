@@ -37,7 +37,8 @@ export const LabelSelectorRequirement = z.object({
   values: z.array(z.string().max(63)).max(64).optional()
     .describe("Label values; non-empty for In and NotIn, empty for Exists and DoesNotExist."),
 }).describe("One label requirement, as in a Kubernetes label selector.").meta(cel({
-  rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
+  rule:
+    "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
   message: "values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist",
 }));
 
@@ -46,12 +47,25 @@ export const LabelSelector = z.object({
     .describe("Labels a Machine must carry, each with exactly this value."),
   matchExpressions: z.array(LabelSelectorRequirement).max(32).optional()
     .describe("Label requirements a Machine must meet, all of them."),
-}).describe("Kubernetes label selector over Machines in the cluster's namespace; an empty selector matches every Machine.");
+}).describe(
+  "Kubernetes label selector over Machines in the cluster's namespace; an empty selector matches every Machine.",
+);
+
+/** A duration such as `90s`, `30m` or `2h`. */
+export const Duration = z.string().regex(/^\d+(s|m|h)$/, "expected a duration such as 90s, 30m or 2h");
+
+/** Milliseconds of a {@link Duration}. */
+export function durationMs(d: string): number {
+  const n = Number.parseInt(d, 10);
+  return n * ({ s: 1000, m: 60_000, h: 3_600_000 } as Record<string, number>)[d.slice(-1)]!;
+}
 
 function planeSchema(plane: "control plane" | "worker") {
   return z.object({
     machines: z.array(MachineName).max(128).optional()
-      .describe(`Explicit ${plane} Machines by name. When non-empty it takes precedence over machineSelector and count.`)
+      .describe(
+        `Explicit ${plane} Machines by name. When non-empty it takes precedence over machineSelector and count.`,
+      )
       .meta(cel({
         rule: "self.all(m, self.exists_one(x, x == m))",
         message: "a Machine is named more than once; list each Machine once",
@@ -63,14 +77,23 @@ function planeSchema(plane: "control plane" | "worker") {
         `How many ${plane} Machines to take from machineSelector; ignored when machines is non-empty.` +
           (plane === "worker" ? " Absent with a machineSelector: every matching Machine." : ""),
       ),
+    replaceUnhealthyAfter: Duration.optional()
+      .describe(
+        `With machineSelector: replace a ${plane} Machine that NIO has reported undiscoverable for this long by a free matching one. ` +
+          "Absent: never replace automatically" +
+          (plane === "control plane" ? " (the safe default for the control plane)." : "."),
+      ),
   });
 }
 
 export const ControlPlane = planeSchema("control plane")
-  .describe("Machines that run the Kubernetes control plane. An odd number (3 or 5) keeps quorum through the loss of one (or two).")
+  .describe(
+    "Machines that run the Kubernetes control plane. An odd number (3 or 5) keeps quorum through the loss of one (or two).",
+  )
   .meta(cel({
     rule: "(has(self.machines) && size(self.machines) > 0) || (has(self.count) && self.count >= 1)",
-    message: "the control plane needs at least one machine: list spec.controlPlane.machines or set spec.controlPlane.count >= 1",
+    message:
+      "the control plane needs at least one machine: list spec.controlPlane.machines or set spec.controlPlane.count >= 1",
   }));
 
 export const DataPlane = planeSchema("worker")
@@ -81,13 +104,17 @@ export const SecretReference = z.object({
 }).describe("Reference to a Secret in the cluster's namespace.");
 
 export const Endpoint = z.object({
-  host: z.string().min(1).max(253).describe("DNS name or IP address clients use to reach the Kubernetes API (a load balancer or virtual IP)."),
+  host: z.string().min(1).max(253).describe(
+    "DNS name or IP address clients use to reach the Kubernetes API (a load balancer or virtual IP).",
+  ),
   port: z.int().min(1).max(65535).default(6443).describe("TCP port of the Kubernetes API."),
 }).describe("Address of the Kubernetes API of the new cluster.");
 
 export const KubernetesClusterSpec = z.object({
   gitRepo: z.string().min(1).max(2048).optional()
-    .describe("URL of the Git repository holding the cluster flake. Defaulted from the operator's --default-git-repo when absent."),
+    .describe(
+      "URL of the Git repository holding the cluster flake. Defaulted from the operator's --default-git-repo when absent.",
+    ),
   ref: z.string().min(1).max(255).optional()
     .describe("Branch, tag or commit of gitRepo to deploy. Defaults to the repository's default branch."),
   configurationSubdir: z.string().max(1024).optional()
@@ -99,13 +126,37 @@ export const KubernetesClusterSpec = z.object({
   credentialsRef: SecretReference.optional()
     .describe("Secret with Git credentials for a private gitRepo, passed to NIO unchanged."),
   controlPlaneEndpoint: Endpoint.optional()
-    .describe("Stable address of the Kubernetes API. When absent, the bootstrap control-plane node's address and port 6443 are used."),
+    .describe(
+      "Stable address of the Kubernetes API. When absent, the bootstrap control-plane node's address and port 6443 are used.",
+    ),
   fullInstall: z.boolean().default(false)
-    .describe("When true NIO installs NixOS from scratch with nixos-anywhere, WIPING THE DISK of every node. Leave false for Machines that already run NixOS."),
+    .describe(
+      "When true NIO installs NixOS from scratch with nixos-anywhere, WIPING THE DISK of every node. Leave false for Machines that already run NixOS.",
+    ),
   controlPlane: ControlPlane,
   dataPlane: DataPlane.default({}),
+  paused: z.boolean().default(false)
+    .describe(
+      "When true NICO changes no child object (no creation, update or deletion); status still updates. The annotation nico.homystack.com/paused does the same.",
+    ),
+  rollout: z.object({
+    order: z.enum(["WorkersFirst", "ControlPlaneFirst"]).default("WorkersFirst")
+      .describe(
+        "WorkersFirst updates workers, then the control plane. ControlPlaneFirst suits Kubernetes version upgrades, where a kubelet must not be newer than its API server.",
+      ),
+    maxUnavailable: z.int().min(1).max(1000).default(1)
+      .describe(
+        "Workers that may be updating or unready at once during a rollout. Control-plane nodes always go one at a time.",
+      ),
+    nodeTimeout: Duration.default("30m")
+      .describe(
+        "A node not applied this long after NICO changed its configuration is Failed, which halts the rollout.",
+      ),
+  }).default({ order: "WorkersFirst", maxUnavailable: 1, nodeTimeout: "30m" })
+    .describe("How changes roll out to existing nodes."),
 }).describe("Desired state of a Kubernetes cluster built from NIO Machines.").meta(cel({
-  rule: "!has(self.dataPlane.machines) || !has(self.controlPlane.machines) || self.dataPlane.machines.all(m, !(m in self.controlPlane.machines))",
+  rule:
+    "!has(self.dataPlane.machines) || !has(self.controlPlane.machines) || self.dataPlane.machines.all(m, !(m in self.controlPlane.machines))",
   message: "a Machine cannot be in both spec.controlPlane.machines and spec.dataPlane.machines",
   fieldPath: ".dataPlane.machines",
 }));
@@ -130,10 +181,12 @@ export const PlaneStatus = z.object({
   machines: z.array(z.string()).optional().describe("Names of all selected Machines, sorted."),
 }).describe("Readiness of one plane.");
 
-export const Phase = z.enum(["Provisioning", "Ready", "Failed", "Deleting"]);
+export const Phase = z.enum(["Provisioning", "Ready", "Updating", "Failed", "Deleting"]);
 
 export const KubernetesClusterStatus = z.object({
-  phase: Phase.optional().describe("Provisioning, Ready, Failed or Deleting."),
+  phase: Phase.optional().describe(
+    "Provisioning (first bring-up), Ready (every node applied), Updating (a rollout has nodes converging), Failed (a node failed; see conditions) or Deleting.",
+  ),
   observedGeneration: z.int().min(0).optional().describe("metadata.generation this status was computed for."),
   controlPlane: PlaneStatus.optional().describe("Control-plane readiness."),
   dataPlane: PlaneStatus.optional().describe("Worker readiness."),
@@ -142,7 +195,20 @@ export const KubernetesClusterStatus = z.object({
   endpoint: z.string().optional().describe("https://host:port of the cluster's Kubernetes API."),
   kubeconfigSecret: z.string().optional()
     .describe("Secret (key value) holding an admin kubeconfig; set only once the Secret exists."),
-  conditions: z.array(Condition).optional().describe("Ready, ControlPlaneReady, DataPlaneReady, MachinesAvailable and others.")
+  revision: z.string().optional().describe("The commit of gitRepo that nodes are pinned to, when NICO resolved ref."),
+  rollout: z.object({
+    specHash: z.string().optional().describe("Hash of the cluster-wide desired configuration being rolled out."),
+    upToDate: z.int().min(0).describe("Nodes running the desired configuration."),
+    total: z.int().min(0).describe("Nodes in the cluster."),
+    updating: z.array(z.string()).optional().describe("Nodes NIO is converging now."),
+    pending: z.array(z.string()).optional().describe(
+      "The plan: nodes still to update, in the order NICO will update them.",
+    ),
+    removing: z.array(z.string()).optional().describe("Departing nodes, in the order NICO will remove them."),
+  }).optional().describe("Progress of the current rollout."),
+  conditions: z.array(Condition).optional().describe(
+    "Ready, ControlPlaneReady, DataPlaneReady, MachinesAvailable and others.",
+  )
     .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
 }).describe("Observed state, recomputed from the cluster's objects on every reconcile.");
 

@@ -68,14 +68,16 @@ export function labelKeyProblems(key: string): string[] {
     out.push(`label key prefix '${prefix}' must be a DNS subdomain`);
   }
   if (!NAME.test(name)) {
-    out.push(`label key name '${name}' must be 1-63 characters of letters, digits, '-', '_' or '.', starting and ending with a letter or digit`);
+    out.push(
+      `label key name '${name}' must be 1-63 characters of letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
+    );
   }
   return out;
 }
 
 /** Problems with a label value, empty when valid. */
 export function labelValueProblems(value: string): string[] {
-  return value === "" || NAME.test(value)
-    ? []
-    : [`label value '${value}' must be at most 63 characters of letters, digits, '-', '_' or '.', starting and ending with a letter or digit`];
+  return value === "" || NAME.test(value) ? [] : [
+    `label value '${value}' must be at most 63 characters of letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
+  ];
 }

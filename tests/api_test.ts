@@ -53,8 +53,16 @@ Deno.test("CEL rules and schema refuse invalid clusters with their message", asy
       spec: { controlPlane: { count: 1, machineSelector: { matchExpressions: [{ key: "k", operator: "In" }] } } },
       message: /values must be non-empty for In and NotIn/,
     },
-    { name: "subdir escaping the repo", spec: { controlPlane: { count: 1 }, configurationSubdir: "a/../../etc" }, message: /relative path/ },
-    { name: "absolute subdir", spec: { controlPlane: { count: 1 }, configurationSubdir: "/etc" }, message: /relative path/ },
+    {
+      name: "subdir escaping the repo",
+      spec: { controlPlane: { count: 1 }, configurationSubdir: "a/../../etc" },
+      message: /relative path/,
+    },
+    {
+      name: "absolute subdir",
+      spec: { controlPlane: { count: 1 }, configurationSubdir: "/etc" },
+      message: /relative path/,
+    },
     { name: "bad machine name", spec: { controlPlane: { machines: ["Not_A_Name"] } }, message: /should match/ },
     {
       name: "name too long for a label",
@@ -112,7 +120,9 @@ Deno.test("status is written only through the status subresource", async () => {
   const got = await cp.kubectl(["get", "kcluster", "-n", ns, "c", "--no-headers"]);
   assert.match(got.stdout, /^c\s+Provisioning\s+0\/1\s+/);
   // An invalid status is refused.
-  const err = await cp.client.replaceStatus(KUBERNETES_CLUSTERS, { ...updated, status: { phase: "Exploded" } }).catch((e) => e);
+  const err = await cp.client.replaceStatus(KUBERNETES_CLUSTERS, { ...updated, status: { phase: "Exploded" } }).catch((
+    e,
+  ) => e);
   assert.ok(err instanceof ApiError && err.status === 422, String(err));
 });
 
@@ -124,12 +134,16 @@ Deno.test("a watch through the client wrapper sees create, update and delete", a
   const ctrl = new AbortController();
   const done = (async () => {
     try {
-      for await (const ev of cp.client.watch<KubeObject>(KUBERNETES_CLUSTERS, {
-        namespace: ns,
-        resourceVersion: list.resourceVersion,
-        signal: ctrl.signal,
-      }) as AsyncGenerator<WatchEvent<any>>) {
-        if (ev.type !== "BOOKMARK") seen.push(`${ev.type} ${ev.object.metadata.name} ${ev.object.spec?.ref ?? ""}`.trim());
+      for await (
+        const ev of cp.client.watch<KubeObject>(KUBERNETES_CLUSTERS, {
+          namespace: ns,
+          resourceVersion: list.resourceVersion,
+          signal: ctrl.signal,
+        }) as AsyncGenerator<WatchEvent<any>>
+      ) {
+        if (ev.type !== "BOOKMARK") {
+          seen.push(`${ev.type} ${ev.object.metadata.name} ${ev.object.spec?.ref ?? ""}`.trim());
+        }
       }
     } catch (err) {
       if (!ctrl.signal.aborted) throw err;

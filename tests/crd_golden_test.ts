@@ -55,7 +55,11 @@ Deno.test("structural() drops what Kubernetes refuses and keeps the rest", async
       input: { type: "integer", minimum: -9007199254740991, maximum: 9007199254740991 },
       want: { type: "integer" },
     },
-    { name: "real bounds kept", input: { type: "integer", minimum: 1, maximum: 5 }, want: { type: "integer", minimum: 1, maximum: 5 } },
+    {
+      name: "real bounds kept",
+      input: { type: "integer", minimum: 1, maximum: 5 },
+      want: { type: "integer", minimum: 1, maximum: 5 },
+    },
   ];
   for (const c of cases) {
     await t.step(c.name, () => assert.deepEqual(structural(c.input), c.want));
@@ -63,4 +67,9 @@ Deno.test("structural() drops what Kubernetes refuses and keeps the rest", async
   await t.step("$ref is refused with a clear error", () => {
     assert.throws(() => structural({ $ref: "#/x" }), /found '\$ref'/);
   });
+});
+
+Deno.test("docs/crd-reference.md equals what the schema generates (run `deno task crds`)", async () => {
+  const { crdReference, REFERENCE_PATH } = await import("../crds/reference.ts");
+  assert.equal(await Deno.readTextFile(REFERENCE_PATH), crdReference());
 });

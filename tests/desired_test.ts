@@ -61,9 +61,15 @@ Deno.test("every node gets the same cluster.nix, and only control-plane nodes ge
   const files = out.map((c) => c.spec.additionalFiles);
   const nix = files.map((f) => f.find((x) => x.path === "cluster.nix"));
   assert.ok(nix.every((n) => n && "inline" in n && n.inline === (nix[0] as { inline: string }).inline));
-  const withCa = out.filter((c) => c.spec.additionalFiles.some((f) => f.path === "cluster-ca.key")).map((c) => c.spec.machineRef.name);
+  const withCa = out.filter((c) => c.spec.additionalFiles.some((f) => f.path === "cluster-ca.key")).map((c) =>
+    c.spec.machineRef.name
+  );
   assert.deepEqual(withCa, ["a"]);
-  assert.ok(out.every((c) => c.spec.onRemoveFlake === "#minimal" && c.spec.flake === `#${c.spec.machineRef.name}` && !c.spec.fullInstall));
+  assert.ok(
+    out.every((c) =>
+      c.spec.onRemoveFlake === "#minimal" && c.spec.flake === `#${c.spec.machineRef.name}` && !c.spec.fullInstall
+    ),
+  );
 });
 
 Deno.test("the spec hash changes with the rendered spec and only then", () => {

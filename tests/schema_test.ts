@@ -8,11 +8,18 @@ Deno.test("spec schema: defaults and refusals", async (t) => {
     assert.deepEqual(spec.dataPlane, {});
   });
   await t.step("defaults the endpoint port", () => {
-    const spec = KubernetesClusterSpec.parse({ controlPlane: { count: 1 }, controlPlaneEndpoint: { host: "api.example" } });
+    const spec = KubernetesClusterSpec.parse({
+      controlPlane: { count: 1 },
+      controlPlaneEndpoint: { host: "api.example" },
+    });
     assert.equal(spec.controlPlaneEndpoint?.port, 6443);
   });
   const bad: { name: string; spec: unknown; path: string }[] = [
-    { name: "machine name with capitals", spec: { controlPlane: { machines: ["CP-1"] } }, path: "controlPlane.machines.0" },
+    {
+      name: "machine name with capitals",
+      spec: { controlPlane: { machines: ["CP-1"] } },
+      path: "controlPlane.machines.0",
+    },
     { name: "negative count", spec: { controlPlane: { count: -1 } }, path: "controlPlane.count" },
     { name: "missing controlPlane", spec: {}, path: "controlPlane" },
     {
@@ -20,7 +27,11 @@ Deno.test("spec schema: defaults and refusals", async (t) => {
       spec: { controlPlane: { count: 1, machineSelector: { matchExpressions: [{ key: "a", operator: "Has" }] } } },
       path: "controlPlane.machineSelector.matchExpressions.0.operator",
     },
-    { name: "port out of range", spec: { controlPlane: { count: 1 }, controlPlaneEndpoint: { host: "h", port: 70000 } }, path: "controlPlaneEndpoint.port" },
+    {
+      name: "port out of range",
+      spec: { controlPlane: { count: 1 }, controlPlaneEndpoint: { host: "h", port: 70000 } },
+      path: "controlPlaneEndpoint.port",
+    },
   ];
   for (const c of bad) {
     await t.step(`refuses ${c.name}`, () => {

@@ -20,7 +20,10 @@ const cp = (n: string, labels: Record<string, string> = { role: "cp" }, o = {}) 
 const wk = (n: string, o = {}) => machine(n, { labels: { role: "worker" }, ...o });
 const bySelector = (cpCount: number, wCount?: number): KubernetesClusterSpecInput => ({
   controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: cpCount },
-  dataPlane: { machineSelector: { matchLabels: { role: "worker" } }, ...(wCount === undefined ? {} : { count: wCount }) },
+  dataPlane: {
+    machineSelector: { matchLabels: { role: "worker" } },
+    ...(wCount === undefined ? {} : { count: wCount }),
+  },
 });
 
 const cases: Case[] = [
@@ -115,7 +118,10 @@ const cases: Case[] = [
   },
   {
     name: "explicit worker already in the control plane is refused",
-    spec: { controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 1 }, dataPlane: { machines: ["cp-1", "w-1"] } },
+    spec: {
+      controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 1 },
+      dataPlane: { machines: ["cp-1", "w-1"] },
+    },
     machines: [cp("cp-1"), wk("w-1")],
     controlPlane: ["cp-1"],
     workers: ["w-1"],
@@ -150,13 +156,56 @@ const cases: Case[] = [
 Deno.test("selectMachines", async (t) => {
   for (const c of cases) {
     await t.step(c.name, () => {
-      const s = selectMachines({ cluster: cluster(c.spec), machines: c.machines, configurations: c.configs ?? [], bootstrap: c.bootstrap });
+      const s = selectMachines({
+        cluster: cluster(c.spec),
+        machines: c.machines,
+        configurations: c.configs ?? [],
+        bootstrap: c.bootstrap,
+      });
       assert.deepEqual(s.controlPlane.members, c.controlPlane, "control plane");
       assert.deepEqual(s.dataPlane.members, c.workers, "workers");
       if (c.problems) assert.deepEqual(s.problems.map((p) => [p.machine, p.reason, p.kept]), c.problems);
       if (c.shortfall) assert.deepEqual([s.controlPlane.shortfall, s.dataPlane.shortfall], c.shortfall);
     });
   }
+});
+
+Deno.test("replaceUnhealthyAfter swaps a long-undiscoverable member for a free one, and only then", async (t) => {
+  const now = new Date("2026-01-01T12:00:00Z");
+  const down = (since: string) => {
+    const m = wk("w-1", { discoverable: false, applied: "prod-w-1" });
+    m.status!.conditions = [{ type: "Discoverable", status: "False", lastTransitionTime: since }];
+    return m;
+  };
+  const spec = (after?: string): KubernetesClusterSpecInput => ({
+    controlPlane: { machines: ["cp-1"] },
+    dataPlane: {
+      machineSelector: { matchLabels: { role: "worker" } },
+      count: 1,
+      ...(after ? { replaceUnhealthyAfter: after } : {}),
+    },
+  });
+  const configs = [ownedConfig("prod", "w-1", "worker")];
+  const run = (after: string | undefined, since: string) =>
+    selectMachines({
+      cluster: cluster(spec(after)),
+      machines: [cp("cp-1"), down(since), wk("w-2")],
+      configurations: configs,
+      now,
+    });
+  await t.step(
+    "off by default: the member stays",
+    () => assert.deepEqual(run(undefined, "2026-01-01T10:00:00Z").dataPlane.members, ["w-1"]),
+  );
+  await t.step(
+    "not yet long enough: stays",
+    () => assert.deepEqual(run("15m", "2026-01-01T11:50:00Z").dataPlane.members, ["w-1"]),
+  );
+  await t.step("past the limit: replaced", () => {
+    const s = run("15m", "2026-01-01T11:40:00Z");
+    assert.deepEqual(s.dataPlane.members, ["w-2"]);
+    assert.deepEqual(s.problems.map((p) => [p.machine, p.reason]), [["w-1", "Replaced"]]);
+  });
 });
 
 Deno.test("selection is deterministic whatever the input order", () => {

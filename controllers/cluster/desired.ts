@@ -70,7 +70,13 @@ export function specHash(spec: NixosConfigurationSpec): string {
   return createHash("sha256").update(JSON.stringify(canonical(spec))).digest("hex").slice(0, 16);
 }
 
-function nodeSpec(input: DesiredInput, machine: string, role: Role, clusterNix: string, m: Machine | undefined): NixosConfigurationSpec {
+function nodeSpec(
+  input: DesiredInput,
+  machine: string,
+  role: Role,
+  clusterNix: string,
+  m: Machine | undefined,
+): NixosConfigurationSpec {
   const { spec, name } = input.cluster;
   const files: AdditionalFile[] = [
     { path: "cluster.nix", valueType: "Inline", inline: clusterNix },
@@ -78,7 +84,11 @@ function nodeSpec(input: DesiredInput, machine: string, role: Role, clusterNix: 
   ];
   const sshSecret = m && machineSshKeySecret(m);
   if (sshSecret) {
-    files.push({ path: "machine-ssh-key", valueType: "SecretRef", secretRef: { name: sshSecret, key: SSH_KEY_SECRET_KEY } });
+    files.push({
+      path: "machine-ssh-key",
+      valueType: "SecretRef",
+      secretRef: { name: sshSecret, key: SSH_KEY_SECRET_KEY },
+    });
   }
   if (role === "control-plane") {
     files.push(
@@ -98,6 +108,11 @@ function nodeSpec(input: DesiredInput, machine: string, role: Role, clusterNix: 
     fullInstall: spec.fullInstall,
     additionalFiles: files,
   };
+}
+
+/** A short hash of every node's spec hash: the cluster-wide revision being rolled out. */
+export function clusterHash(nodeHashes: string[]): string {
+  return createHash("sha256").update([...nodeHashes].sort().join(",")).digest("hex").slice(0, 12);
 }
 
 /** One NixosConfiguration per selected node, sorted by name. */
@@ -123,7 +138,14 @@ export function desiredConfigurations(input: DesiredInput): NixosConfiguration[]
           ...(machine === input.bootstrap ? { [BOOTSTRAP_LABEL]: "true" } : {}),
         },
         annotations: { [SPEC_HASH_ANNOTATION]: specHash(spec) },
-        ownerReferences: [{ apiVersion: API_VERSION, kind: KIND, name: cluster.name, uid: cluster.uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [{
+          apiVersion: API_VERSION,
+          kind: KIND,
+          name: cluster.name,
+          uid: cluster.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        }],
       },
       spec,
     };

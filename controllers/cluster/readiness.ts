@@ -8,7 +8,7 @@ import { SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../lib/labels.
 import { findCondition, type Machine, type NixosConfiguration } from "../../lib/nio.ts";
 import { type ClusterRef, isOwnedBy, type Plane } from "./selection.ts";
 
-export type NodeState = "Ready" | "Pending" | "Outdated" | "Applying" | "Blocked" | "Failed" | "Removing";
+export type NodeState = "Ready" | "Pending" | "Applying" | "Blocked" | "Failed" | "Removing";
 
 export interface NodeReport {
   machine: string;
@@ -18,6 +18,8 @@ export interface NodeReport {
   reason: string;
   /** Short human detail, such as `Converging` or `ApplyFailed: nix build failed`. */
   detail: string;
+  /** Its configuration carries the spec NICO wants now (it may still be converging). */
+  upToDate: boolean;
 }
 
 export interface NodeInput {
@@ -64,17 +66,21 @@ export function appliedForSpec(cfg: NixosConfiguration): boolean {
   return new Date(appliedAt).getTime() >= Math.floor(changed.getTime() / 1000) * 1000;
 }
 
+/**
+ * A node's state. `Ready` means available: NIO applied the configuration it
+ * has now and the Machine reports it. Whether that is the spec NICO wants now
+ * is `upToDate`; a node running the previous spec is Ready but not up to date.
+ */
 export function nodeReport(i: NodeInput): NodeReport {
-  const base = { machine: i.machine, plane: i.plane };
   const cfg = i.config;
-  if (!cfg || !isOwnedBy(cfg, i.cluster)) {
+  const owned = cfg !== undefined && isOwnedBy(cfg, i.cluster);
+  const upToDate = owned && cfg.metadata.annotations?.[SPEC_HASH_ANNOTATION] === i.desiredHash;
+  const base = { machine: i.machine, plane: i.plane, upToDate };
+  if (!cfg || !owned) {
     return { ...base, state: "Pending", reason: "ConfigurationPending", detail: "NixosConfiguration not created yet" };
   }
   if (cfg.metadata.deletionTimestamp) {
     return { ...base, state: "Removing", reason: "Removing", detail: "NIO is applying #minimal" };
-  }
-  if (cfg.metadata.annotations?.[SPEC_HASH_ANNOTATION] !== i.desiredHash) {
-    return { ...base, state: "Outdated", reason: "SpecOutdated", detail: "configuration not yet updated to the current spec" };
   }
   const s = cfg.status;
   const stalled = findCondition(s?.conditions, "Stalled");
@@ -93,12 +99,22 @@ export function nodeReport(i: NodeInput): NodeReport {
     if (m?.hasConfiguration && m.appliedConfiguration === cfg.metadata.name) {
       return { ...base, state: "Ready", reason: "Applied", detail: "applied" };
     }
-    return { ...base, state: "Applying", reason: "WaitingForMachine", detail: `applied; waiting for Machine ${i.machine} to report it` };
+    return {
+      ...base,
+      state: "Applying",
+      reason: "WaitingForMachine",
+      detail: `applied; waiting for Machine ${i.machine} to report it`,
+    };
   }
   const changed = specChangedAt(cfg);
   if (changed && i.now.getTime() - changed.getTime() > i.timeoutMs) {
     const minutes = Math.round(i.timeoutMs / 60_000);
-    return { ...base, state: "Failed", reason: "ApplyTimeout", detail: `not applied within ${minutes}m of the last change` };
+    return {
+      ...base,
+      state: "Failed",
+      reason: "ApplyTimeout",
+      detail: `not applied within ${minutes}m of the last change`,
+    };
   }
   return { ...base, state: "Applying", reason: "Applying", detail: s?.phase ?? "waiting for NIO" };
 }

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { KubernetesClusterSpec, LabelSelector } from "../../crds/kubernetescluster.ts";
+import { durationMs, type KubernetesClusterSpec, type LabelSelector } from "../../crds/kubernetescluster.ts";
 import { CLUSTER_LABEL, ROLE_LABEL } from "../../lib/labels.ts";
 import type { Machine, NixosConfiguration } from "../../lib/nio.ts";
 import { describeSelector, matches } from "../../lib/selector.ts";
@@ -22,7 +22,8 @@ export type UnavailableReason =
   | "TargetedByOther"
   | "ConfiguredByOther"
   | "NotDiscoverable"
-  | "InOtherPlane";
+  | "InOtherPlane"
+  | "Replaced";
 
 export interface MachineProblem {
   plane: Plane;
@@ -45,6 +46,8 @@ export interface SelectionInput {
   configurations: NixosConfiguration[];
   /** The bootstrap node, which a scale-down never drops. */
   bootstrap?: string | undefined;
+  /** For `replaceUnhealthyAfter` (default: never replace). */
+  now?: Date | undefined;
 }
 
 export interface PlaneSelection {
@@ -97,7 +100,11 @@ export function availability(
   configurations: NixosConfiguration[],
 ): Availability {
   if (!machine) {
-    return { ok: false, reason: "NotFound", message: `Machine ${name} does not exist in namespace ${cluster.namespace}` };
+    return {
+      ok: false,
+      reason: "NotFound",
+      message: `Machine ${name} does not exist in namespace ${cluster.namespace}`,
+    };
   }
   const claim = machine.metadata.labels?.[CLUSTER_LABEL];
   if (claim && claim !== cluster.name) {
@@ -113,16 +120,32 @@ export function availability(
   }
   const applied = machine.status?.appliedConfiguration;
   if (machine.status?.hasConfiguration && applied && applied !== configName(cluster.name, name)) {
-    return { ok: false, reason: "ConfiguredByOther", message: `Machine ${name} is configured by NixosConfiguration ${applied}` };
+    return {
+      ok: false,
+      reason: "ConfiguredByOther",
+      message: `Machine ${name} is configured by NixosConfiguration ${applied}`,
+    };
   }
   if (machine.status?.discoverable !== true) {
-    return { ok: false, reason: "NotDiscoverable", message: `Machine ${name} is not discoverable: NIO cannot reach it` };
+    return {
+      ok: false,
+      reason: "NotDiscoverable",
+      message: `Machine ${name} is not discoverable: NIO cannot reach it`,
+    };
   }
   return { ok: true };
 }
 
 /** Reasons that take a Machine away from a cluster even when it is already a member. */
 const LOSES_MEMBERSHIP = new Set<UnavailableReason>(["NotFound", "ClaimedByOther", "TargetedByOther"]);
+
+/** Whether NIO has reported `m` undiscoverable for longer than `after` (needs the newer NIO's condition). */
+function unhealthyTooLong(m: Machine, after: string | undefined, now: Date | undefined): boolean {
+  if (!after || !now) return false;
+  const c = m.status?.conditions?.find((x) => x.type === "Discoverable");
+  if (c?.status !== "False" || !c.lastTransitionTime) return false;
+  return now.getTime() - new Date(c.lastTransitionTime).getTime() > durationMs(after);
+}
 
 /** Selects the Machines of both planes. */
 export function selectMachines(input: SelectionInput): Selection {
@@ -140,7 +163,13 @@ export function selectMachines(input: SelectionInput): Selection {
       const members: string[] = [];
       for (const name of explicit) {
         if (taken.has(name)) {
-          problems.push({ plane, machine: name, reason: "InOtherPlane", message: `Machine ${name} is already in the other plane`, kept: false });
+          problems.push({
+            plane,
+            machine: name,
+            reason: "InOtherPlane",
+            message: `Machine ${name} is already in the other plane`,
+            kept: false,
+          });
           continue;
         }
         const a = check(name);
@@ -153,7 +182,13 @@ export function selectMachines(input: SelectionInput): Selection {
           problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: false });
         }
       }
-      return { members, wanted: explicit.length, shortfall: explicit.length - members.length, mode: "explicit", selector: "" };
+      return {
+        members,
+        wanted: explicit.length,
+        shortfall: explicit.length - members.length,
+        mode: "explicit",
+        selector: "",
+      };
     }
 
     const selector: LabelSelector | undefined = spec.machineSelector;
@@ -166,6 +201,16 @@ export function selectMachines(input: SelectionInput): Selection {
       if (taken.has(name) || !m || !matches(selector, m.metadata.labels)) continue;
       if (!a.ok && LOSES_MEMBERSHIP.has(a.reason)) {
         problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: false });
+        continue;
+      }
+      if (!a.ok && a.reason === "NotDiscoverable" && unhealthyTooLong(m, spec.replaceUnhealthyAfter, input.now)) {
+        problems.push({
+          plane,
+          machine: name,
+          reason: "Replaced",
+          message: `Machine ${name} has been undiscoverable for over ${spec.replaceUnhealthyAfter}; replacing it`,
+          kept: false,
+        });
         continue;
       }
       if (!a.ok) problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: true });

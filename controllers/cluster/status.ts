@@ -7,6 +7,7 @@ import type { ConditionInput } from "./conditions.ts";
 import { listNames, mergeConditions } from "./conditions.ts";
 import type { KubernetesClusterStatus, Phase, PlaneStatus } from "../../crds/kubernetescluster.ts";
 import type { NodeReport } from "./readiness.ts";
+import type { RolloutPlan } from "./rollout.ts";
 import type { Plane, PlaneSelection, Selection } from "./selection.ts";
 
 export interface StatusInput {
@@ -21,8 +22,10 @@ export interface StatusInput {
   kubeconfigSecret: string | undefined;
   /** A problem that stops NICO before it can render nodes (for example no gitRepo). */
   blocked?: { reason: string; message: string } | undefined;
-  /** Extra conditions computed elsewhere (deletion progress, rollout). */
+  /** Extra conditions computed elsewhere. */
   extra?: ConditionInput[];
+  /** The rollout planner's view of this pass. */
+  rollout?: { plan: RolloutPlan; paused: boolean; specHash: string; controlPlaneSize: number } | undefined;
   now: Date;
 }
 
@@ -51,7 +54,12 @@ function planeCondition(type: string, plane: Plane, sel: PlaneSelection, nodes: 
   }
   const failed = nodes.filter((n) => n.state === "Failed");
   if (failed.length) {
-    return { type, status: "False", reason: "NodeFailed", message: `${counted}; failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}` };
+    return {
+      type,
+      status: "False",
+      reason: "NodeFailed",
+      message: `${counted}; failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}`,
+    };
   }
   if (ready === total) return { type, status: "True", reason: "NodesReady", message: counted };
   const waiting = nodes.filter((n) => n.state !== "Ready").map((n) => `${n.machine} (${n.detail})`);
@@ -66,7 +74,11 @@ function machinesCondition(sel: Selection): ConditionInput {
     if (p.shortfall > 0) {
       underprovisioned = true;
       const source = p.mode === "explicit" ? "listed" : `matching ${p.selector} and free`;
-      parts.push(`${PLANE_WORDS[plane]}: ${p.members.length} of ${p.wanted} machines available (${p.shortfall} short; no more ${source})`);
+      parts.push(
+        `${
+          PLANE_WORDS[plane]
+        }: ${p.members.length} of ${p.wanted} machines available (${p.shortfall} short; no more ${source})`,
+      );
     }
   }
   const problems = sel.problems.map((p) => `${p.message}${p.kept ? " (kept as a member)" : ""}`);
@@ -90,6 +102,70 @@ function machinesCondition(sel: Selection): ConditionInput {
   };
 }
 
+function rolloutConditions(i: StatusInput): ConditionInput[] {
+  const r = i.rollout;
+  if (!r) return [];
+  const { plan } = r;
+  const paused: ConditionInput = r.paused
+    ? {
+      type: "Paused",
+      status: "True",
+      reason: "Paused",
+      message:
+        "paused: NICO changes no child object until spec.paused and the nico.homystack.com/paused annotation are cleared",
+    }
+    : { type: "Paused", status: "False", reason: "NotPaused", message: "changes are rolled out" };
+  const upToDate = i.nodes.filter((n) => n.upToDate && n.state === "Ready").length;
+  const total = i.nodes.length;
+  const left = plan.pending.length + plan.removing.length;
+  const uptodate: ConditionInput = left === 0 && upToDate === total
+    ? {
+      type: "UpToDate",
+      status: "True",
+      reason: "UpToDate",
+      message: `${upToDate}/${total} nodes run the desired configuration`,
+    }
+    : {
+      type: "UpToDate",
+      status: "False",
+      reason: "RolloutPending",
+      message: `${upToDate}/${total} nodes run the desired configuration` +
+        (plan.pending.length ? `; to update, in order: ${listNames(plan.pending, 8)}` : "") +
+        (plan.removing.length ? `; to remove: ${listNames(plan.removing)}` : ""),
+    };
+  const smallCp = r.controlPlaneSize < 3
+    ? `; with ${r.controlPlaneSize} control-plane node(s) an update of the control plane interrupts the Kubernetes API`
+    : "";
+  let rolling: ConditionInput;
+  if (plan.halted) {
+    rolling = {
+      type: "RollingOut",
+      status: "False",
+      reason: "RolloutStalled",
+      message:
+        `halted at ${plan.halted.machine} (${plan.halted.detail}): nothing else is touched until it recovers or the spec changes`,
+    };
+  } else if (r.paused && left) {
+    rolling = { type: "RollingOut", status: "False", reason: "Paused", message: `paused with ${left} node(s) pending` };
+  } else if (left || plan.updating.length) {
+    const now = plan.updating.length ? `updating ${listNames(plan.updating)}` : "starting";
+    rolling = {
+      type: "RollingOut",
+      status: "True",
+      reason: "RollingOut",
+      message: `${now}; ${upToDate}/${total} up to date${plan.waiting ? `; ${plan.waiting}` : ""}${smallCp}`,
+    };
+  } else {
+    rolling = {
+      type: "RollingOut",
+      status: "False",
+      reason: "RolloutComplete",
+      message: `${total}/${total} nodes up to date`,
+    };
+  }
+  return [rolling, uptodate, paused];
+}
+
 /** The whole status for this pass. */
 export function computeStatus(i: StatusInput): KubernetesClusterStatus {
   const { selection: sel } = i;
@@ -106,13 +182,23 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
   } else if (i.blocked) {
     ready = { type: "Ready", status: "False", reason: i.blocked.reason, message: i.blocked.message };
   } else if (failed.length) {
-    ready = { type: "Ready", status: "False", reason: "NodeFailed", message: `failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}` };
+    ready = {
+      type: "Ready",
+      status: "False",
+      reason: "NodeFailed",
+      message: `failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}`,
+    };
   } else if (cpCond.status !== "True") {
     ready = { type: "Ready", status: "False", reason: "WaitingForControlPlane", message: cpCond.message };
   } else if (dpCond.status !== "True") {
     ready = { type: "Ready", status: "False", reason: "WaitingForWorkers", message: dpCond.message };
   } else if (!i.kubeconfigSecret) {
-    ready = { type: "Ready", status: "False", reason: "WaitingForKubeconfig", message: "nodes are ready; issuing the kubeconfig" };
+    ready = {
+      type: "Ready",
+      status: "False",
+      reason: "WaitingForKubeconfig",
+      message: "nodes are ready; issuing the kubeconfig",
+    };
   } else {
     ready = {
       type: "Ready",
@@ -122,8 +208,22 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
     };
   }
 
-  const phase: Phase = i.deleting ? "Deleting" : failed.length ? "Failed" : ready.status === "True" ? "Ready" : "Provisioning";
-  const conditions = mergeConditions(i.previous?.conditions, [ready, cpCond, dpCond, machines, ...(i.extra ?? [])], i.generation, i.now);
+  const phase: Phase = i.deleting
+    ? "Deleting"
+    : failed.length
+    ? "Failed"
+    : ready.status === "True"
+    ? "Ready"
+    : i.kubeconfigSecret && (i.previous?.phase === "Ready" || i.previous?.phase === "Updating")
+    ? "Updating"
+    : "Provisioning";
+  const conditions = mergeConditions(
+    i.previous?.conditions,
+    [ready, cpCond, dpCond, machines, ...rolloutConditions(i), ...(i.extra ?? [])],
+    i.generation,
+    i.now,
+  );
+  const r = i.rollout;
   return {
     phase,
     observedGeneration: i.generation,
@@ -132,6 +232,18 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
     ...(i.bootstrap ? { bootstrapNode: i.bootstrap } : {}),
     ...(i.endpoint ? { endpoint: i.endpoint } : {}),
     ...(i.kubeconfigSecret ? { kubeconfigSecret: i.kubeconfigSecret } : {}),
+    ...(r
+      ? {
+        rollout: {
+          specHash: r.specHash,
+          upToDate: i.nodes.filter((n) => n.upToDate && n.state === "Ready").length,
+          total: i.nodes.length,
+          updating: r.plan.updating,
+          pending: r.plan.pending,
+          removing: r.plan.removing,
+        },
+      }
+      : {}),
     conditions,
   };
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import { HttpMethod, KubeConfig, RequestContext } from "@kubernetes/client-node";
-import { fetch } from "undici";
+import { Agent, type Dispatcher, fetch } from "undici";
 import type { ObjectMeta } from "../../crds/kubernetescluster.ts";
 import { ApiError } from "./errors.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
@@ -79,6 +79,10 @@ export function loadKubeConfig(path?: string): KubeConfig {
   return kc;
 }
 
+/** Connection pools opened per kubeconfig, so {@link KubeClient.close} can end them. */
+const pools = new WeakMap<KubeConfig, Set<{ destroy(): Promise<void> }>>();
+const agents = new WeakMap<KubeConfig, Promise<Dispatcher | undefined>>();
+
 export class KubeClient {
   readonly server: string;
   readonly fieldManager: string;
@@ -110,6 +114,26 @@ export class KubeClient {
     });
   }
 
+  /**
+   * Our own connection pool for direct TLS connections, HTTP/1.1 only: the
+   * library's default pool negotiates HTTP/2, whose idle-session timeout
+   * surfaces as an uncaught error in undici 8. Proxies keep the library's.
+   */
+  #agent(): Promise<Dispatcher | undefined> {
+    const cached = agents.get(this.#kc);
+    if (cached) return cached;
+    const made = (async () => {
+      const tls: Record<string, unknown> = {};
+      await this.#kc.applyToHTTPSOptions(tls);
+      const o = this.#kc.createDispatcherOptions(this.#kc.getCurrentCluster(), tls);
+      return o.type === "agent"
+        ? new Agent({ connect: o.connect as Record<string, unknown>, allowH2: false })
+        : undefined;
+    })();
+    agents.set(this.#kc, made);
+    return made;
+  }
+
   async #send(method: HttpMethod, path: string, opts: RequestOptions) {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) {
@@ -124,7 +148,12 @@ export class KubeClient {
       ctx.setHeaderParam("Content-Type", opts.contentType ?? JSON_TYPE);
     }
     await this.#kc.applySecurityAuthentication(ctx);
-    const dispatcher = ctx.getDispatcher();
+    const dispatcher = (await this.#agent()) ?? ctx.getDispatcher();
+    if (dispatcher) {
+      let set = pools.get(this.#kc);
+      if (!set) pools.set(this.#kc, set = new Set());
+      set.add(dispatcher);
+    }
     const response = await fetch(url, {
       method,
       headers: ctx.getHeaders(),
@@ -145,6 +174,18 @@ export class KubeClient {
     const response = await this.#send(method, path, { ...opts, signal });
     const text = await response.text();
     return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /**
+   * Closes the connections of this client and of every client made from it
+   * with {@link with}. Later requests open new ones.
+   */
+  async close(): Promise<void> {
+    const set = pools.get(this.#kc);
+    if (!set) return;
+    pools.delete(this.#kc);
+    agents.delete(this.#kc);
+    await Promise.all([...set].map((d) => d.destroy().catch(() => {})));
   }
 
   /** A plain-text endpoint such as `/readyz` or `/metrics`. */
@@ -172,7 +213,9 @@ export class KubeClient {
       const page = await this.request<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>(
         HttpMethod.GET,
         resourcePath(r, opts.namespace),
-        { query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: token } },
+        {
+          query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: token },
+        },
       );
       const kind = r.kind;
       const apiVersion = apiVersionOf(r);
@@ -222,7 +265,12 @@ export class KubeClient {
   }
 
   /** JSON patch (RFC 6902); a `test` operation makes it conditional. */
-  jsonPatch<T extends KubeObject>(r: Resource, name: string, namespace: string | undefined, ops: unknown[]): Promise<T> {
+  jsonPatch<T extends KubeObject>(
+    r: Resource,
+    name: string,
+    namespace: string | undefined,
+    ops: unknown[],
+  ): Promise<T> {
     return this.request<T>(HttpMethod.PATCH, resourcePath(r, namespace, name), {
       body: ops,
       contentType: "application/json-patch+json",
@@ -231,12 +279,20 @@ export class KubeClient {
   }
 
   /** Server-side apply under this client's field manager. */
-  apply<T extends KubeObject>(r: Resource, obj: T, opts: WriteOptions & { force?: boolean; subresource?: "status" } = {}): Promise<T> {
-    return this.request<T>(HttpMethod.PATCH, resourcePath(r, obj.metadata.namespace, obj.metadata.name, opts.subresource), {
-      body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
-      contentType: "application/apply-patch+yaml",
-      query: { ...this.#writeQuery(opts), force: opts.force ?? true },
-    });
+  apply<T extends KubeObject>(
+    r: Resource,
+    obj: T,
+    opts: WriteOptions & { force?: boolean; subresource?: "status" } = {},
+  ): Promise<T> {
+    return this.request<T>(
+      HttpMethod.PATCH,
+      resourcePath(r, obj.metadata.namespace, obj.metadata.name, opts.subresource),
+      {
+        body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
+        contentType: "application/apply-patch+yaml",
+        query: { ...this.#writeQuery(opts), force: opts.force ?? true },
+      },
+    );
   }
 
   /**
@@ -250,7 +306,10 @@ export class KubeClient {
     opts: { uid?: string; resourceVersion?: string; propagationPolicy?: "Background" | "Foreground" | "Orphan" } = {},
   ): Promise<boolean> {
     const preconditions = opts.uid || opts.resourceVersion
-      ? { ...(opts.uid ? { uid: opts.uid } : {}), ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) }
+      ? {
+        ...(opts.uid ? { uid: opts.uid } : {}),
+        ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}),
+      }
       : undefined;
     try {
       await this.request(HttpMethod.DELETE, resourcePath(r, namespace, name), {
@@ -304,7 +363,13 @@ export class KubeClient {
           const event = JSON.parse(line) as { type: string; object: unknown };
           if (event.type === "ERROR") {
             const s = event.object as { code?: number; reason?: string; message?: string };
-            throw new ApiError(s.code ?? 500, s.reason ?? "Unknown", s.message ?? "watch error", "WATCH", resourcePath(r, opts.namespace));
+            throw new ApiError(
+              s.code ?? 500,
+              s.reason ?? "Unknown",
+              s.message ?? "watch error",
+              "WATCH",
+              resourcePath(r, opts.namespace),
+            );
           }
           yield event as WatchEvent<T>;
         }

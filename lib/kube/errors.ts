@@ -41,5 +41,6 @@ export function isGone(err: unknown): boolean {
 /** The API server refused the object (schema, CEL rule or admission). */
 export function isInvalid(err: unknown): boolean {
   const s = statusOf(err);
-  return s === 422 || s === 400 || (err instanceof ApiError && err.reason === "Forbidden" && /admission webhook/.test(err.message));
+  return s === 422 || s === 400 ||
+    (err instanceof ApiError && err.reason === "Forbidden" && /admission webhook/.test(err.message));
 }

@@ -40,6 +40,12 @@ export interface ControlPlaneOptions {
   crds?: string[];
   /** Extra kube-apiserver flags. */
   apiserverArgs?: string[];
+  /** The CA for serving and client certificates (default: a new one). */
+  ca?: KeyPair;
+  /** Loopback address to serve on (default 127.0.0.1). */
+  host?: string;
+  /** Port to serve on (default: a free one). */
+  port?: number;
 }
 
 export interface ControlPlane extends AsyncDisposable {
@@ -54,7 +60,10 @@ export interface ControlPlane extends AsyncDisposable {
   /** A fresh namespace, named `<prefix>-<random>`. */
   namespace(prefix?: string): Promise<string>;
   /** Runs kubectl against this control plane. */
-  kubectl(args: string[], opts?: { stdin?: string; kubeconfig?: string }): Promise<{ code: number; stdout: string; stderr: string }>;
+  kubectl(
+    args: string[],
+    opts?: { stdin?: string; kubeconfig?: string },
+  ): Promise<{ code: number; stdout: string; stderr: string }>;
   /** Writes a kubeconfig for a client certificate signed by the control plane's CA. */
   userKubeconfig(user: string, groups?: string[]): Promise<string>;
   stop(): Promise<void>;
@@ -63,14 +72,21 @@ export interface ControlPlane extends AsyncDisposable {
 /** Writes a kubeconfig file with client-certificate auth. */
 export function kubeconfigYaml(server: string, caPem: string, user: string, client: KeyPair): string {
   const b64 = (s: string) => btoa(s);
-  return JSON.stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "envtest", cluster: { server, "certificate-authority-data": b64(caPem) } }],
-    users: [{ name: user, user: { "client-certificate-data": b64(client.certPem), "client-key-data": b64(client.keyPem) } }],
-    contexts: [{ name: "envtest", context: { cluster: "envtest", user } }],
-    "current-context": "envtest",
-  }, null, 2);
+  return JSON.stringify(
+    {
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "envtest", cluster: { server, "certificate-authority-data": b64(caPem) } }],
+      users: [{
+        name: user,
+        user: { "client-certificate-data": b64(client.certPem), "client-key-data": b64(client.keyPem) },
+      }],
+      contexts: [{ name: "envtest", context: { cluster: "envtest", user } }],
+      "current-context": "envtest",
+    },
+    null,
+    2,
+  );
 }
 
 /** Starts etcd and kube-apiserver, installs CRDs and waits until ready. */
@@ -78,21 +94,29 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const bin = await binDir();
   const dir = await Deno.makeTempDir({ prefix: "nico-envtest-" });
   const procs: Guarded[] = [];
+  let adminClient: KubeClient | undefined;
   const stop = async () => {
+    await adminClient?.close();
     for (const p of procs.reverse()) await p.stop();
     procs.length = 0;
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   };
   try {
-    const ca = await createCa({ commonName: "nico-envtest-ca" });
+    const host = opts.host ?? "127.0.0.1";
+    const ca = opts.ca ?? await createCa({ commonName: "nico-envtest-ca" });
     const serving = await issueCert(ca, {
       commonName: "kube-apiserver",
       dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
-      ipAddresses: ["127.0.0.1", "10.0.0.1"],
+      ipAddresses: [...new Set(["127.0.0.1", host, "10.0.0.1"])],
       usage: "server",
       days: 30,
     });
-    const admin = await issueCert(ca, { commonName: "admin", organizations: ["system:masters"], usage: "client", days: 30 });
+    const admin = await issueCert(ca, {
+      commonName: "admin",
+      organizations: ["system:masters"],
+      usage: "client",
+      days: 30,
+    });
     const saKey = await createCa({ commonName: "service-accounts" });
     const files: Record<string, string> = {
       "ca.crt": ca.certPem,
@@ -118,11 +142,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     ], `${dir}/etcd.log`);
     procs.push(etcd);
 
-    const port = freePort();
+    const port = opts.port ?? freePort();
     const apiserver = startGuarded("kube-apiserver", `${bin}/kube-apiserver`, [
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-      "--bind-address=127.0.0.1",
-      "--advertise-address=127.0.0.1",
+      `--bind-address=${host}`,
+      `--advertise-address=${host}`,
       `--secure-port=${port}`,
       `--cert-dir=${dir}`,
       `--tls-cert-file=${dir}/apiserver.crt`,
@@ -141,10 +165,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     ], `${dir}/kube-apiserver.log`);
     procs.push(apiserver);
 
-    const server = `https://127.0.0.1:${port}`;
+    const server = `https://${host}:${port}`;
     const kubeconfigPath = `${dir}/admin.kubeconfig`;
     await Deno.writeTextFile(kubeconfigPath, kubeconfigYaml(server, ca.certPem, "admin", admin), { mode: 0o600 });
     const client = KubeClient.load(kubeconfigPath, { userAgent: "nico-tests", fieldManager: "nico-tests" });
+    adminClient = client;
     await waitReady(client, [etcd, apiserver]);
     await installCrds(client, opts.crds ?? DEFAULT_CRDS);
 
@@ -189,7 +214,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   } catch (err) {
     const logs = await Promise.all(procs.map(async (p) => `--- ${p.name} ---\n${await p.tail()}`));
     await stop();
-    throw new Error(`Cannot start the local control plane: ${(err as Error).message}\n${logs.join("\n")}`, { cause: err });
+    throw new Error(`Cannot start the local control plane: ${(err as Error).message}\n${logs.join("\n")}`, {
+      cause: err,
+    });
   }
 }
 
@@ -224,7 +251,9 @@ export async function installCrds(client: KubeClient, paths: string[]): Promise<
   const deadline = Date.now() + 30_000;
   for (const name of names) {
     while (true) {
-      const crd = await client.get<{ metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }>(CRDS, name);
+      const crd = await client.get<
+        { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }
+      >(CRDS, name);
       if (crd?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
       if (Date.now() > deadline) throw new Error(`CRD ${name} was not Established within 30s`);
       await new Promise((r) => setTimeout(r, 100));

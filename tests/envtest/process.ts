@@ -10,7 +10,10 @@
 
 const GUARD = `
 exec 3<&0
-"$@" </dev/null 3<&- &
+# If the guard itself is killed (say, with its whole process group), the kernel kills the program too.
+launch=()
+command -v setpriv >/dev/null && launch=(setpriv --pdeathsig KILL --)
+"\${launch[@]}" "$@" </dev/null 3<&- &
 child=$!
 (
   read -r _ <&3 || true
@@ -38,7 +41,13 @@ export interface Guarded {
 }
 
 /** Starts `cmd args…` with stdout and stderr appended to `logPath`. */
-export function startGuarded(name: string, cmd: string, args: string[], logPath: string, env?: Record<string, string>): Guarded {
+export function startGuarded(
+  name: string,
+  cmd: string,
+  args: string[],
+  logPath: string,
+  env?: Record<string, string>,
+): Guarded {
   const script = `exec >>"${logPath.replaceAll('"', '\\"')}" 2>&1\n${GUARD}`;
   const child = new Deno.Command("bash", {
     args: ["-c", script, name, cmd, ...args],

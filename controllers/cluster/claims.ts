@@ -1,0 +1,57 @@
+/**
+ * Claiming Machines: a label `nico.homystack.com/cluster=<name>` written with
+ * a resourceVersion precondition, so two clusters can never both win.
+ *
+ * @module
+ */
+import type { KubeClient } from "../../lib/kube/client.ts";
+import { isConflict, isNotFound } from "../../lib/kube/errors.ts";
+import { MACHINES } from "../../lib/kube/resources.ts";
+import { CLUSTER_LABEL } from "../../lib/labels.ts";
+import type { Machine } from "../../lib/nio.ts";
+
+/** Another writer changed the Machine first: re-read and select again. */
+export class ClaimConflictError extends Error {
+  override readonly name = "ClaimConflictError";
+}
+
+/**
+ * Labels `machine` as claimed by `cluster`, only if it is unchanged since it
+ * was read (`metadata.resourceVersion`). Throws {@link ClaimConflictError} on
+ * a lost race.
+ */
+export async function claimMachine(client: KubeClient, machine: Machine, cluster: string): Promise<Machine> {
+  const { name, namespace, resourceVersion } = machine.metadata;
+  try {
+    return await client.mergePatch<Machine>(MACHINES, name, namespace, {
+      metadata: { resourceVersion, labels: { [CLUSTER_LABEL]: cluster } },
+    });
+  } catch (err) {
+    if (isConflict(err) || isNotFound(err)) {
+      throw new ClaimConflictError(
+        `Machine ${name} changed while claiming it for cluster ${cluster}; selecting again`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}
+
+/** Removes `cluster`'s claim from `machine`, if it still holds it. Answers whether it did. */
+export async function releaseMachine(client: KubeClient, machine: Machine, cluster: string): Promise<boolean> {
+  const { name, namespace } = machine.metadata;
+  if (machine.metadata.labels?.[CLUSTER_LABEL] !== cluster) return false;
+  try {
+    // The test makes the release conditional on the claim still being ours.
+    await client.jsonPatch(MACHINES, name, namespace, [
+      { op: "test", path: `/metadata/labels/${CLUSTER_LABEL.replace("/", "~1")}`, value: cluster },
+      { op: "remove", path: `/metadata/labels/${CLUSTER_LABEL.replace("/", "~1")}` },
+    ]);
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    // 422 from a failed test: someone else holds it now; nothing to release.
+    if (err instanceof Error && /422/.test(err.message)) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Wires the KubernetesCluster reconciler to its informers: events only
+ * enqueue cluster keys; owned NixosConfigurations, Secrets and claimed or
+ * selectable Machines map back to their clusters.
+ *
+ * @module
+ */
+import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import type { EventRecorder } from "../../lib/events.ts";
+import type { KubeClient } from "../../lib/kube/client.ts";
+import { KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS, SECRETS } from "../../lib/kube/resources.ts";
+import { CLUSTER_LABEL } from "../../lib/labels.ts";
+import type { Machine, NixosConfiguration } from "../../lib/nio.ts";
+import { Controller, type ControllerHooks } from "../../lib/runtime/controller.ts";
+import { Informer } from "../../lib/runtime/informer.ts";
+import { keyOf } from "../../lib/runtime/keys.ts";
+import type { Logger } from "../../lib/runtime/log.ts";
+import { matches } from "../../lib/selector.ts";
+import { type ClusterInformers, ClusterReconciler } from "./reconciler.ts";
+import type { Secret } from "./secrets.ts";
+
+export interface ClusterControllerOptions {
+  client: KubeClient;
+  recorder: EventRecorder;
+  log: Logger;
+  /** Watch one namespace (default: all). */
+  namespace?: string | undefined;
+  workers?: number;
+  defaultGitRepo?: string | undefined;
+  nodeTimeoutMs?: number;
+  hooks?: ControllerHooks;
+  /** Resync interval of the informers (default 10 min). */
+  resyncMs?: number;
+}
+
+/** The caches a cluster controller reads: clusters, Machines, NixosConfigurations and NICO's own Secrets. */
+export function clusterInformers(
+  client: KubeClient,
+  log: Logger,
+  namespace?: string,
+  resyncMs?: number,
+): ClusterInformers {
+  const opts = { logger: log, ...(namespace ? { namespace } : {}), ...(resyncMs !== undefined ? { resyncMs } : {}) };
+  return {
+    clusters: new Informer<KubernetesCluster>(client, KUBERNETES_CLUSTERS, opts),
+    machines: new Informer<Machine>(client, MACHINES, opts),
+    configs: new Informer<NixosConfiguration>(client, NIXOS_CONFIGURATIONS, opts),
+    // Only the Secrets NICO labels: never every Secret of the cluster.
+    secrets: new Informer<Secret>(client, SECRETS, { ...opts, labelSelector: CLUSTER_LABEL }),
+  };
+}
+
+/** Clusters of the namespace that may want this Machine: claimant, explicit lists, matching selectors. */
+export function clustersInterestedIn(clusters: KubernetesCluster[], machine: Machine, old?: Machine): string[] {
+  const name = machine.metadata.name;
+  const ns = machine.metadata.namespace;
+  const claims = new Set([machine.metadata.labels?.[CLUSTER_LABEL], old?.metadata.labels?.[CLUSTER_LABEL]]);
+  const keys: string[] = [];
+  for (const c of clusters) {
+    if (c.metadata.namespace !== ns) continue;
+    const planes = [c.spec?.controlPlane, c.spec?.dataPlane];
+    const wants = claims.has(c.metadata.name) || planes.some((p) =>
+      p && ((p.machines ?? []).includes(name) ||
+        (!(p.machines?.length) && (matches(p.machineSelector, machine.metadata.labels) ||
+          (old !== undefined && matches(p.machineSelector, old.metadata.labels)))))
+    );
+    if (wants) keys.push(keyOf(ns, c.metadata.name));
+  }
+  return keys;
+}
+
+/** A ready-to-run controller for KubernetesClusters, with its informers. */
+export function clusterController(
+  opts: ClusterControllerOptions,
+): { controller: Controller; informers: ClusterInformers } {
+  const informers = clusterInformers(opts.client, opts.log, opts.namespace, opts.resyncMs);
+  const reconciler = new ClusterReconciler({
+    client: opts.client,
+    informers,
+    recorder: opts.recorder,
+    log: opts.log,
+    defaultGitRepo: opts.defaultGitRepo,
+    ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
+  });
+  const controller = new Controller(
+    {
+      name: "kubernetescluster",
+      workers: opts.workers ?? 2,
+      logger: opts.log,
+      ...(opts.hooks ? { hooks: opts.hooks } : {}),
+    },
+    (key) => reconciler.reconcile(key),
+  );
+  const byLabel = (o: { metadata: { namespace?: string; labels?: Record<string, string> } }) => {
+    const c = o.metadata.labels?.[CLUSTER_LABEL];
+    return c ? keyOf(o.metadata.namespace, c) : undefined;
+  };
+  controller
+    .watch(informers.clusters)
+    .watch(informers.configs, (cfg, _type, old) => {
+      const owner = byLabel(cfg);
+      if (owner) return owner;
+      // Someone else's configuration can take a Machine away from a cluster.
+      const m = informers.machines.get(
+        cfg.metadata.namespace,
+        cfg.spec?.machineRef?.name ?? old?.spec?.machineRef?.name ?? "",
+      );
+      return m ? clustersInterestedIn(informers.clusters.list(cfg.metadata.namespace), m) : undefined;
+    })
+    .watch(informers.secrets, byLabel)
+    .watch(
+      informers.machines,
+      (m, _type, old) => clustersInterestedIn(informers.clusters.list(m.metadata.namespace), m, old),
+    );
+  return { controller, informers };
+}

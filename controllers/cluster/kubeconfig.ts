@@ -1,0 +1,84 @@
+/**
+ * The admin kubeconfig NICO publishes: a client certificate signed by the
+ * cluster CA, for the cluster's endpoint. Pure apart from key generation.
+ *
+ * @module
+ */
+import { stringify } from "yaml";
+import { certInfo, issueCert, type KeyPair, signedBy } from "../../lib/pki.ts";
+
+export const ADMIN_COMMON_NAME = "nico-admin";
+export const ADMIN_ORGANIZATION = "system:masters";
+export const CLIENT_CERT_DAYS = 365;
+/** Re-sign when less than this remains (about six months). */
+export const RENEW_BEFORE_MS = 182 * 24 * 60 * 60 * 1000;
+
+/** `https://host:port`, with brackets around an IPv6 address. */
+export function endpointUrl(host: string, port: number): string {
+  const h = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  return `https://${h}:${port}`;
+}
+
+export function renderKubeconfig(cluster: string, server: string, caPem: string, client: KeyPair): string {
+  const b64 = (s: string) => btoa(s);
+  const user = `${cluster}-admin`;
+  return stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: cluster, cluster: { server, "certificate-authority-data": b64(caPem) } }],
+    users: [{
+      name: user,
+      user: { "client-certificate-data": b64(client.certPem), "client-key-data": b64(client.keyPem) },
+    }],
+    contexts: [{ name: cluster, context: { cluster, user } }],
+    "current-context": cluster,
+  });
+}
+
+/** A fresh admin kubeconfig for `server`, signed by `ca`. */
+export async function issueKubeconfig(cluster: string, server: string, ca: KeyPair, now = new Date()): Promise<string> {
+  const client = await issueCert(ca, {
+    commonName: ADMIN_COMMON_NAME,
+    organizations: [ADMIN_ORGANIZATION],
+    usage: "client",
+    days: CLIENT_CERT_DAYS,
+    now,
+  });
+  return renderKubeconfig(cluster, server, ca.certPem, client);
+}
+
+/** Reads back the server and client certificate of a kubeconfig NICO wrote. */
+export function readKubeconfig(text: string): { server: string; certPem: string } | undefined {
+  const server = /server: (\S+)/.exec(text)?.[1];
+  const cert = /client-certificate-data: (\S+)/.exec(text)?.[1];
+  if (!server || !cert) return undefined;
+  try {
+    return { server, certPem: atob(cert) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why the kubeconfig must be issued again, or `undefined` when it is fine:
+ * missing, for another endpoint, signed by another CA, or under six months left.
+ */
+export async function reissueReason(
+  existing: string | undefined,
+  server: string,
+  caPem: string,
+  now: Date,
+): Promise<string | undefined> {
+  if (!existing) return "missing";
+  const kc = readKubeconfig(existing);
+  if (!kc) return "unreadable";
+  if (kc.server !== server) return `endpoint changed to ${server}`;
+  try {
+    if (!await signedBy(kc.certPem, caPem)) return "signed by another CA";
+    const left = certInfo(kc.certPem).notAfter.getTime() - now.getTime();
+    if (left < RENEW_BEFORE_MS) return "client certificate expires within six months";
+  } catch {
+    return "unreadable client certificate";
+  }
+  return undefined;
+}

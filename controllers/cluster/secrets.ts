@@ -1,0 +1,155 @@
+/**
+ * The Secrets NICO owns for a cluster: the join token (created once, never
+ * changed), the cluster CA (and its key alone, for older NIO), and the admin
+ * kubeconfig. Their contents are never logged, nor put in status or events.
+ *
+ * @module
+ */
+import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import { API_VERSION, KIND } from "../../crds/kubernetescluster.ts";
+import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
+import { isAlreadyExists } from "../../lib/kube/errors.ts";
+import { SECRETS } from "../../lib/kube/resources.ts";
+import { CLUSTER_LABEL } from "../../lib/labels.ts";
+import { createCa, type KeyPair } from "../../lib/pki.ts";
+import { JOIN_TOKEN_KEY } from "./desired.ts";
+import { issueKubeconfig, reissueReason } from "./kubeconfig.ts";
+import { caKeySecret, caSecret, joinTokenSecret, kubeconfigSecret } from "./names.ts";
+
+export interface Secret extends KubeObject {
+  type?: string;
+  data?: Record<string, string>;
+}
+
+const b64 = (s: string) => btoa(s);
+const unb64 = (s: string | undefined) => (s === undefined ? undefined : atob(s));
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Whether this cluster (this very object, by uid) controls the Secret. */
+export function ownsSecret(secret: KubeObject, cluster: KubernetesCluster): boolean {
+  return (secret.metadata.ownerReferences ?? []).some((o) => o.controller && o.uid === cluster.metadata.uid);
+}
+
+function owned(cluster: KubernetesCluster, name: string, type: string, data: Record<string, string>): Secret {
+  return {
+    metadata: {
+      name,
+      namespace: cluster.metadata.namespace!,
+      labels: { [CLUSTER_LABEL]: cluster.metadata.name },
+      ownerReferences: [{
+        apiVersion: API_VERSION,
+        kind: KIND,
+        name: cluster.metadata.name,
+        uid: cluster.metadata.uid!,
+        controller: true,
+        blockOwnerDeletion: true,
+      }],
+    },
+    type,
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+  };
+}
+
+/** Creates a Secret unless it exists; answers the one that exists. */
+async function createOnce(
+  client: KubeClient,
+  secret: Secret,
+  cached: Secret | undefined,
+): Promise<{ secret: Secret; created: boolean }> {
+  if (cached) return { secret: cached, created: false };
+  try {
+    return { secret: await client.create(SECRETS, secret), created: true };
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+    const existing = await client.get<Secret>(SECRETS, secret.metadata.name, secret.metadata.namespace);
+    if (!existing) throw err;
+    return { secret: existing, created: false };
+  }
+}
+
+export type SecretLookup = (name: string) => Secret | undefined;
+
+/** A Secret named like ours but controlled by something else: NICO will not touch it. */
+export class ForeignSecretError extends Error {
+  override readonly name = "ForeignSecretError";
+}
+
+function checkOwner(secret: Secret, cluster: KubernetesCluster): Secret {
+  if (!ownsSecret(secret, cluster)) {
+    throw new ForeignSecretError(
+      `Secret ${secret.metadata.name} exists but does not belong to this cluster; delete or rename it so NICO can create its own`,
+    );
+  }
+  return secret;
+}
+
+/** The join token Secret: 32 random bytes, hex, made once. */
+export async function ensureJoinToken(client: KubeClient, cluster: KubernetesCluster, lookup: SecretLookup) {
+  const name = joinTokenSecret(cluster.metadata.name);
+  const token = hex(crypto.getRandomValues(new Uint8Array(32)));
+  const r = await createOnce(client, owned(cluster, name, "Opaque", { [JOIN_TOKEN_KEY]: token }), lookup(name));
+  checkOwner(r.secret, cluster);
+  return r;
+}
+
+/** The cluster CA (ten years) and the Secret with its key alone. */
+export async function ensureCa(
+  client: KubeClient,
+  cluster: KubernetesCluster,
+  lookup: SecretLookup,
+): Promise<{ ca: KeyPair; created: boolean }> {
+  const name = caSecret(cluster.metadata.name);
+  let existing = lookup(name);
+  let created = false;
+  if (!existing) {
+    const ca = await createCa({ commonName: `${cluster.metadata.name}-ca`, days: 3650 });
+    const r = await createOnce(
+      client,
+      owned(cluster, name, "kubernetes.io/tls", { "tls.crt": ca.certPem, "tls.key": ca.keyPem }),
+      undefined,
+    );
+    existing = r.secret;
+    created = r.created;
+  }
+  checkOwner(existing, cluster);
+  const ca = { certPem: unb64(existing.data?.["tls.crt"]) ?? "", keyPem: unb64(existing.data?.["tls.key"]) ?? "" };
+  if (!ca.certPem || !ca.keyPem) throw new Error(`Secret ${name} lacks tls.crt or tls.key`);
+  const keyOnly = owned(cluster, caKeySecret(cluster.metadata.name), "Opaque", { "tls.key": ca.keyPem });
+  const k = await createOnce(client, keyOnly, lookup(keyOnly.metadata.name));
+  checkOwner(k.secret, cluster);
+  return { ca, created };
+}
+
+/**
+ * The admin kubeconfig for `server`: written when missing, for another
+ * endpoint, signed by another CA, or within six months of expiry.
+ * Answers why it was (re)issued, or `undefined` when it was fine.
+ */
+export async function ensureKubeconfig(
+  client: KubeClient,
+  cluster: KubernetesCluster,
+  server: string,
+  ca: KeyPair,
+  lookup: SecretLookup,
+  now: Date,
+): Promise<string | undefined> {
+  const name = kubeconfigSecret(cluster.metadata.name);
+  const existing = lookup(name);
+  if (existing) checkOwner(existing, cluster);
+  const why = await reissueReason(unb64(existing?.data?.value), server, ca.certPem, now);
+  if (!why) return undefined;
+  const value = await issueKubeconfig(cluster.metadata.name, server, ca, now);
+  const desired = owned(cluster, name, "Opaque", { value });
+  if (existing) {
+    await client.replace(SECRETS, {
+      ...desired,
+      metadata: { ...desired.metadata, resourceVersion: existing.metadata.resourceVersion! },
+    });
+  } else {
+    await createOnce(client, desired, undefined);
+  }
+  return why;
+}

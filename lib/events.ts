@@ -1,0 +1,50 @@
+/**
+ * Kubernetes Events (events.k8s.io/v1) about NICO's objects. Recording never
+ * fails a reconcile: an Event that cannot be written is logged and dropped.
+ *
+ * @module
+ */
+import type { KubeClient, KubeObject } from "./kube/client.ts";
+import { EVENTS } from "./kube/resources.ts";
+
+export type EventType = "Normal" | "Warning";
+
+export interface EventRecorder {
+  event(regarding: KubeObject, type: EventType, reason: string, note: string, action?: string): Promise<void>;
+}
+
+function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+/** Writes Events as `controller` from `instance` (usually the pod name). */
+export function eventRecorder(
+  client: KubeClient,
+  controller: string,
+  instance: string,
+  onError: (err: unknown) => void = () => {},
+): EventRecorder {
+  return {
+    async event(regarding, type, reason, note, action = reason) {
+      const { name, namespace, uid, resourceVersion } = regarding.metadata;
+      try {
+        await client.create(EVENTS, {
+          metadata: {
+            name: `${name}.${Date.now().toString(16)}${crypto.randomUUID().slice(0, 4)}`,
+            namespace: namespace ?? "default",
+          },
+          eventTime: microTime(new Date()),
+          reportingController: controller,
+          reportingInstance: instance,
+          action,
+          reason,
+          note: note.slice(0, 1024),
+          type,
+          regarding: { apiVersion: regarding.apiVersion, kind: regarding.kind, name, namespace, uid, resourceVersion },
+        } as KubeObject);
+      } catch (err) {
+        onError(err);
+      }
+    },
+  };
+}

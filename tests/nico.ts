@@ -1,0 +1,63 @@
+/** Runs NICO's cluster controller in-process for integration tests. */
+import { clusterController } from "../controllers/cluster/controller.ts";
+import { eventRecorder } from "../lib/events.ts";
+import type { KubeClient } from "../lib/kube/client.ts";
+import { MACHINES } from "../lib/kube/resources.ts";
+import { jsonLogger, type Logger, silentLogger } from "../lib/runtime/log.ts";
+import type { Machine } from "../lib/nio.ts";
+
+export interface RunningNico {
+  stop(): Promise<void>;
+}
+
+export interface NicoTestOptions {
+  namespace?: string;
+  defaultGitRepo?: string;
+  nodeTimeoutMs?: number;
+  workers?: number;
+  log?: Logger;
+}
+
+/** Starts the cluster controller as NICO would; `stop()` shuts it down cleanly. */
+export function startNico(client: KubeClient, opts: NicoTestOptions = {}): RunningNico {
+  const nico = client.with({ fieldManager: "nico", userAgent: "nico" });
+  const log = opts.log ?? (Deno.env.get("NICO_TEST_LOG") ? jsonLogger({ level: "debug" }) : silentLogger);
+  const { controller } = clusterController({
+    client: nico,
+    recorder: eventRecorder(nico, "nico.homystack.com/nico", "test"),
+    log,
+    namespace: opts.namespace,
+    defaultGitRepo: opts.defaultGitRepo ?? "https://git.example.test/default-flake.git",
+    workers: opts.workers ?? 2,
+    ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
+  });
+  const abort = new AbortController();
+  const done = controller.run(abort.signal);
+  return {
+    async stop() {
+      abort.abort();
+      await done;
+    },
+  };
+}
+
+/** Creates Machines (newer NIO shape) with labels and an SSH key Secret reference. */
+export async function createMachines(
+  client: KubeClient,
+  namespace: string,
+  names: string[],
+  labels: Record<string, string> = {},
+): Promise<void> {
+  let i = 0;
+  for (const name of names) {
+    i++;
+    await client.create<Machine>(MACHINES, {
+      metadata: { name, namespace, labels },
+      spec: {
+        host: `127.0.${10 + Math.floor(i / 200)}.${(i % 200) + 1}`,
+        sshUser: "root",
+        sshKeySecretRef: { name: `${name}-ssh` },
+      },
+    });
+  }
+}

@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import type { NodeReport, NodeState } from "../controllers/cluster/readiness.ts";
+import { selectMachines } from "../controllers/cluster/selection.ts";
+import { computeStatus, type StatusInput } from "../controllers/cluster/status.ts";
+import type { KubernetesClusterSpecInput } from "../crds/kubernetescluster.ts";
+import { cluster, machine } from "./fixtures/objects.ts";
+
+const NOW = new Date("2026-01-01T12:00:00Z");
+
+function input(
+  spec: KubernetesClusterSpecInput,
+  machines: string[],
+  states: Record<string, NodeState>,
+  extra: Partial<StatusInput> = {},
+): StatusInput {
+  const c = cluster(spec);
+  const selection = selectMachines({ cluster: c, machines: machines.map((n) => machine(n)), configurations: [] });
+  const nodes: NodeReport[] = [
+    ...selection.controlPlane.members.map((m) => ({ machine: m, plane: "controlPlane" as const })),
+    ...selection.dataPlane.members.map((m) => ({ machine: m, plane: "dataPlane" as const })),
+  ].map((n) => {
+    const state = states[n.machine] ?? "Ready";
+    return {
+      ...n,
+      state,
+      upToDate: true,
+      reason: state,
+      detail: state === "Failed" ? "ApplyFailed: boom" : state === "Ready" ? "applied" : "Converging",
+    };
+  });
+  return {
+    generation: 3,
+    previous: undefined,
+    deleting: false,
+    selection,
+    nodes,
+    bootstrap: selection.controlPlane.members[0],
+    endpoint: "https://10.0.0.1:6443",
+    kubeconfigSecret: "prod-kubeconfig",
+    now: NOW,
+    ...extra,
+  };
+}
+
+const HA: KubernetesClusterSpecInput = {
+  controlPlane: { machines: ["cp-1", "cp-2", "cp-3"] },
+  dataPlane: { machines: ["w-1"] },
+};
+const ALL = ["cp-1", "cp-2", "cp-3", "w-1"];
+const cond = (s: ReturnType<typeof computeStatus>, type: string) => s.conditions!.find((c) => c.type === type)!;
+
+Deno.test("status: phases, counts and messages", async (t) => {
+  await t.step("all ready", () => {
+    const s = computeStatus(input(HA, ALL, {}));
+    assert.equal(s.phase, "Ready");
+    assert.deepEqual([s.controlPlane!.summary, s.dataPlane!.summary], ["3/3", "1/1"]);
+    assert.equal(cond(s, "ControlPlaneReady").message, "3/3 control plane machines ready");
+    assert.equal(cond(s, "Ready").status, "True");
+    assert.equal(s.observedGeneration, 3);
+    assert.ok(s.conditions!.every((c) => c.observedGeneration === 3));
+  });
+  await t.step("waiting names the nodes and what they wait for", () => {
+    const s = computeStatus(input(HA, ALL, { "cp-2": "Applying", "cp-3": "Pending" }));
+    assert.equal(s.phase, "Provisioning");
+    assert.deepEqual(s.controlPlane!.readyMachines, ["cp-1"]);
+    assert.equal(
+      cond(s, "ControlPlaneReady").message,
+      "1/3 control plane machines ready; waiting for cp-2 (Converging), cp-3 (Converging)",
+    );
+    assert.equal(cond(s, "Ready").reason, "WaitingForControlPlane");
+  });
+  await t.step("a failed node makes the cluster Failed and is named", () => {
+    const s = computeStatus(input(HA, ALL, { "w-1": "Failed" }));
+    assert.equal(s.phase, "Failed");
+    assert.equal(cond(s, "DataPlaneReady").reason, "NodeFailed");
+    assert.match(cond(s, "Ready").message, /w-1 \(ApplyFailed: boom\)/);
+  });
+  await t.step("no kubeconfig yet: not Ready, and no kubeconfigSecret in status", () => {
+    const s = computeStatus(input(HA, ALL, {}, { kubeconfigSecret: undefined }));
+    assert.equal(s.phase, "Provisioning");
+    assert.equal(cond(s, "Ready").reason, "WaitingForKubeconfig");
+    assert.equal(s.kubeconfigSecret, undefined);
+  });
+  await t.step("underprovisioned selector names the shortfall", () => {
+    const s = computeStatus(input({ controlPlane: { count: 3, machineSelector: {} } }, ["a"], {}));
+    const m = cond(s, "MachinesAvailable");
+    assert.deepEqual([m.status, m.reason], ["False", "Underprovisioned"]);
+    assert.match(m.message, /control plane: 1 of 3 machines available \(2 short/);
+  });
+  await t.step("missing explicit machine is named", () => {
+    const s = computeStatus(input({ controlPlane: { machines: ["a", "ghost"] } }, ["a"], {}));
+    const m = cond(s, "MachinesAvailable");
+    assert.equal(m.reason, "MachinesUnavailable");
+    assert.match(m.message, /Machine ghost does not exist/);
+  });
+  await t.step("no workers requested is fine", () => {
+    const s = computeStatus(input({ controlPlane: { machines: ["a"] } }, ["a"], {}));
+    assert.deepEqual([cond(s, "DataPlaneReady").status, cond(s, "DataPlaneReady").reason], ["True", "NoWorkers"]);
+  });
+  await t.step("deleting", () => {
+    const s = computeStatus(input(HA, ALL, {}, { deleting: true }));
+    assert.equal(s.phase, "Deleting");
+    assert.equal(cond(s, "Ready").reason, "Deleting");
+  });
+});
+
+Deno.test("lastTransitionTime moves only when a condition's status flips", () => {
+  const first = computeStatus(input(HA, ALL, { "cp-2": "Applying" }));
+  const later = new Date(NOW.getTime() + 60_000);
+  const same = computeStatus(input(HA, ALL, { "cp-3": "Applying" }, { previous: first, now: later }));
+  assert.equal(cond(same, "ControlPlaneReady").lastTransitionTime, cond(first, "ControlPlaneReady").lastTransitionTime);
+  assert.notEqual(cond(same, "ControlPlaneReady").message, cond(first, "ControlPlaneReady").message);
+  const flipped = computeStatus(input(HA, ALL, {}, { previous: first, now: later }));
+  assert.equal(cond(flipped, "ControlPlaneReady").lastTransitionTime, "2026-01-01T12:01:00Z");
+  assert.equal(cond(flipped, "DataPlaneReady").lastTransitionTime, "2026-01-01T12:00:00Z");
+});
