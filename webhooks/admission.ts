@@ -1,0 +1,162 @@
+/**
+ * admission.k8s.io/v1 AdmissionReview: the request NICO reads, the checks
+ * that turn a malformed body into a clear 400, and the answers it sends.
+ *
+ * @module
+ */
+
+export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
+export const ADMISSION_KIND = "AdmissionReview";
+
+/** The operations the API server sends. */
+export type Operation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+
+/** Group, version and kind as AdmissionRequest carries them. */
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/** The fields of an AdmissionRequest NICO reads. */
+export interface AdmissionRequest {
+  uid: string;
+  kind: GroupVersionKind;
+  operation: Operation;
+  namespace?: string;
+  name?: string;
+  object?: unknown;
+  oldObject?: unknown;
+  dryRun?: boolean;
+}
+
+/** One JSON Patch (RFC 6902) operation. */
+export interface PatchOperation {
+  op: "add" | "replace" | "remove" | "test";
+  path: string;
+  value?: unknown;
+}
+
+/** The AdmissionResponse NICO sends. */
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: { code: number; reason?: string; message: string };
+  warnings?: string[];
+  patchType?: "JSONPatch";
+  /** Base64 of the JSON Patch. */
+  patch?: string;
+}
+
+/** A full AdmissionReview answer. */
+export interface AdmissionReviewResponse {
+  apiVersion: typeof ADMISSION_API_VERSION;
+  kind: typeof ADMISSION_KIND;
+  response: AdmissionResponse;
+}
+
+/** A body that is not an AdmissionReview NICO can answer; the message says why. */
+export class BadReview extends Error {
+  override readonly name = "BadReview";
+}
+
+const OPERATIONS = new Set<string>(["CREATE", "UPDATE", "DELETE", "CONNECT"]);
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Parses the body of a webhook call into its request, or throws
+ * {@link BadReview} saying what is wrong with it.
+ */
+export function parseReview(text: string): AdmissionRequest {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    throw new BadReview(`the body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!isRecord(body)) throw new BadReview("the body must be a JSON object: an AdmissionReview");
+  if (body.apiVersion !== ADMISSION_API_VERSION) {
+    throw new BadReview(`apiVersion must be ${ADMISSION_API_VERSION}, got ${JSON.stringify(body.apiVersion ?? null)}`);
+  }
+  if (body.kind !== ADMISSION_KIND) {
+    throw new BadReview(`kind must be ${ADMISSION_KIND}, got ${JSON.stringify(body.kind ?? null)}`);
+  }
+  const req = body.request;
+  if (!isRecord(req)) throw new BadReview("request is missing: an AdmissionReview sent to a webhook carries a request");
+  if (typeof req.uid !== "string" || req.uid === "") {
+    throw new BadReview("request.uid is missing: the API server always sends one");
+  }
+  if (typeof req.operation !== "string" || !OPERATIONS.has(req.operation)) {
+    throw new BadReview(
+      `request.operation must be CREATE, UPDATE, DELETE or CONNECT, got ${JSON.stringify(req.operation ?? null)}`,
+    );
+  }
+  const kind = req.kind;
+  if (!isRecord(kind) || typeof kind.kind !== "string" || typeof kind.version !== "string") {
+    throw new BadReview("request.kind must name the group, version and kind of the object");
+  }
+  const operation = req.operation as Operation;
+  if ((operation === "CREATE" || operation === "UPDATE") && !isRecord(req.object)) {
+    throw new BadReview(`request.object is missing: a ${operation} carries the object`);
+  }
+  if (operation === "UPDATE" && !isRecord(req.oldObject)) {
+    throw new BadReview("request.oldObject is missing: an UPDATE carries the object as it was");
+  }
+  return {
+    uid: req.uid,
+    kind: { group: typeof kind.group === "string" ? kind.group : "", version: kind.version, kind: kind.kind },
+    operation,
+    ...(typeof req.namespace === "string" ? { namespace: req.namespace } : {}),
+    ...(typeof req.name === "string" ? { name: req.name } : {}),
+    ...(req.object !== undefined && req.object !== null ? { object: req.object } : {}),
+    ...(req.oldObject !== undefined && req.oldObject !== null ? { oldObject: req.oldObject } : {}),
+    ...(typeof req.dryRun === "boolean" ? { dryRun: req.dryRun } : {}),
+  };
+}
+
+/** Wraps a response in an AdmissionReview. */
+export function review(response: AdmissionResponse): AdmissionReviewResponse {
+  return { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_KIND, response };
+}
+
+/** Allows, with optional warnings and patch. */
+export function allow(uid: string, warnings: string[] = [], patch: PatchOperation[] = []): AdmissionReviewResponse {
+  return review({
+    uid,
+    allowed: true,
+    ...(warnings.length ? { warnings } : {}),
+    ...(patch.length ? { patchType: "JSONPatch" as const, patch: base64(JSON.stringify(patch)) } : {}),
+  });
+}
+
+const REASONS: Record<number, string> = {
+  400: "BadRequest",
+  403: "Forbidden",
+  500: "InternalError",
+  503: "ServiceUnavailable",
+};
+
+/**
+ * Refuses with one line per problem; `code` 403 for a refused object, 400
+ * for a request NICO should never have been sent, 500/503 for its own trouble.
+ */
+export function deny(uid: string, problems: string[], warnings: string[] = [], code = 403): AdmissionReviewResponse {
+  const reason = REASONS[code] ?? "InternalError";
+  return review({
+    uid,
+    allowed: false,
+    status: { code, reason, message: problems.join("\n") },
+    ...(warnings.length ? { warnings } : {}),
+  });
+}
+
+/** Base64 of a UTF-8 string. */
+export function base64(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
+}

@@ -1,0 +1,147 @@
+/**
+ * The admission webhook as a Hono app: `POST /validate-kubernetescluster`
+ * and `POST /mutate-kubernetescluster`, speaking admission.k8s.io/v1.
+ *
+ * A body that is not an AdmissionReview NICO can read gets a 400 (413 when
+ * too large) with the reason; any failure after the request's uid is known
+ * answers `allowed: false` with the reason, so the API server never waits
+ * out its timeout.
+ *
+ * @module
+ */
+import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { GROUP, KIND } from "../crds/kubernetescluster.ts";
+import { errorMessage, type Logger, silentLogger } from "../lib/runtime/log.ts";
+import { type AdmissionRequest, allow, BadReview, deny, parseReview } from "./admission.ts";
+import { defaultingPatch } from "./defaults.ts";
+import { MUTATE_PATH, VALIDATE_PATH } from "./paths.ts";
+import { type AdmissionLookup, LookupNotReady } from "./lookup.ts";
+import { needsValidation, type SecretCheck, secretToCheck, validateCluster } from "./validate.ts";
+
+/** Largest body accepted: 3 MiB, the API server's own request limit. */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+/** Options of {@link webhookApp}. */
+export interface WebhookAppOptions {
+  /** Cache reads: Machines, NixosConfigurations, clusters, Secrets. */
+  lookup: AdmissionLookup;
+  /** Written to `spec.gitRepo` when a cluster names none. */
+  defaultGitRepo?: string | undefined;
+  log?: Logger;
+  /** Largest body accepted (default {@link MAX_BODY_BYTES}). */
+  maxBodyBytes?: number;
+  /** How long the Secret check may take before it becomes a warning (default 2 s; the API server waits 5 s). */
+  secretCheckTimeoutMs?: number;
+}
+
+/** Hono variables of the app: the request uid, once read. */
+export type WebhookEnv = { Variables: { uid?: string } };
+type Env = WebhookEnv;
+
+function wrongResource(req: AdmissionRequest): string | undefined {
+  if (req.kind.group === GROUP && req.kind.kind === KIND) return undefined;
+  const got = `${req.kind.group ? `${req.kind.group}/` : ""}${req.kind.version} ${req.kind.kind}`;
+  return `this webhook admits only ${GROUP} ${KIND} objects, not ${got}; fix the rules of the webhook configuration`;
+}
+
+async function checkSecret(lookup: AdmissionLookup, ns: string, name: string, timeoutMs: number): Promise<SecretCheck> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<SecretCheck>((resolve) => {
+    timer = setTimeout(() => resolve({ error: `no answer within ${timeoutMs} ms` }), timeoutMs);
+  });
+  try {
+    return await Promise.race([
+      lookup.secretExists(ns, name).then((found): SecretCheck => (found ? "exists" : "missing")),
+      timeout,
+    ]);
+  } catch (err) {
+    return { error: errorMessage(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The webhook's Hono app. */
+export function webhookApp(opts: WebhookAppOptions): Hono<Env> {
+  const log = opts.log ?? silentLogger;
+  const maxSize = opts.maxBodyBytes ?? MAX_BODY_BYTES;
+  const secretTimeout = opts.secretCheckTimeoutMs ?? 2000;
+  const app = new Hono<Env>();
+
+  const readReview = async (c: Context<Env>) => {
+    let req: AdmissionRequest;
+    try {
+      req = parseReview(await c.req.text());
+    } catch (err) {
+      if (err instanceof BadReview) throw new HTTPException(400, { message: `bad AdmissionReview: ${err.message}` });
+      throw err;
+    }
+    c.set("uid", req.uid);
+    return req;
+  };
+
+  const limit = bodyLimit({
+    maxSize,
+    onError: () => {
+      throw new HTTPException(413, { message: `bad AdmissionReview: the body is larger than ${maxSize} bytes` });
+    },
+  });
+
+  app.post(VALIDATE_PATH, limit, async (c) => {
+    const started = performance.now();
+    const req = await readReview(c);
+    const fields = { uid: req.uid, operation: req.operation, namespace: req.namespace, name: req.name };
+    const bad = wrongResource(req);
+    if (bad) return c.json(deny(req.uid, [bad], [], 400));
+    if (req.operation !== "CREATE" && req.operation !== "UPDATE") return c.json(allow(req.uid));
+    // Metadata-only updates and updates during deletion pass without reading any cache.
+    if (!needsValidation(req.operation, req.object, req.oldObject)) return c.json(allow(req.uid));
+    const ns = req.namespace ?? "";
+    const { lookup } = opts;
+    const secret = secretToCheck(req.operation, req.object, req.oldObject);
+    const verdict = validateCluster({
+      operation: req.operation,
+      namespace: ns,
+      object: req.object,
+      oldObject: req.oldObject,
+      machines: lookup.machines(ns),
+      configurations: lookup.configurations(ns),
+      clusters: lookup.clusters(ns),
+      credentialsSecret: secret ? await checkSecret(lookup, ns, secret, secretTimeout) : undefined,
+      defaultGitRepo: opts.defaultGitRepo,
+    });
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    if (verdict.errors.length) {
+      log.info("refused", { ...fields, problems: verdict.errors, ms });
+      return c.json(deny(req.uid, verdict.errors, verdict.warnings));
+    }
+    log.debug("allowed", { ...fields, warnings: verdict.warnings.length, ms });
+    return c.json(allow(req.uid, verdict.warnings));
+  });
+
+  app.post(MUTATE_PATH, limit, async (c) => {
+    const req = await readReview(c);
+    const bad = wrongResource(req);
+    if (bad) return c.json(deny(req.uid, [bad], [], 400));
+    if (req.operation !== "CREATE" && req.operation !== "UPDATE") return c.json(allow(req.uid));
+    const patch = defaultingPatch(req.object, { defaultGitRepo: opts.defaultGitRepo });
+    if (patch.length) log.debug("defaulted", { uid: req.uid, name: req.name, paths: patch.map((p) => p.path) });
+    return c.json(allow(req.uid, [], patch));
+  });
+
+  app.get("/healthz", (c) => c.text("ok"));
+  app.notFound((c) => c.text(`not found: NICO's webhook serves POST ${VALIDATE_PATH} and POST ${MUTATE_PATH}`, 404));
+
+  app.onError((err, c) => {
+    if (err instanceof HTTPException) return c.text(err.message, err.status);
+    const uid = c.get("uid");
+    const notReady = err instanceof LookupNotReady;
+    log.error("admission failed", { uid, path: c.req.path, error: errorMessage(err) });
+    const message = notReady ? errorMessage(err) : `NICO's webhook could not check this object: ${errorMessage(err)}`;
+    if (uid) return c.json(deny(uid, [message], [], notReady ? 503 : 500));
+    return c.text(message, 500);
+  });
+  return app;
+}

@@ -1,0 +1,57 @@
+/**
+ * Defaulting of a KubernetesCluster as a JSON Patch: `spec.gitRepo` from the
+ * operator's default repository, and every default the zod schema applies
+ * (fullInstall, dataPlane, the endpoint port). Pure and idempotent: an
+ * object that already has them gets no patch.
+ *
+ * @module
+ */
+import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+import type { PatchOperation } from "./admission.ts";
+
+/** Options of {@link defaultingPatch}. */
+export interface DefaultingOptions {
+  /** Written to `spec.gitRepo` when the cluster names none. */
+  defaultGitRepo?: string | undefined;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** One JSON Pointer segment (RFC 6901). */
+function segment(key: string): string {
+  return key.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+/** `add` operations for keys of `output` (the parsed spec) that `input` lacks, recursing into objects. */
+function addedDefaults(
+  input: Record<string, unknown>,
+  output: Record<string, unknown>,
+  pointer: string,
+): PatchOperation[] {
+  const ops: PatchOperation[] = [];
+  for (const [key, value] of Object.entries(output)) {
+    if (value === undefined) continue;
+    const path = `${pointer}/${segment(key)}`;
+    if (!Object.hasOwn(input, key)) ops.push({ op: "add", path, value });
+    else if (isRecord(input[key]) && isRecord(value)) ops.push(...addedDefaults(input[key], value, path));
+  }
+  return ops;
+}
+
+/** The JSON Patch that defaults `object`; empty when there is nothing to do. */
+export function defaultingPatch(object: unknown, opts: DefaultingOptions = {}): PatchOperation[] {
+  if (!isRecord(object) || !isRecord(object.spec)) return [];
+  const spec = object.spec;
+  const ops: PatchOperation[] = [];
+  if (spec.gitRepo === undefined && opts.defaultGitRepo) {
+    ops.push({ op: "add", path: "/spec/gitRepo", value: opts.defaultGitRepo });
+  }
+  // Schema defaults only for a spec the schema accepts: validation refuses the rest with its reasons.
+  const parsed = KubernetesClusterSpec.safeParse(spec);
+  if (parsed.success) {
+    ops.push(...addedDefaults(spec, parsed.data as Record<string, unknown>, "/spec"));
+  }
+  return ops;
+}

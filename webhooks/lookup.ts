@@ -1,0 +1,78 @@
+/**
+ * What admission reads: Machines, NixosConfigurations and clusters from the
+ * controller's caches (never a fresh list per request), and whether a
+ * Secret exists (one GET, only for `spec.credentialsRef`).
+ *
+ * @module
+ */
+import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
+import type { KubeClient, KubeObject } from "../lib/kube/client.ts";
+import { SECRETS } from "../lib/kube/resources.ts";
+import type { Machine, NixosConfiguration } from "../lib/nio.ts";
+import type { Informer } from "../lib/runtime/informer.ts";
+
+/** The reads admission needs. The three lists are synchronous cache reads. */
+export interface AdmissionLookup {
+  machines(namespace: string): Machine[];
+  configurations(namespace: string): NixosConfiguration[];
+  clusters(namespace: string): KubernetesCluster[];
+  /** Whether a Secret exists; may ask the API server. */
+  secretExists(namespace: string, name: string): Promise<boolean>;
+}
+
+/** Thrown by a lookup whose cache has not loaded yet: admission answers 503 and the API server retries later. */
+export class LookupNotReady extends Error {
+  override readonly name = "LookupNotReady";
+}
+
+/** NICO's informers, as {@link informerLookup} reads them. */
+export interface LookupInformers {
+  machines: Informer<Machine>;
+  configs: Informer<NixosConfiguration>;
+  clusters: Informer<KubernetesCluster>;
+}
+
+function cached<T extends KubeObject>(informer: Informer<T>, namespace: string): T[] {
+  if (!informer.hasSynced()) {
+    throw new LookupNotReady(
+      `NICO's cache of ${informer.resource.plural} is still loading; try again in a few seconds`,
+    );
+  }
+  return informer.list(namespace);
+}
+
+/**
+ * A lookup over NICO's informers, with `secretExists` as a GET through
+ * `client` (the Secret's contents are read by the client and dropped).
+ * Throws {@link LookupNotReady} until every informer has synced.
+ */
+export function informerLookup(informers: LookupInformers, client: KubeClient): AdmissionLookup {
+  return {
+    machines: (ns) => cached(informers.machines, ns),
+    configurations: (ns) => cached(informers.configs, ns),
+    clusters: (ns) => cached(informers.clusters, ns),
+    secretExists: async (ns, name) => (await client.get(SECRETS, name, ns)) !== undefined,
+  };
+}
+
+/** Fixed objects for a lookup: tests and benchmarks. */
+export interface StaticObjects {
+  machines?: Machine[];
+  configurations?: NixosConfiguration[];
+  clusters?: KubernetesCluster[];
+  /** Secrets as `namespace/name`. */
+  secrets?: string[];
+}
+
+/** A lookup over fixed objects. */
+export function staticLookup(objects: StaticObjects): AdmissionLookup {
+  const inNs = <T extends { metadata: { namespace?: string } }>(items: T[] | undefined, ns: string) =>
+    (items ?? []).filter((o) => (o.metadata.namespace ?? ns) === ns);
+  const secrets = new Set(objects.secrets ?? []);
+  return {
+    machines: (ns) => inNs(objects.machines, ns),
+    configurations: (ns) => inNs(objects.configurations, ns),
+    clusters: (ns) => inNs(objects.clusters, ns),
+    secretExists: (ns, name) => Promise.resolve(secrets.has(`${ns}/${name}`)),
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * Validation of a KubernetesCluster on CREATE and UPDATE: a pure function
+ * of the object, the object before, and what the caches hold. Refusals
+ * stop `kubectl apply`; warnings are printed by kubectl and let it pass.
+ *
+ * @module
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { ClusterRef } from "../controllers/cluster/selection.ts";
+import type { KubernetesCluster, KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+import type { Machine, NixosConfiguration } from "../lib/nio.ts";
+import { type Findings, machineFindings } from "./machine_rules.ts";
+import { listProblems, nameProblems, rawProblems, schemaProblems, selectorProblems } from "./spec_rules.ts";
+import { updateProblems } from "./update_rules.ts";
+
+/** Whether the credentialsRef Secret exists, or why that is unknown. */
+export type SecretCheck = "exists" | "missing" | { error: string };
+
+/** Everything validation reads. */
+export interface ValidationInput {
+  operation: "CREATE" | "UPDATE";
+  /** The request's namespace. */
+  namespace: string;
+  /** The cluster as sent (not yet trusted). */
+  object: unknown;
+  /** The cluster before an UPDATE. */
+  oldObject?: unknown;
+  machines: Machine[];
+  configurations: NixosConfiguration[];
+  clusters: KubernetesCluster[];
+  /** The answer of the Secret check asked for by {@link secretToCheck}; absent when none was made. */
+  credentialsSecret?: SecretCheck | undefined;
+  /** The operator's default repository, so a missing gitRepo can be reported. */
+  defaultGitRepo?: string | undefined;
+}
+
+/** Refusals (any refuses the request) and warnings. */
+export type Verdict = Findings;
+
+interface RawCluster {
+  metadata?: { name?: unknown; uid?: unknown; deletionTimestamp?: unknown };
+  spec?: unknown;
+  status?: { bootstrapNode?: unknown };
+}
+
+const asRaw = (o: unknown): RawCluster => (typeof o === "object" && o !== null ? o as RawCluster : {});
+const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+
+/**
+ * Whether there is anything to judge: an UPDATE that leaves the spec alone
+ * (metadata, finalizers) or happens during deletion always passes, so the
+ * controller can never be locked out of its own objects.
+ */
+export function needsValidation(operation: string, object: unknown, oldObject?: unknown): boolean {
+  if (operation === "CREATE") return true;
+  if (operation !== "UPDATE") return false;
+  const obj = asRaw(object);
+  if (obj.metadata?.deletionTimestamp) return false;
+  return !isDeepStrictEqual(obj.spec, asRaw(oldObject).spec);
+}
+
+/** The Secret named by `spec.credentialsRef`, when validation needs to know whether it exists. */
+export function secretToCheck(operation: string, object: unknown, oldObject?: unknown): string | undefined {
+  if (!needsValidation(operation, object, oldObject)) return undefined;
+  const spec = asRaw(object).spec as { credentialsRef?: { name?: unknown } } | undefined;
+  return str(spec?.credentialsRef?.name);
+}
+
+function secretWarning(name: string, namespace: string, check: SecretCheck | undefined): string[] {
+  if (check === undefined || check === "exists") return [];
+  if (check === "missing") {
+    return [
+      `spec.credentialsRef.name: Secret ${name} does not exist in namespace ${namespace}; ` +
+      "NIO cannot fetch a private gitRepo until it does: create it",
+    ];
+  }
+  return [`spec.credentialsRef.name: could not check that Secret ${name} exists (${check.error}); make sure it does`];
+}
+
+/** Validates one CREATE or UPDATE of a KubernetesCluster. */
+export function validateCluster(input: ValidationInput): Verdict {
+  const verdict: Verdict = { errors: [], warnings: [] };
+  if (!needsValidation(input.operation, input.object, input.oldObject)) return verdict;
+  const obj = asRaw(input.object);
+  const name = str(obj.metadata?.name) ?? "";
+  const ns = input.namespace;
+
+  verdict.errors.push(...nameProblems(name), ...rawProblems(obj.spec, ns));
+  const schema = schemaProblems(obj.spec);
+  if (!schema.spec) {
+    verdict.errors.push(...schema.errors);
+    return verdict;
+  }
+  const spec = schema.spec;
+  verdict.errors.push(...listProblems(spec), ...selectorProblems(spec));
+
+  const uid = str(obj.metadata?.uid);
+  const cluster: ClusterRef = { name, namespace: ns, ...(uid ? { uid } : {}) };
+  const old = input.operation === "UPDATE" ? asRaw(input.oldObject) : undefined;
+  const oldSpec: KubernetesClusterSpec | undefined = old ? schemaProblems(old.spec).spec : undefined;
+  const bootstrap = str(old?.status?.bootstrapNode) ?? str(obj.status?.bootstrapNode);
+  const machines = machineFindings({
+    cluster,
+    spec,
+    oldSpec,
+    bootstrap,
+    machines: input.machines,
+    configurations: input.configurations,
+    clusters: input.clusters,
+  });
+  verdict.errors.push(...machines.errors);
+  verdict.warnings.push(...machines.warnings);
+
+  if (oldSpec) {
+    verdict.errors.push(...updateProblems({
+      cluster,
+      oldSpec,
+      spec,
+      bootstrap,
+      machines: input.machines,
+      configurations: input.configurations,
+    }));
+  }
+
+  if (spec.credentialsRef) {
+    verdict.warnings.push(...secretWarning(spec.credentialsRef.name, ns, input.credentialsSecret));
+  }
+  if (!spec.gitRepo && !input.defaultGitRepo) {
+    verdict.warnings.push(
+      "spec.gitRepo: not set and NICO has no default repository (--default-git-repo); the cluster stays blocked until you set spec.gitRepo",
+    );
+  }
+  return verdict;
+}
