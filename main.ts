@@ -1,6 +1,7 @@
 /**
  * NICO: NixOS Infrastructure Cluster Orchestration.
  *
+ * `nico run` (the default) runs the controllers and the admission webhook;
  * `nico crds` prints the CRD YAML; `nico version` prints the version.
  *
  * @module
@@ -19,6 +20,8 @@ async function main(args: string[]): Promise<number> {
     case "version":
       console.log(`nico ${VERSION}`);
       return 0;
+    case "run":
+      return await (await import("./lib/cli/run.ts")).run(args.slice(1));
     default:
       console.error(`nico: unknown command '${command}': expected run, crds or version`);
       return 2;

@@ -1,0 +1,115 @@
+/**
+ * `nico run` options: flags override environment variables; zod validates
+ * both and a bad value is a clear error (exit code 2).
+ *
+ * @module
+ */
+import { z } from "zod";
+
+const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
+const address = z.string().regex(
+  /^(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}$/,
+  "expected host:port, such as :8080 or 127.0.0.1:9443",
+);
+const duration = z.string().regex(/^\d+(ms|s|m|h)$/, "expected a duration such as 90s, 30m or 1h").transform((v) => {
+  const n = Number.parseInt(v, 10);
+  const unit = v.replace(/^\d+/, "");
+  return n * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as Record<string, number>)[unit]!;
+});
+
+export const RunOptions = z.object({
+  kubeconfig: z.string().optional().describe("Kubeconfig file; default $KUBECONFIG, ~/.kube/config or in-cluster."),
+  namespace: z.string().optional().describe("Watch only this namespace; default all namespaces."),
+  workers: z.coerce.number().int().min(1).max(64).default(2).describe("Concurrent reconciles."),
+  defaultGitRepo: z.string().min(1).optional().describe("gitRepo for clusters that name none."),
+  nodeTimeout: duration.default(30 * 60_000).describe("A node not applied this long after a change is Failed."),
+  webhookAddr: address.default(":9443").describe("Admission webhook listen address."),
+  webhookCertMode: z.enum(["self-signed", "cert-manager", "off"]).default("self-signed")
+    .describe("self-signed: NICO keeps its own CA; cert-manager: use mounted files; off: no webhook."),
+  webhookCertDir: z.string().default("/tmp/k8s-webhook-server/serving-certs").describe(
+    "Mounted tls.crt/tls.key for cert-manager mode.",
+  ),
+  webhookService: z.string().default("nico-webhook").describe("Service in front of the webhook (self-signed mode)."),
+  webhookUrl: z.string().url().optional().describe("Register the webhook by URL instead of Service (local runs)."),
+  metricsAddr: address.default(":8080").describe("Prometheus /metrics listen address."),
+  healthAddr: address.default(":8081").describe("/healthz and /readyz listen address."),
+  leaderElect: bool.default(true).describe("Only the Lease holder reconciles."),
+  leaseNamespace: z.string().default("nico-system").describe("Namespace of the leader Lease (and webhook Secret)."),
+  leaseName: z.string().default("nico-leader").describe("Name of the leader Lease."),
+  logLevel: z.enum(["debug", "info", "error"]).default("info"),
+  logFormat: z.enum(["json", "text"]).default("json"),
+  installCrds: bool.default(false).describe("Apply NICO's CRD at start (for development)."),
+});
+
+export type RunOptions = z.output<typeof RunOptions>;
+
+const ENV: Record<string, string> = {
+  kubeconfig: "KUBECONFIG",
+  namespace: "NICO_NAMESPACE",
+  workers: "NICO_WORKERS",
+  defaultGitRepo: "NICO_DEFAULT_GIT_REPO",
+  nodeTimeout: "NICO_NODE_TIMEOUT",
+  webhookAddr: "NICO_WEBHOOK_ADDR",
+  webhookCertMode: "NICO_WEBHOOK_CERT_MODE",
+  webhookCertDir: "NICO_WEBHOOK_CERT_DIR",
+  webhookService: "NICO_WEBHOOK_SERVICE",
+  webhookUrl: "NICO_WEBHOOK_URL",
+  metricsAddr: "NICO_METRICS_ADDR",
+  healthAddr: "NICO_HEALTH_ADDR",
+  leaderElect: "NICO_LEADER_ELECT",
+  leaseNamespace: "NICO_LEASE_NAMESPACE",
+  leaseName: "NICO_LEASE_NAME",
+  logLevel: "NICO_LOG_LEVEL",
+  logFormat: "NICO_LOG_FORMAT",
+  installCrds: "NICO_INSTALL_CRDS",
+};
+
+const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** Usage text, generated from the schema. */
+export function usage(): string {
+  const lines = ["Usage: nico run [flags]", "", "Flags (environment variable in brackets):"];
+  for (const [key, schema] of Object.entries(RunOptions.shape)) {
+    lines.push(`  --${kebab(key).padEnd(20)} ${(schema as z.ZodType).description ?? ""} [${ENV[key]}]`);
+  }
+  return lines.join("\n");
+}
+
+export class OptionsError extends Error {
+  override readonly name = "OptionsError";
+}
+
+/** Parses `--flag value`, `--flag=value` and bare boolean `--flag`, over the environment. */
+export function parseRunOptions(args: string[], env: Record<string, string | undefined>): RunOptions {
+  const raw: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(ENV)) if (env[name] !== undefined && env[name] !== "") raw[key] = env[name];
+  const byFlag = new Map(Object.keys(RunOptions.shape).map((k) => [kebab(k), k]));
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith("--")) throw new OptionsError(`unexpected argument '${arg}'; flags start with --`);
+    const [flag, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    const key = byFlag.get(flag);
+    if (!key) throw new OptionsError(`unknown flag --${flag}; see nico run --help`);
+    const isBool = key === "leaderElect" || key === "installCrds";
+    if (inline !== undefined) raw[key] = inline;
+    else if (isBool && (args[i + 1] === undefined || args[i + 1]!.startsWith("--"))) raw[key] = "true";
+    else if (args[i + 1] === undefined) throw new OptionsError(`flag --${flag} needs a value`);
+    else raw[key] = args[++i];
+  }
+  const parsed = RunOptions.safeParse(raw);
+  if (!parsed.success) {
+    const msgs = parsed.error.issues.map((i) => {
+      const key = String(i.path[0]);
+      return `--${kebab(key)} (${ENV[key]}): ${i.message}; got ${JSON.stringify(raw[key])}`;
+    });
+    throw new OptionsError(msgs.join("\n"));
+  }
+  return parsed.data;
+}
+
+/** `host:port` to Deno.serve's options; an empty host means every interface. */
+export function listenOn(addr: string): { hostname: string; port: number } {
+  const i = addr.lastIndexOf(":");
+  const host = addr.slice(0, i).replace(/^\[|\]$/g, "");
+  return { hostname: host || "0.0.0.0", port: Number(addr.slice(i + 1)) };
+}

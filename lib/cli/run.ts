@@ -1,0 +1,275 @@
+/**
+ * `nico run`: the controllers (on the leader) and, on every replica, the
+ * caches, the admission webhook, /metrics, /healthz and /readyz.
+ *
+ * @module
+ */
+
+import { clusterController } from "../../controllers/cluster/controller.ts";
+import { kubernetesClusterCrd } from "../../crds/generate.ts";
+import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import { eventRecorder } from "../events.ts";
+import { KubeClient, type KubeObject } from "../kube/client.ts";
+import { CRDS } from "../kube/resources.ts";
+import { runLeaderElection } from "../leader.ts";
+import { Metrics } from "../metrics.ts";
+import { errorMessage, jsonLogger, type Logger, type LogLevel } from "../runtime/log.ts";
+import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage } from "./options.ts";
+import type { ClusterInformers } from "../../controllers/cluster/reconciler.ts";
+import { runWebhookCertificates, serviceDnsNames } from "../../webhooks/certificates.ts";
+import { webhookApp } from "../../webhooks/app.ts";
+import { informerLookup } from "../../webhooks/lookup.ts";
+import { startWebhookServer, type WebhookServer } from "../../webhooks/server.ts";
+import { fileTls, secretTls } from "../../webhooks/tls.ts";
+import denoJson from "../../deno.json" with { type: "json" };
+
+export const USER_AGENT = `nico/${denoJson.version}`;
+
+/** A logger in the chosen format: JSON lines, or `time level message key=value`. */
+export function makeLogger(level: LogLevel, format: "json" | "text"): Logger {
+  if (format === "json") return jsonLogger({ level });
+  const enc = new TextEncoder();
+  return jsonLogger({
+    level,
+    write(line) {
+      const { ts, level: l, msg, ...rest } = JSON.parse(line);
+      const kv = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(
+        " ",
+      );
+      Deno.stderr.writeSync(enc.encode(`${ts} ${String(l).toUpperCase().padEnd(5)} ${msg}${kv ? " " + kv : ""}\n`));
+    },
+  });
+}
+
+/** Sets nico_clusters and nico_nodes from the cache, at scrape time. */
+function observeClusters(metrics: Metrics, clusters: KubernetesCluster[]): void {
+  metrics.clusters.reset();
+  metrics.nodes.reset();
+  for (const phase of ["Provisioning", "Ready", "Failed", "Deleting"]) metrics.clusters.set({ phase }, 0);
+  for (const c of clusters) {
+    metrics.clusters.inc({ phase: c.status?.phase ?? "Provisioning" });
+    for (const plane of ["controlPlane", "dataPlane"] as const) {
+      const p = c.status?.[plane];
+      if (!p) continue;
+      const base = { namespace: c.metadata.namespace ?? "", cluster: c.metadata.name, plane };
+      metrics.nodes.set({ ...base, state: "ready" }, p.ready);
+      metrics.nodes.set({ ...base, state: "not_ready" }, p.total - p.ready);
+    }
+  }
+}
+
+/** Serves /metrics, /healthz and /readyz (one server when both addresses are equal). */
+function serveProbes(
+  o: RunOptions,
+  metrics: Metrics,
+  informers: ClusterInformers,
+  ready: () => boolean,
+  signal: AbortSignal,
+) {
+  const handler = async (req: Request): Promise<Response> => {
+    const path = new URL(req.url).pathname;
+    if (path === "/healthz") return new Response("ok\n");
+    if (path === "/readyz") {
+      const synced = Object.values(informers).every((i) => i.hasSynced()) && ready();
+      return new Response(synced ? "ok\n" : "caches not synced\n", { status: synced ? 200 : 503 });
+    }
+    if (path === "/metrics") {
+      observeClusters(metrics, informers.clusters.list());
+      return new Response(await metrics.text(), { headers: { "content-type": metrics.contentType } });
+    }
+    return new Response("not found\n", { status: 404 });
+  };
+  const servers = [Deno.serve({ ...listenOn(o.healthAddr), signal, onListen() {} }, handler)];
+  if (o.metricsAddr !== o.healthAddr) {
+    servers.push(Deno.serve({ ...listenOn(o.metricsAddr), signal, onListen() {} }, handler));
+  }
+  return servers;
+}
+
+/** The admission webhook on this replica, counted in the metrics; resolves once it serves. */
+async function startWebhook(
+  o: RunOptions,
+  client: KubeClient,
+  informers: ClusterInformers,
+  metrics: Metrics,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<WebhookServer> {
+  const app = webhookApp({
+    lookup: informerLookup(
+      { machines: informers.machines, configs: informers.configs, clusters: informers.clusters },
+      client,
+    ),
+    ...(o.defaultGitRepo ? { defaultGitRepo: o.defaultGitRepo } : {}),
+    log,
+  });
+  const metered = {
+    async fetch(req: Request): Promise<Response> {
+      const path = new URL(req.url).pathname;
+      const end = metrics.webhookLatency.startTimer({ path });
+      const res = await app.fetch(req);
+      end();
+      let outcome = "error";
+      if (res.status === 200) {
+        const body = await res.clone().json().catch(() => undefined) as
+          | { response?: { allowed?: boolean } }
+          | undefined;
+        outcome = body?.response?.allowed ? "allowed" : "denied";
+      }
+      metrics.webhookRequests.inc({ path, outcome });
+      return res;
+    },
+  };
+  const tls = o.webhookCertMode === "cert-manager"
+    ? fileTls(`${o.webhookCertDir}/tls.crt`, `${o.webhookCertDir}/tls.key`)
+    : secretTls(client, o.leaseNamespace);
+  const server = await startWebhookServer({ app: metered, ...listenOn(o.webhookAddr), tls, log, signal });
+  log.info("webhook serving", { address: `${server.hostname}:${server.port}`, certificates: o.webhookCertMode });
+  return server;
+}
+
+/** Applies NICO's CRD (for `deno task dev`). */
+export async function installCrd(client: KubeClient): Promise<void> {
+  const crd = kubernetesClusterCrd() as unknown as KubeObject;
+  await client.apply(CRDS, crd);
+  for (let i = 0; i < 100; i++) {
+    const got = await client.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(
+      CRDS,
+      crd.metadata.name,
+    );
+    if (got?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`CRD ${crd.metadata.name} was not established within 10 s`);
+}
+
+/** Entry point of `nico run`; answers the exit code. */
+export async function run(args: string[], signal?: AbortSignal): Promise<number> {
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(usage());
+    return 0;
+  }
+  let o: RunOptions;
+  try {
+    o = parseRunOptions(args, Deno.env.toObject());
+  } catch (err) {
+    if (err instanceof OptionsError) {
+      console.error(`nico run: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+  const log = makeLogger(o.logLevel, o.logFormat);
+  const stop = new AbortController();
+  const onSignal = () => {
+    log.info("shutting down", {});
+    stop.abort();
+  };
+  if (signal) signal.addEventListener("abort", onSignal, { once: true });
+  else {
+    Deno.addSignalListener("SIGTERM", onSignal);
+    Deno.addSignalListener("SIGINT", onSignal);
+  }
+
+  let client: KubeClient;
+  try {
+    client = KubeClient.load(o.kubeconfig, { userAgent: USER_AGENT, fieldManager: "nico" });
+  } catch (err) {
+    console.error(`nico run: ${errorMessage(err)}`);
+    return 2;
+  }
+  if (o.installCrds) await installCrd(client);
+
+  const metrics = new Metrics();
+  const identity = `${Deno.hostname()}-${crypto.randomUUID().slice(0, 6)}`;
+  const { controller, informers } = clusterController({
+    client,
+    recorder: eventRecorder(
+      client,
+      "nico.homystack.com/nico",
+      identity,
+      (err) => log.debug("event not recorded", { error: errorMessage(err) }),
+    ),
+    log,
+    namespace: o.namespace,
+    workers: o.workers,
+    defaultGitRepo: o.defaultGitRepo,
+    nodeTimeoutMs: o.nodeTimeout,
+    hooks: metrics.controllerHooks("kubernetescluster"),
+  });
+  // Every replica keeps the caches warm: the webhook reads them, and a standby takes over at once.
+  for (const inf of Object.values(informers)) inf.start(stop.signal);
+  let leading = !o.leaderElect;
+  let webhook: WebhookServer | undefined;
+  const background: Promise<unknown>[] = [];
+  if (o.webhookCertMode !== "off") {
+    background.push(startWebhook(o, client, informers, metrics, log, stop.signal).then((w) => (webhook = w)));
+    if (o.webhookCertMode === "self-signed") {
+      background.push(
+        runWebhookCertificates({
+          client,
+          namespace: o.leaseNamespace,
+          dnsNames: serviceDnsNames(o.webhookService, o.leaseNamespace),
+          ipAddresses: o.webhookUrl ? ["127.0.0.1"] : [],
+          webhook: o.webhookUrl
+            ? { url: o.webhookUrl }
+            : { service: { namespace: o.leaseNamespace, name: o.webhookService } },
+          leader: () => leading,
+          log,
+          signal: stop.signal,
+        }).catch((err) => log.error("webhook certificates stopped", { error: errorMessage(err) })),
+      );
+    }
+  }
+  const servers = serveProbes(
+    o,
+    metrics,
+    informers,
+    () => o.webhookCertMode === "off" || webhook !== undefined,
+    stop.signal,
+  );
+  log.info("nico started", {
+    version: denoJson.version,
+    namespace: o.namespace ?? "(all)",
+    leaderElect: o.leaderElect,
+    identity,
+  });
+
+  let code = 0;
+  try {
+    if (o.leaderElect) {
+      const outcome = await runLeaderElection({
+        client,
+        namespace: o.leaseNamespace,
+        name: o.leaseName,
+        identity,
+        log,
+        onStartedLeading: async (signal) => {
+          leading = true;
+          metrics.leader.set({ name: o.leaseName }, 1);
+          await controller.run(signal);
+        },
+        onStoppedLeading: () => {
+          leading = false;
+          metrics.leader.set({ name: o.leaseName }, 0);
+        },
+      }, stop.signal);
+      if (outcome === "lost") code = 1;
+    } else {
+      await controller.run(stop.signal);
+    }
+  } finally {
+    stop.abort();
+    await Promise.allSettled(background);
+    await webhook?.stop();
+    await Promise.all(Object.values(informers).map((i) => i.stop()));
+    await Promise.all(servers.map((s) => s.finished));
+    await client.close();
+    if (!signal) {
+      Deno.removeSignalListener("SIGTERM", onSignal);
+      Deno.removeSignalListener("SIGINT", onSignal);
+    }
+  }
+  log.info("nico stopped", { code });
+  return code;
+}

@@ -1,0 +1,154 @@
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, in the way client-go
+ * does it: acquire when the holder has not renewed within the lease
+ * duration (as observed on our own clock), renew every retry period, give
+ * up when renewing fails for the renew deadline, release on shutdown.
+ *
+ * @module
+ */
+import type { KubeClient } from "./kube/client.ts";
+import { isConflict, isNotFound } from "./kube/errors.ts";
+import { LEASES } from "./kube/resources.ts";
+import { errorMessage, type Logger } from "./runtime/log.ts";
+import { sleep } from "./runtime/sleep.ts";
+
+export interface Lease {
+  metadata: { name: string; namespace?: string; resourceVersion?: string };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+export interface LeaderElectionOptions {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  log: Logger;
+  /** Called once leadership is won; `signal` aborts when it is lost or on shutdown. */
+  onStartedLeading(signal: AbortSignal): Promise<void> | void;
+  /** Called when leadership ends for any reason. */
+  onStoppedLeading?(): void;
+}
+
+function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+/**
+ * Campaigns until `signal` aborts. Resolves after leadership (if any) ended
+ * and the Lease was released. Leadership lost to a renew failure also
+ * resolves; the caller decides whether to exit or campaign again.
+ */
+export async function runLeaderElection(
+  opts: LeaderElectionOptions,
+  signal: AbortSignal,
+): Promise<"released" | "lost" | "stopped"> {
+  const leaseMs = opts.leaseDurationMs ?? 15_000;
+  const renewDeadline = opts.renewDeadlineMs ?? 10_000;
+  const retry = opts.retryPeriodMs ?? 2_000;
+  const { client, namespace, name, identity, log } = opts;
+  let observed: { holder: string | undefined; renew: string | undefined; at: number } | undefined;
+
+  async function tryAcquireOrRenew(): Promise<boolean> {
+    const now = Date.now();
+    const lease = await client.get<Lease>(LEASES, name, namespace);
+    const spec = {
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(leaseMs / 1000),
+      renewTime: microTime(now),
+    };
+    if (!lease) {
+      await client.create<Lease>(LEASES, {
+        metadata: { name, namespace },
+        spec: { ...spec, acquireTime: microTime(now), leaseTransitions: 0 },
+      });
+      return true;
+    }
+    const s = lease.spec ?? {};
+    if (!observed || observed.holder !== s.holderIdentity || observed.renew !== s.renewTime) {
+      observed = { holder: s.holderIdentity, renew: s.renewTime, at: now };
+    }
+    const held = s.holderIdentity && s.holderIdentity !== identity;
+    const duration = (s.leaseDurationSeconds ?? Math.ceil(leaseMs / 1000)) * 1000;
+    if (held && observed.at + duration > now) return false;
+    const mine = s.holderIdentity === identity;
+    await client.replace<Lease>(LEASES, {
+      metadata: { name, namespace, resourceVersion: lease.metadata.resourceVersion! },
+      spec: {
+        ...spec,
+        acquireTime: mine && s.acquireTime ? s.acquireTime : microTime(now),
+        leaseTransitions: (s.leaseTransitions ?? 0) + (mine ? 0 : 1),
+      },
+    });
+    return true;
+  }
+
+  const attempt = async () => {
+    try {
+      return await tryAcquireOrRenew();
+    } catch (err) {
+      if (!isConflict(err)) log.error("leader election: lease update failed", { error: errorMessage(err) });
+      return false;
+    }
+  };
+
+  // Campaign.
+  while (!signal.aborted) {
+    if (await attempt()) break;
+    await sleep(retry * (1 + Math.random() * 0.2), signal).catch(() => {});
+  }
+  if (signal.aborted) return "stopped";
+
+  log.info("leader election: became leader", { lease: `${namespace}/${name}`, identity });
+  const leading = new AbortController();
+  const stopLeading = () => leading.abort();
+  signal.addEventListener("abort", stopLeading, { once: true });
+  const work = Promise.resolve().then(() => opts.onStartedLeading(leading.signal));
+  let outcome: "released" | "lost" = "released";
+  let lastRenew = Date.now();
+  while (!leading.signal.aborted) {
+    await sleep(retry, leading.signal).catch(() => {});
+    if (leading.signal.aborted) break;
+    if (await attempt()) {
+      lastRenew = Date.now();
+    } else if (Date.now() - lastRenew > renewDeadline) {
+      log.error("leader election: lost the lease (renew deadline passed)", { lease: `${namespace}/${name}` });
+      outcome = "lost";
+      leading.abort();
+    }
+  }
+  signal.removeEventListener("abort", stopLeading);
+  await work.catch((err) => log.error("leader work failed", { error: errorMessage(err) }));
+  opts.onStoppedLeading?.();
+  if (outcome === "released") await release(client, namespace, name, identity, log);
+  return outcome;
+}
+
+/** Gives the Lease up so a standby takes over at once rather than after it expires. */
+async function release(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  identity: string,
+  log: Logger,
+): Promise<void> {
+  try {
+    const lease = await client.get<Lease>(LEASES, name, namespace);
+    if (!lease || lease.spec?.holderIdentity !== identity) return;
+    await client.replace<Lease>(LEASES, {
+      metadata: { name, namespace, resourceVersion: lease.metadata.resourceVersion! },
+      spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: microTime(Date.now()) },
+    });
+    log.info("leader election: released the lease", { lease: `${namespace}/${name}` });
+  } catch (err) {
+    if (!isNotFound(err)) log.error("leader election: release failed", { error: errorMessage(err) });
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Prometheus metrics, with the names people already graph for controllers
+ * (controller-runtime's) plus NICO's own. Built on prom-client.
+ *
+ * @module
+ */
+import client from "prom-client";
+import type { ControllerHooks } from "./runtime/controller.ts";
+
+export class Metrics {
+  readonly registry = new client.Registry();
+  readonly reconcileTotal = new client.Counter({
+    name: "controller_runtime_reconcile_total",
+    help: "Reconciles per controller and result (success, requeue, error, terminal).",
+    labelNames: ["controller", "result"] as const,
+    registers: [this.registry],
+  });
+  readonly reconcileErrors = new client.Counter({
+    name: "controller_runtime_reconcile_errors_total",
+    help: "Reconciles that failed and will be retried.",
+    labelNames: ["controller"] as const,
+    registers: [this.registry],
+  });
+  readonly reconcileTime = new client.Histogram({
+    name: "controller_runtime_reconcile_time_seconds",
+    help: "Time per reconcile.",
+    labelNames: ["controller"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly queueDepth = new client.Gauge({
+    name: "workqueue_depth",
+    help: "Keys waiting in the work queue.",
+    labelNames: ["name"] as const,
+    registers: [this.registry],
+  });
+  readonly queueAdds = new client.Counter({
+    name: "workqueue_adds_total",
+    help: "Keys added to the work queue.",
+    labelNames: ["name"] as const,
+    registers: [this.registry],
+  });
+  readonly queueRetries = new client.Counter({
+    name: "workqueue_retries_total",
+    help: "Rate-limited retries.",
+    labelNames: ["name"] as const,
+    registers: [this.registry],
+  });
+  readonly queueDuration = new client.Histogram({
+    name: "workqueue_queue_duration_seconds",
+    help: "Time a key waits before a worker takes it.",
+    labelNames: ["name"] as const,
+    buckets: [0.001, 0.01, 0.1, 1, 10, 60, 600],
+    registers: [this.registry],
+  });
+  readonly workDuration = new client.Histogram({
+    name: "workqueue_work_duration_seconds",
+    help: "Time a worker holds a key.",
+    labelNames: ["name"] as const,
+    buckets: [0.001, 0.01, 0.1, 1, 10, 60],
+    registers: [this.registry],
+  });
+  readonly clusters = new client.Gauge({
+    name: "nico_clusters",
+    help: "KubernetesClusters by phase.",
+    labelNames: ["phase"] as const,
+    registers: [this.registry],
+  });
+  readonly nodes = new client.Gauge({
+    name: "nico_nodes",
+    help: "Nodes by cluster, plane and state (ready or not_ready).",
+    labelNames: ["namespace", "cluster", "plane", "state"] as const,
+    registers: [this.registry],
+  });
+  readonly webhookRequests = new client.Counter({
+    name: "nico_webhook_requests_total",
+    help: "Admission requests by path and outcome (allowed, denied, error).",
+    labelNames: ["path", "outcome"] as const,
+    registers: [this.registry],
+  });
+  readonly webhookLatency = new client.Histogram({
+    name: "nico_webhook_request_duration_seconds",
+    help: "Admission request latency.",
+    labelNames: ["path"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
+    registers: [this.registry],
+  });
+  readonly leader = new client.Gauge({
+    name: "leader_election_master_status",
+    help: "1 when this replica holds the leader Lease.",
+    labelNames: ["name"] as const,
+    registers: [this.registry],
+  });
+
+  /** Hooks that feed a {@link Controller}'s metrics. */
+  controllerHooks(controller: string): ControllerHooks {
+    return {
+      reconciled: (outcome, seconds) => {
+        this.reconcileTotal.inc({ controller, result: outcome });
+        if (outcome === "error") this.reconcileErrors.inc({ controller });
+        this.reconcileTime.observe({ controller }, seconds);
+      },
+      queue: {
+        add: () => this.queueAdds.inc({ name: controller }),
+        retry: () => this.queueRetries.inc({ name: controller }),
+        depth: (d) => this.queueDepth.set({ name: controller }, d),
+        queueDuration: (s) => this.queueDuration.observe({ name: controller }, s),
+        workDuration: (s) => this.workDuration.observe({ name: controller }, s),
+      },
+    };
+  }
+
+  /** The text exposition format. */
+  async text(): Promise<string> {
+    return await this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

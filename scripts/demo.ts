@@ -1,0 +1,202 @@
+/**
+ * `deno task demo`: NICO's main job on a local default. Starts a real
+ * control plane, installs NICO's and NIO's CRDs, runs the simulated NIO and
+ * NICO itself (`main.ts run`), creates sample Machines and a cluster, shows
+ * progress until Ready, runs `kubectl get nodes` with the kubeconfig NICO
+ * published, shows a refused `kubectl apply`, deletes the cluster and
+ * cleans up.
+ *
+ * @module
+ */
+import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
+import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS, SECRETS } from "../lib/kube/resources.ts";
+import type { NixosConfiguration } from "../lib/nio.ts";
+import { type ControlPlane, startControlPlane } from "../tests/envtest/controlplane.ts";
+import { freePort, type Guarded, startGuarded } from "../tests/envtest/process.ts";
+import { startSimNio } from "../tests/fixtures/sim-nio.ts";
+import { workloadClusters } from "../tests/fixtures/workload.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const NS = "demo";
+const tty = Deno.stdout.isTerminal();
+const bold = (s: string) => (tty ? `\x1b[1m${s}\x1b[0m` : s);
+const dim = (s: string) => (tty ? `\x1b[2m${s}\x1b[0m` : s);
+const step = (s: string) => console.log(`\n${bold("==>")} ${bold(s)}`);
+
+async function kubectl(
+  cp: ControlPlane,
+  args: string[],
+  opts: { stdin?: string; kubeconfig?: string; quiet?: boolean } = {},
+) {
+  const r = await cp.kubectl(args, opts);
+  if (!opts.quiet) {
+    console.log(dim(`$ kubectl ${args.join(" ")}`));
+    if (r.stdout.trim()) console.log(r.stdout.trimEnd());
+    if (r.stderr.trim()) console.log(r.stderr.trimEnd());
+  }
+  return r;
+}
+
+/** A compact table of the cluster and its nodes; redrawn in place on a terminal. */
+function renderTable(c: KubernetesCluster | undefined, cfgs: NixosConfiguration[]): string[] {
+  if (!c) return ["(no cluster)"];
+  const s = c.status;
+  const lines = [
+    `${"CLUSTER".padEnd(8)} ${"PHASE".padEnd(13)} ${"CONTROL PLANE".padEnd(14)} WORKERS`,
+    `${c.metadata.name.padEnd(8)} ${(s?.phase ?? "-").padEnd(13)} ${(s?.controlPlane?.summary ?? "-").padEnd(14)} ${
+      s?.dataPlane?.summary ?? "-"
+    }`,
+  ];
+  for (const cfg of [...cfgs].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
+    const role = cfg.metadata.labels?.["nico.homystack.com/role"] ?? "";
+    const phase = cfg.status?.phase ?? (cfg.metadata.deletionTimestamp ? "Removing" : "Pending");
+    lines.push(`  ${cfg.spec.machineRef.name.padEnd(11)} ${role.padEnd(14)} ${phase}`);
+  }
+  const ready = s?.conditions?.find((x) => x.type === "Ready");
+  if (ready) lines.push(`  Ready=${ready.status} ${ready.reason}: ${ready.message.slice(0, 110)}`);
+  return lines;
+}
+
+async function watchUntil(cp: ControlPlane, done: (c: KubernetesCluster | undefined) => boolean, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  let drawn = 0;
+  let last = "";
+  while (Date.now() < deadline) {
+    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "demo", NS);
+    const cfgs = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: NS })).items;
+    const lines = renderTable(c, cfgs);
+    const text = lines.join("\n");
+    if (tty) {
+      const enc = new TextEncoder();
+      Deno.stdout.writeSync(
+        enc.encode((drawn ? `\x1b[${drawn}A` : "") + lines.map((l) => `\x1b[2K${l}`).join("\n") + "\n"),
+      );
+      drawn = lines.length;
+    } else if (text !== last) {
+      console.log(text);
+    }
+    last = text;
+    if (done(c)) return c;
+    await new Promise((r) => setTimeout(r, 400));
+  }
+  throw new Error(`the demo cluster did not get there within ${timeoutMs / 1000}s`);
+}
+
+async function waitReady(url: string, nico: Guarded, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ok = await fetch(url).then(async (r) => (await r.body?.cancel(), r.ok), () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`NICO was not ready within ${timeoutMs / 1000}s:\n${await nico.tail(20)}`);
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  step("Starting a local control plane (etcd and kube-apiserver v1.37.2, built once and cached)");
+  const cp = await startControlPlane();
+  const workloads = workloadClusters(cp.client);
+  let nico: Guarded | undefined;
+  let nio: ReturnType<typeof startSimNio> | undefined;
+  const logPath = `${cp.dir}/nico.log`;
+  try {
+    console.log(
+      `API server ${cp.server}; CRDs installed: KubernetesCluster (NICO), Machine and NixosConfiguration (NIO)`,
+    );
+    await kubectl(cp, ["create", "namespace", NS]);
+
+    step(
+      "Starting the simulated NIO (applies each configuration after ~1.5 s; the bootstrap node runs a real API server)",
+    );
+    nio = startSimNio(cp.client, {
+      namespace: NS,
+      applyDelayMs: 1500,
+      removeDelayMs: 500,
+      onBootstrapApplied: workloads.onBootstrapApplied,
+      onApplied: workloads.onApplied,
+    });
+
+    step("Starting NICO (deno run main.ts run): controllers, and the admission webhook with its own CA");
+    await kubectl(cp, ["create", "namespace", "nico-system"], { quiet: true });
+    const webhookPort = freePort();
+    const healthPort = freePort();
+    nico = startGuarded("nico", Deno.execPath(), [
+      "run",
+      "--allow-all",
+      `${ROOT}main.ts`,
+      "run",
+      `--kubeconfig=${cp.kubeconfigPath}`,
+      `--namespace=${NS}`,
+      "--leader-elect=true",
+      "--lease-namespace=nico-system",
+      `--webhook-addr=127.0.0.1:${webhookPort}`,
+      `--webhook-url=https://127.0.0.1:${webhookPort}`,
+      `--metrics-addr=127.0.0.1:${freePort()}`,
+      `--health-addr=127.0.0.1:${healthPort}`,
+      "--default-git-repo=https://git.example.com/infra/k3s-flake.git",
+      "--log-format=text",
+    ], logPath);
+    console.log(dim(`NICO's log: ${logPath}`));
+    await waitReady(`http://127.0.0.1:${healthPort}/readyz`, nico, 60_000);
+    await kubectl(cp, ["get", "validatingwebhookconfigurations,mutatingwebhookconfigurations"]);
+
+    step("Creating five Machines and a KubernetesCluster");
+    await kubectl(cp, ["apply", "-f", `${ROOT}examples/machines.yaml`]);
+    await kubectl(cp, ["apply", "-f", `${ROOT}examples/cluster-selector.yaml`]);
+
+    step("Waiting for the cluster to become Ready");
+    await watchUntil(cp, (c) => c?.status?.phase === "Ready", 120_000);
+    await kubectl(cp, ["get", "kcluster", "-n", NS, "-o", "wide"]);
+
+    step("Using the kubeconfig NICO published");
+    const secret = await cp.client.get<{ metadata: { name: string }; data: { value: string } }>(
+      SECRETS,
+      "demo-kubeconfig",
+      NS,
+    );
+    const path = `${cp.dir}/demo.kubeconfig`;
+    await Deno.writeTextFile(path, atob(secret!.data.value), { mode: 0o600 });
+    console.log(
+      dim(`$ kubectl get secret demo-kubeconfig -n ${NS} -o jsonpath='{.data.value}' | base64 -d > demo.kubeconfig`),
+    );
+    await kubectl(cp, ["--kubeconfig", path, "get", "nodes", "-o", "wide"].slice(2), { kubeconfig: path });
+
+    step("Refused at once by NICO's webhook: a Machine NIO cannot reach, and one that is already taken");
+    await kubectl(cp, ["apply", "-f", "-"], {
+      stdin: `apiVersion: nio.homystack.com/v1alpha1
+kind: Machine
+metadata: {name: spare-01, namespace: ${NS}, annotations: {sim.nio.homystack.com/undiscoverable: "true"}}
+spec: {host: 127.0.10.31, sshUser: root}
+`,
+    });
+    const bad = `apiVersion: nico.homystack.com/v1alpha1
+kind: KubernetesCluster
+metadata: {name: second, namespace: ${NS}}
+spec:
+  controlPlane: {machines: [spare-01]}
+  dataPlane: {machines: [worker-01]}
+`;
+    const refused = await kubectl(cp, ["apply", "-f", "-"], { stdin: bad });
+    if (refused.code === 0) throw new Error("the invalid cluster was accepted");
+
+    step("Deleting the cluster: NIO runs #minimal on every node, NICO releases every Machine");
+    await kubectl(cp, ["delete", "kcluster", "demo", "-n", NS, "--wait=false"]);
+    await watchUntil(cp, (c) => c === undefined, 60_000);
+    await kubectl(cp, ["get", "machines", "-n", NS, "-L", "nico.homystack.com/cluster"]);
+
+    console.log(`\n${bold("Done")} in ${Math.round((Date.now() - started) / 1000)} s.`);
+    return 0;
+  } catch (err) {
+    console.error(`\ndemo failed: ${(err as Error).message}`);
+    if (nico) console.error(`--- last lines of NICO's log ---\n${await nico.tail(40)}`);
+    return 1;
+  } finally {
+    await nico?.stop();
+    await nio?.stop();
+    await workloads.stop();
+    await cp.stop();
+  }
+}
+
+if (import.meta.main) Deno.exit(await main());
