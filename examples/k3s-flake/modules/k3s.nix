@@ -1,0 +1,64 @@
+# k3s on a node, from cluster.nix: the role and command line come from the
+# pure lib/k3s-node.nix, the unit's scripts from lib/k3s-scripts.nix.
+# Uses its own systemd unit (not nixpkgs' services.k3s) so that the command
+# line is exactly the one lib/k3s-node.nix computes and the tests check.
+{ config, lib, pkgs, ... }:
+let
+  cfg = config.nico;
+  node = import ../lib/k3s-node.nix {
+    cluster = cfg.cluster;
+    machine = cfg.machine;
+    paths = {
+      tokenFile = "${cfg.secrets.dir}/join-token";
+      caCert = "${cfg.secrets.dir}/cluster-ca.crt";
+      caKey = "${cfg.secrets.dir}/cluster-ca.key";
+    };
+  };
+  scripts = import ../lib/k3s-scripts.nix {
+    inherit node;
+    k3s = "${pkgs.k3s}/bin/k3s";
+  };
+in
+{
+  networking.hostName = lib.mkIf (node.hostName != null) (lib.mkDefault node.hostName);
+  networking.domain = lib.mkIf (node.domain != null) (lib.mkDefault node.domain);
+
+  boot.kernelModules = [ "overlay" "br_netfilter" ];
+  boot.kernel.sysctl = {
+    "net.ipv4.ip_forward" = 1;
+    "net.ipv6.conf.all.forwarding" = 1;
+    "net.bridge.bridge-nf-call-iptables" = 1;
+    "net.bridge.bridge-nf-call-ip6tables" = 1;
+  };
+
+  # API server and etcd on servers; kubelet everywhere; flannel's VXLAN.
+  networking.firewall.allowedTCPPorts = (if node.controlPlane then [ node.apiPort 2379 2380 ] else [ ]) ++ [ 10250 ];
+  networking.firewall.allowedUDPPorts = [ 8472 ];
+
+  environment.systemPackages = [ pkgs.k3s ];
+
+  systemd.services.k3s = {
+    description = "k3s ${node.role} ${node.name} of NICO cluster ${cfg.cluster.namespace}/${cfg.cluster.name}";
+    wantedBy = [ "multi-user.target" ];
+    wants = [ "network-online.target" ];
+    after = [ "network-online.target" "firewall.service" "systemd-tmpfiles-setup.service" ];
+    path = [ pkgs.coreutils pkgs.diffutils pkgs.kmod ];
+    serviceConfig = {
+      # A server tells systemd when its API is up; an agent just runs.
+      Type = if node.role == "server" then "notify" else "exec";
+      ExecStartPre = "${pkgs.writeShellScript "k3s-prepare" scripts.prepare}";
+      ExecStart = "${pkgs.writeShellScript "k3s-start" scripts.start}";
+      KillMode = "process";
+      Delegate = "yes";
+      Restart = "always";
+      RestartSec = "5s";
+      # A server reports ready once its API is up, so a switch (and NIO's apply)
+      # waits for it; a bound turns a node that cannot join into a failed apply.
+      TimeoutStartSec = "10min";
+      LimitNOFILE = 1048576;
+      LimitNPROC = "infinity";
+      LimitCORE = "infinity";
+      TasksMax = "infinity";
+    };
+  };
+}
