@@ -36,6 +36,9 @@ export const RunOptions = z.object({
   leaderElect: bool.default(true).describe("Only the Lease holder reconciles."),
   leaseNamespace: z.string().default("nico-system").describe("Namespace of the leader Lease (and webhook Secret)."),
   leaseName: z.string().default("nico-leader").describe("Name of the leader Lease."),
+  identity: z.string().min(1).optional().describe(
+    "This replica's name in the Lease and in Events; default host name plus a random suffix.",
+  ),
   logLevel: z.enum(["debug", "info", "error"]).default("info"),
   logFormat: z.enum(["json", "text"]).default("json"),
   installCrds: bool.default(false).describe("Apply NICO's CRD at start (for development)."),
@@ -59,6 +62,7 @@ const ENV: Record<string, string> = {
   leaderElect: "NICO_LEADER_ELECT",
   leaseNamespace: "NICO_LEASE_NAMESPACE",
   leaseName: "NICO_LEASE_NAME",
+  identity: "NICO_POD_NAME",
   logLevel: "NICO_LOG_LEVEL",
   logFormat: "NICO_LOG_FORMAT",
   installCrds: "NICO_INSTALL_CRDS",

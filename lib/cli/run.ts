@@ -181,7 +181,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
   if (o.installCrds) await installCrd(client);
 
   const metrics = new Metrics();
-  const identity = `${Deno.hostname()}-${crypto.randomUUID().slice(0, 6)}`;
+  const identity = o.identity ?? `${Deno.hostname()}-${crypto.randomUUID().slice(0, 6)}`;
   const { controller, informers } = clusterController({
     client,
     recorder: eventRecorder(

@@ -15,6 +15,7 @@ launch=()
 command -v setpriv >/dev/null && launch=(setpriv --pdeathsig KILL --)
 "\${launch[@]}" "$@" </dev/null 3<&- &
 child=$!
+[ -n "\${GUARD_PIDFILE:-}" ] && echo "$child" >"$GUARD_PIDFILE"
 (
   read -r _ <&3 || true
   kill -TERM $child 2>/dev/null || exit 0
@@ -38,6 +39,10 @@ export interface Guarded {
   stop(): Promise<void>;
   /** The last lines the program printed, for error messages. */
   tail(lines?: number): Promise<string>;
+  /** The program's own PID (not the guard's), once it has started. */
+  programPid(): Promise<number>;
+  /** Sends a signal to the program itself, as a kubelet or an OOM killer would. */
+  kill(signal: Deno.Signal): Promise<void>;
 }
 
 /** Starts `cmd args…` with stdout and stderr appended to `logPath`. */
@@ -49,13 +54,22 @@ export function startGuarded(
   env?: Record<string, string>,
 ): Guarded {
   const script = `exec >>"${logPath.replaceAll('"', '\\"')}" 2>&1\n${GUARD}`;
+  const pidFile = `${logPath}.pid`;
   const child = new Deno.Command("bash", {
     args: ["-c", script, name, cmd, ...args],
     stdin: "piped",
     stdout: "null",
     stderr: "null",
-    ...(env ? { env } : {}),
+    env: { ...(env ?? {}), GUARD_PIDFILE: pidFile },
   }).spawn();
+  const programPid = async () => {
+    for (let i = 0; i < 100; i++) {
+      const text = await Deno.readTextFile(pidFile).catch(() => "");
+      if (text.trim()) return Number(text.trim());
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`${name}: no PID file at ${pidFile}`);
+  };
   const writer = child.stdin.getWriter();
   let stopping: Promise<void> | undefined;
   return {
@@ -68,6 +82,10 @@ export function startGuarded(
         await child.status;
       })();
       return stopping;
+    },
+    programPid,
+    async kill(signal) {
+      Deno.kill(await programPid(), signal);
     },
     async tail(lines = 30) {
       const text = await Deno.readTextFile(logPath).catch(() => "");
