@@ -86,6 +86,16 @@ function serveProbes(
   return servers;
 }
 
+/** Names the webhook's serving certificate covers: the Service's, or the host of --webhook-url. */
+export function webhookNames(
+  o: Pick<RunOptions, "webhookUrl" | "webhookService" | "leaseNamespace">,
+): { dnsNames: string[]; ipAddresses: string[] } {
+  if (!o.webhookUrl) return { dnsNames: serviceDnsNames(o.webhookService, o.leaseNamespace), ipAddresses: [] };
+  const host = new URL(o.webhookUrl).hostname.replace(/^\[|\]$/g, "");
+  const isIp = /^[\d.]+$/.test(host) || host.includes(":");
+  return isIp ? { dnsNames: [], ipAddresses: [host] } : { dnsNames: [host], ipAddresses: [] };
+}
+
 /** The admission webhook on this replica, counted in the metrics; resolves once it serves. */
 async function startWebhook(
   o: RunOptions,
@@ -209,8 +219,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
         runWebhookCertificates({
           client,
           namespace: o.leaseNamespace,
-          dnsNames: serviceDnsNames(o.webhookService, o.leaseNamespace),
-          ipAddresses: o.webhookUrl ? ["127.0.0.1"] : [],
+          ...webhookNames(o),
           webhook: o.webhookUrl
             ? { url: o.webhookUrl }
             : { service: { namespace: o.leaseNamespace, name: o.webhookService } },
