@@ -232,15 +232,19 @@ Deno.test("simulated NIO against a real API server", async (t) => {
       await o.waitMachine("m", "new commit", (m) => m.status?.appliedCommit === PINNED);
 
       await o.createCfg(simConfiguration("broken", ns, "m2", {}, { annotations: { [FAIL_APPLY_ANNOTATION]: "true" } }));
-      await o.createCfg(simConfiguration("late", ns, "m"));
+      // creationTimestamp has whole seconds and a tie goes to the lower name, so the
+      // newcomer's name must sort after "web": this step often runs within one second.
+      await o.createCfg(simConfiguration("web-late", ns, "m"));
       await waitFor(() => events(sim, "apply-failed", "broken").length, (n) => n > 0, {
         what: "the failed apply",
       });
-      await waitFor(() => events(sim, "blocked", "late").length, (n) => n > 0, {
+      await waitFor(() => events(sim, "blocked", "web-late").length, (n) => n > 0, {
         what: "the blocked configuration",
       });
+      assert.equal(events(sim, "apply-started", "web-late").length, 0, "a blocked configuration never applies");
+      assert.equal(events(sim, "blocked", "web").length, 0, "the owner keeps its Machine");
       assert.equal((await o.cfg("broken"))?.status, undefined, "older NIO writes nothing on failure");
-      assert.equal((await o.cfg("late"))?.status, undefined, "older NIO writes nothing when blocked");
+      assert.equal((await o.cfg("web-late"))?.status, undefined, "older NIO writes nothing when blocked");
       assert.equal((await o.machine("m2"))?.status?.hasConfiguration, false);
       assert.equal((await o.machine("m"))?.status?.appliedConfiguration, "web");
     },
