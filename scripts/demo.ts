@@ -129,6 +129,7 @@ async function main(): Promise<number> {
       `--kubeconfig=${cp.kubeconfigPath}`,
       `--namespace=${NS}`,
       "--leader-elect=true",
+      "--resolve-refs=false",
       "--lease-namespace=nico-system",
       `--webhook-addr=127.0.0.1:${webhookPort}`,
       `--webhook-url=https://127.0.0.1:${webhookPort}`,

@@ -75,6 +75,7 @@ Deno.test("NICO runs as its ServiceAccount: the RBAC in deploy/ covers every cal
     "run",
     `--kubeconfig=${kubeconfig}`,
     "--identity=nico-rbac-test",
+    "--resolve-refs=false",
     "--lease-namespace=nico-system",
     `--webhook-addr=127.0.0.1:${webhookPort}`,
     `--webhook-url=https://127.0.0.1:${webhookPort}`,

@@ -25,6 +25,7 @@ function startReplica(kubeconfig: string, dir: string, identity: string): Guarde
     `--identity=${identity}`,
     "--lease-namespace=kube-system",
     "--webhook-cert-mode=off",
+    "--resolve-refs=false",
     `--metrics-addr=127.0.0.1:${freePort()}`,
     `--health-addr=127.0.0.1:${freePort()}`,
     "--default-git-repo=https://git.example.test/flake.git",

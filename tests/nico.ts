@@ -16,13 +16,16 @@ export interface NicoTestOptions {
   nodeTimeoutMs?: number;
   workers?: number;
   log?: Logger;
+  /** Pin nodes to resolved commits (needs a reachable git server); off by default in tests. */
+  resolveRefs?: boolean;
+  refPollIntervalMs?: number;
 }
 
 /** Starts the cluster controller as NICO would; `stop()` shuts it down cleanly. */
 export function startNico(client: KubeClient, opts: NicoTestOptions = {}): RunningNico {
   const nico = client.with({ fieldManager: "nico", userAgent: "nico" });
   const log = opts.log ?? (Deno.env.get("NICO_TEST_LOG") ? jsonLogger({ level: "debug" }) : silentLogger);
-  const { controller } = clusterController({
+  const { controller, revisions } = clusterController({
     client: nico,
     recorder: eventRecorder(nico, "nico.homystack.com/nico", "test"),
     log,
@@ -30,6 +33,8 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     defaultGitRepo: opts.defaultGitRepo ?? "https://git.example.test/default-flake.git",
     workers: opts.workers ?? 2,
     ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
+    resolveRefs: opts.resolveRefs ?? false,
+    ...(opts.refPollIntervalMs ? { refPollIntervalMs: opts.refPollIntervalMs } : {}),
   });
   const abort = new AbortController();
   const done = controller.run(abort.signal);
@@ -37,6 +42,7 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     async stop() {
       abort.abort();
       await done;
+      await revisions?.stop();
     },
   };
 }

@@ -18,6 +18,8 @@ import type { Logger } from "../../lib/runtime/log.ts";
 import { matches } from "../../lib/selector.ts";
 import { type ClusterInformers, ClusterReconciler } from "./reconciler.ts";
 import type { Secret } from "./secrets.ts";
+import { RevisionResolver } from "../../lib/git/resolver.ts";
+import { RevisionTracker } from "./revisions.ts";
 
 export interface ClusterControllerOptions {
   client: KubeClient;
@@ -31,6 +33,9 @@ export interface ClusterControllerOptions {
   hooks?: ControllerHooks;
   /** Resync interval of the informers (default 10 min). */
   resyncMs?: number;
+  /** Pin nodes to the commit `ref` resolves to (git ls-remote), polling every `refPollIntervalMs`. */
+  resolveRefs?: boolean;
+  refPollIntervalMs?: number;
 }
 
 /** The caches a cluster controller reads: clusters, Machines, NixosConfigurations and NICO's own Secrets. */
@@ -72,8 +77,23 @@ export function clustersInterestedIn(clusters: KubernetesCluster[], machine: Mac
 /** A ready-to-run controller for KubernetesClusters, with its informers. */
 export function clusterController(
   opts: ClusterControllerOptions,
-): { controller: Controller; informers: ClusterInformers } {
+): { controller: Controller; informers: ClusterInformers; revisions?: RevisionResolver } {
   const informers = clusterInformers(opts.client, opts.log, opts.namespace, opts.resyncMs);
+  let controller: Controller | undefined;
+  let tracker: RevisionTracker | undefined;
+  let revisions: RevisionResolver | undefined;
+  if (opts.resolveRefs) {
+    revisions = new RevisionResolver({
+      logger: opts.log,
+      ...(opts.refPollIntervalMs ? { intervalMs: opts.refPollIntervalMs } : {}),
+      // credentialsRef Secrets carry no NICO label, so they are read on demand, never cached.
+      secretLookup: async (ns, name) => (await opts.client.get<Secret>(SECRETS, name, ns))?.data ?? undefined,
+      onChange: (key) => {
+        for (const c of tracker?.usersOf(key) ?? []) controller?.enqueue(c);
+      },
+    });
+    tracker = new RevisionTracker(revisions);
+  }
   const reconciler = new ClusterReconciler({
     client: opts.client,
     informers,
@@ -81,8 +101,9 @@ export function clusterController(
     log: opts.log,
     defaultGitRepo: opts.defaultGitRepo,
     ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
+    revisions: tracker,
   });
-  const controller = new Controller(
+  const ctl = new Controller(
     {
       name: "kubernetescluster",
       workers: opts.workers ?? 2,
@@ -95,7 +116,8 @@ export function clusterController(
     const c = o.metadata.labels?.[CLUSTER_LABEL];
     return c ? keyOf(o.metadata.namespace, c) : undefined;
   };
-  controller
+  controller = ctl;
+  ctl
     .watch(informers.clusters)
     .watch(informers.configs, (cfg, _type, old) => {
       const owner = byLabel(cfg);
@@ -112,5 +134,5 @@ export function clusterController(
       informers.machines,
       (m, _type, old) => clustersInterestedIn(informers.clusters.list(m.metadata.namespace), m, old),
     );
-  return { controller, informers };
+  return { controller: ctl, informers, ...(revisions ? { revisions } : {}) };
 }

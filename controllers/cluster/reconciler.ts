@@ -43,6 +43,8 @@ import { type NodeReport, nodeReport } from "./readiness.ts";
 import { ensureCa, ensureJoinToken, ensureKubeconfig, ownsSecret, type Secret } from "./secrets.ts";
 import { type ClusterRef, isOwnedBy, type Plane, selectMachines } from "./selection.ts";
 import { computeStatus } from "./status.ts";
+import type { RevisionTracker } from "./revisions.ts";
+import type { ConditionInput } from "./conditions.ts";
 
 export interface ClusterInformers {
   clusters: Informer<KubernetesCluster>;
@@ -60,6 +62,8 @@ export interface ClusterReconcilerOptions {
   defaultGitRepo?: string | undefined;
   /** A node not applied this long after its last change is Failed (default 30 min). */
   nodeTimeoutMs?: number;
+  /** Pins each node to the commit `ref` resolves to; absent: `ref` is passed to NIO as written. */
+  revisions?: RevisionTracker | undefined;
   now?: () => Date;
 }
 
@@ -201,8 +205,11 @@ export class ClusterReconciler {
       ...selection.controlPlane.members.map((m) => report(m, "controlPlane")),
       ...selection.dataPlane.members.map((m) => report(m, "dataPlane")),
     ];
+    const pin = gitRepo ? this.#pinnedRevision(cluster, spec, gitRepo, ours) : { extra: [] };
     if (!gitRepo) {
       blocked = { reason: "NoGitRepo", message: "no gitRepo: set spec.gitRepo, or run NICO with --default-git-repo" };
+    } else if (pin.blocked) {
+      blocked = pin.blocked;
     } else if (!bootstrap) {
       blocked = { reason: "NoControlPlane", message: "no control plane machine is available; see MachinesAvailable" };
     } else {
@@ -215,6 +222,7 @@ export class ClusterReconciler {
         bootstrap,
         endpoint: ep,
         gitRepo,
+        revision: pin.revision,
       });
       for (const d of desired) wantedHash.set(d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!);
       const before = reportAll();
@@ -313,6 +321,8 @@ export class ClusterReconciler {
       endpoint,
       kubeconfigSecret: kubeconfig,
       blocked,
+      revision: pin.revision,
+      extra: pin.extra,
       now,
     });
     await this.#writeStatus(cluster, status);
@@ -328,6 +338,54 @@ export class ClusterReconciler {
     }
     const inFlight = nodes.some((n) => n.state !== "Ready" && n.state !== "Failed");
     return { requeueAfter: inFlight || blocked ? BUSY_REQUEUE_MS : IDLE_REQUEUE_MS };
+  }
+
+  /**
+   * The commit every node is pinned to. While the first resolution is pending
+   * or failing, nodes keep the commit they already carry (nothing rolls); a new
+   * cluster waits. With no resolver, `ref` goes to NIO as written.
+   */
+  #pinnedRevision(
+    cluster: KubernetesCluster,
+    spec: KubernetesClusterSpec,
+    gitRepo: string,
+    ours: NixosConfiguration[],
+  ): { revision?: string; blocked?: { reason: string; message: string }; extra: ConditionInput[] } {
+    const tracker = this.#o.revisions;
+    const ns = cluster.metadata.namespace!;
+    if (!tracker) return { extra: [] };
+    const ref = spec.ref ?? "the default branch";
+    const rev = tracker.lookup(`${ns}/${cluster.metadata.name}`, {
+      url: gitRepo,
+      ref: spec.ref,
+      credentialsSecret: spec.credentialsRef ? { namespace: ns, name: spec.credentialsRef.name } : undefined,
+    });
+    if (rev.commit && !rev.error) {
+      return {
+        revision: rev.commit,
+        extra: [{
+          type: "RevisionResolved",
+          status: "True",
+          reason: "Resolved",
+          message: `${ref} is commit ${rev.commit}`,
+        }],
+      };
+    }
+    const carried = new Set(ours.map((c) => c.spec.ref).filter((r): r is string => !!r && /^[0-9a-f]{40}$/.test(r)));
+    const held = rev.commit ?? (carried.size === 1 ? [...carried][0] : undefined);
+    const condition: ConditionInput = rev.error
+      ? {
+        type: "RevisionResolved",
+        status: "False",
+        reason: "ResolveFailed",
+        message: `${rev.error}${held ? `; nodes stay on ${held}` : ""}`,
+      }
+      : { type: "RevisionResolved", status: "Unknown", reason: "Resolving", message: `resolving ${ref} of ${gitRepo}` };
+    if (held) return { revision: held, extra: [condition] };
+    return {
+      blocked: { reason: rev.error ? "RefResolutionFailed" : "ResolvingRef", message: condition.message },
+      extra: [condition],
+    };
   }
 
   /** Creates or updates one configuration; answers what the server now has, or undefined when untouched. */
@@ -463,6 +521,7 @@ export class ClusterReconciler {
       { op: "test", path: "/metadata/finalizers", value: finalizers },
       { op: "replace", path: "/metadata/finalizers", value: finalizers.filter((f) => f !== FINALIZER) },
     ]);
+    this.#o.revisions?.release(`${ns}/${name}`);
     log.info("released every machine and removed the finalizer", { released: released.length });
   }
 

@@ -20,6 +20,8 @@ export interface StatusInput {
   endpoint: string | undefined;
   /** Set only when the kubeconfig Secret exists. */
   kubeconfigSecret: string | undefined;
+  /** The commit nodes are pinned to. */
+  revision?: string | undefined;
   /** A problem that stops NICO before it can render nodes (for example no gitRepo). */
   blocked?: { reason: string; message: string } | undefined;
   /** Extra conditions computed elsewhere. */
@@ -232,6 +234,7 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
     ...(i.bootstrap ? { bootstrapNode: i.bootstrap } : {}),
     ...(i.endpoint ? { endpoint: i.endpoint } : {}),
     ...(i.kubeconfigSecret ? { kubeconfigSecret: i.kubeconfigSecret } : {}),
+    ...(i.revision ? { revision: i.revision } : {}),
     ...(r
       ? {
         rollout: {

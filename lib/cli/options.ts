@@ -22,6 +22,10 @@ export const RunOptions = z.object({
   namespace: z.string().optional().describe("Watch only this namespace; default all namespaces."),
   workers: z.coerce.number().int().min(1).max(64).default(2).describe("Concurrent reconciles."),
   defaultGitRepo: z.string().min(1).optional().describe("gitRepo for clusters that name none."),
+  resolveRefs: bool.default(true).describe(
+    "Pin every node to the commit ref resolves to (git ls-remote), so new commits roll out node by node.",
+  ),
+  refPollInterval: duration.default(5 * 60_000).describe("How often a tracked branch is checked for new commits."),
   nodeTimeout: duration.default(30 * 60_000).describe("A node not applied this long after a change is Failed."),
   webhookAddr: address.default(":9443").describe("Admission webhook listen address."),
   webhookCertMode: z.enum(["self-signed", "cert-manager", "off"]).default("self-signed")
@@ -52,6 +56,8 @@ const ENV: Record<string, string> = {
   workers: "NICO_WORKERS",
   defaultGitRepo: "NICO_DEFAULT_GIT_REPO",
   nodeTimeout: "NICO_NODE_TIMEOUT",
+  resolveRefs: "NICO_RESOLVE_REFS",
+  refPollInterval: "NICO_REF_POLL_INTERVAL",
   webhookAddr: "NICO_WEBHOOK_ADDR",
   webhookCertMode: "NICO_WEBHOOK_CERT_MODE",
   webhookCertDir: "NICO_WEBHOOK_CERT_DIR",
@@ -94,7 +100,7 @@ export function parseRunOptions(args: string[], env: Record<string, string | und
     const [flag, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
     const key = byFlag.get(flag);
     if (!key) throw new OptionsError(`unknown flag --${flag}; see nico run --help`);
-    const isBool = key === "leaderElect" || key === "installCrds";
+    const isBool = key === "leaderElect" || key === "installCrds" || key === "resolveRefs";
     if (inline !== undefined) raw[key] = inline;
     else if (isBool && (args[i + 1] === undefined || args[i + 1]!.startsWith("--"))) raw[key] = "true";
     else if (args[i + 1] === undefined) throw new OptionsError(`flag --${flag} needs a value`);

@@ -192,7 +192,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
 
   const metrics = new Metrics();
   const identity = o.identity ?? `${Deno.hostname()}-${crypto.randomUUID().slice(0, 6)}`;
-  const { controller, informers } = clusterController({
+  const { controller, informers, revisions } = clusterController({
     client,
     recorder: eventRecorder(
       client,
@@ -205,6 +205,8 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     workers: o.workers,
     defaultGitRepo: o.defaultGitRepo,
     nodeTimeoutMs: o.nodeTimeout,
+    resolveRefs: o.resolveRefs,
+    refPollIntervalMs: o.refPollInterval,
     hooks: metrics.controllerHooks("kubernetescluster"),
   });
   // Every replica keeps the caches warm: the webhook reads them, and a standby takes over at once.
@@ -272,6 +274,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     await Promise.allSettled(background);
     await webhook?.stop();
     await Promise.all(Object.values(informers).map((i) => i.stop()));
+    await revisions?.stop();
     await Promise.all(servers.map((s) => s.finished));
     await client.close();
     if (!signal) {

@@ -1,0 +1,109 @@
+/**
+ * Checks on a `gitRepo` URL and a `ref` before NICO hands them to git.
+ *
+ * @module
+ */
+
+import { type Creds, SSH_UNSUPPORTED } from "./credentials.ts";
+
+/** A commit id: 40 hex digits (SHA-1) or 64 (SHA-256). */
+export const COMMIT_RE = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
+
+/** Whether `ref` already names a commit, so it needs no resolving. */
+export function isCommit(ref: string | undefined): boolean {
+  return ref !== undefined && COMMIT_RE.test(ref);
+}
+
+/** A repository URL git may be pointed at, with any userinfo taken out. */
+export interface RemoteUrl {
+  /** The URL without userinfo: what git gets and what messages show. */
+  url: string;
+  /** `https:`, `http:` or `git:`. */
+  protocol: "https:" | "http:" | "git:";
+  /** Whether the host is loopback (`localhost`, 127.0.0.0/8, `::1`). */
+  loopback: boolean;
+  /** Credentials that were written into the URL as `user:password@`. */
+  userinfo?: Creds;
+}
+
+const SCP_LIKE = /^(?:[^@/:]+@)?(?:\[[^\]]+\]|[^/:]+):(?!\/\/)/;
+
+/** Whether `url` reaches the repository over SSH (`ssh://`, `git+ssh://` or scp-like `git@host:path`). */
+export function isSshUrl(url: string): boolean {
+  if (/^(?:ssh|git\+ssh|ssh\+git):\/\//i.test(url)) return true;
+  return !url.includes("://") && SCP_LIKE.test(url);
+}
+
+/** `url` with any `user:password@` removed, for messages and logs; unparsable URLs become a placeholder. */
+export function redactUrl(url: string): string {
+  if (isSshUrl(url)) return url.replace(/^([a-z+]+:\/\/)?[^@/]*@/i, "$1");
+  try {
+    const u = new URL(url);
+    u.username = "";
+    u.password = "";
+    return u.toString();
+  } catch {
+    return "<invalid URL>";
+  }
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/**
+ * Parses a `gitRepo` URL that revision pinning can use: `https://`,
+ * `http://` or `git://`. Throws an `Error` with a one-line message for SSH
+ * URLs, other schemes and local paths.
+ */
+export function parseRemoteUrl(url: string): RemoteUrl {
+  if (isSshUrl(url)) throw new Error(`cannot resolve ref of ${redactUrl(url)}: ${SSH_UNSUPPORTED}`);
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error("gitRepo is not a valid URL: use https://host/path");
+  }
+  const protocol = u.protocol;
+  if (protocol !== "https:" && protocol !== "http:" && protocol !== "git:") {
+    throw new Error(
+      `cannot resolve ref of ${
+        redactUrl(url)
+      }: scheme ${protocol} is not supported for revision pinning (use https://, http:// or git://), or set ref to a 40-hex commit`,
+    );
+  }
+  if (!u.hostname) throw new Error(`gitRepo ${redactUrl(url)} has no host`);
+  let userinfo: Creds | undefined;
+  if (u.username || u.password) {
+    try {
+      userinfo = { username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+    } catch {
+      throw new Error(`gitRepo ${redactUrl(url)} has badly encoded credentials`);
+    }
+    u.username = "";
+    u.password = "";
+  }
+  return {
+    url: u.toString(),
+    protocol,
+    loopback: isLoopback(u.hostname),
+    ...(userinfo ? { userinfo } : {}),
+  };
+}
+
+/**
+ * Why `ref` cannot be a branch or tag name (git's check-ref-format rules,
+ * plus no glob characters), or `undefined` when it can.
+ */
+export function refNameProblem(ref: string): string | undefined {
+  if (
+    ref.length === 0 || ref.startsWith("-") || ref.startsWith("/") || ref.endsWith("/") || ref.endsWith(".") ||
+    ref.endsWith(".lock") || ref.includes("..") || ref.includes("//") || ref.includes("@{") || ref === "@" ||
+    ref.split("/").some((part) => part.startsWith(".")) ||
+    // deno-lint-ignore no-control-regex
+    /[\x00-\x20\x7f~^:?*[\\]/.test(ref)
+  ) {
+    return `ref ${JSON.stringify(ref)} is not a valid branch or tag name`;
+  }
+  return undefined;
+}
