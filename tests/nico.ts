@@ -25,9 +25,10 @@ export interface NicoTestOptions {
 export function startNico(client: KubeClient, opts: NicoTestOptions = {}): RunningNico {
   const nico = client.with({ fieldManager: "nico", userAgent: "nico" });
   const log = opts.log ?? (Deno.env.get("NICO_TEST_LOG") ? jsonLogger({ level: "debug" }) : silentLogger);
+  const recorder = eventRecorder(nico, "nico.homystack.com/nico", "test");
   const { controller, revisions } = clusterController({
     client: nico,
-    recorder: eventRecorder(nico, "nico.homystack.com/nico", "test"),
+    recorder,
     log,
     namespace: opts.namespace,
     defaultGitRepo: opts.defaultGitRepo ?? "https://git.example.test/default-flake.git",
@@ -42,6 +43,7 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     async stop() {
       abort.abort();
       await done;
+      await recorder.flush();
       await revisions?.stop();
     },
   };

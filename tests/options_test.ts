@@ -11,7 +11,10 @@ Deno.test("nico run options: flags over environment, defaults, clear refusals", 
     assert.equal(o.webhookCertMode, "self-signed");
   });
   await t.step("environment, then flags win", () => {
-    const o = parseRunOptions(["--workers", "8", "--leader-elect=false"], { NICO_WORKERS: "3", NICO_DEFAULT_GIT_REPO: "https://g/x.git" });
+    const o = parseRunOptions(["--workers", "8", "--leader-elect=false"], {
+      NICO_WORKERS: "3",
+      NICO_DEFAULT_GIT_REPO: "https://g/x.git",
+    });
     assert.equal(o.workers, 8);
     assert.equal(o.leaderElect, false);
     assert.equal(o.defaultGitRepo, "https://g/x.git");
@@ -44,7 +47,13 @@ Deno.test("listen addresses and webhook certificate names", () => {
   assert.deepEqual(listenOn("127.0.0.1:9443"), { hostname: "127.0.0.1", port: 9443 });
   assert.deepEqual(listenOn("[::1]:9443"), { hostname: "::1", port: 9443 });
   const base = { webhookService: "nico-webhook", leaseNamespace: "nico-system" };
-  assert.deepEqual(webhookNames({ ...base, webhookUrl: "https://127.0.0.1:9443" }), { dnsNames: [], ipAddresses: ["127.0.0.1"] });
-  assert.deepEqual(webhookNames({ ...base, webhookUrl: "https://dev.example:9443" }), { dnsNames: ["dev.example"], ipAddresses: [] });
+  assert.deepEqual(webhookNames({ ...base, webhookUrl: "https://127.0.0.1:9443" }), {
+    dnsNames: [],
+    ipAddresses: ["127.0.0.1"],
+  });
+  assert.deepEqual(webhookNames({ ...base, webhookUrl: "https://dev.example:9443" }), {
+    dnsNames: ["dev.example"],
+    ipAddresses: [],
+  });
   assert.ok(webhookNames({ ...base, webhookUrl: undefined }).dnsNames.includes("nico-webhook.nico-system.svc"));
 });

@@ -332,6 +332,8 @@ Deno.test("simulated NIO against a real API server", async (t) => {
       const { ns, o, sim } = await start("delete", { applyDelayMs: 100, removeDelayMs: 1500 });
       await using _ = sim;
       await o.createMachine(simMachine("m", ns));
+      // Discovered first, so the history below has no MachineNotReady block from a fast create.
+      await o.waitMachine("m", "discoverable", (m) => m.status?.discoverable === true);
       await o.createCfg(simConfiguration("web", ns, "m"));
       await o.waitCfg("web", "Ready", phase("Ready"));
       await o.waitMachine("m", "write-back", (m) => m.status?.appliedConfiguration === "web");

@@ -192,14 +192,15 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
 
   const metrics = new Metrics();
   const identity = o.identity ?? `${Deno.hostname()}-${crypto.randomUUID().slice(0, 6)}`;
+  const recorder = eventRecorder(
+    client,
+    "nico.homystack.com/nico",
+    identity,
+    (err) => log.debug("event not recorded", { error: errorMessage(err) }),
+  );
   const { controller, informers, revisions } = clusterController({
     client,
-    recorder: eventRecorder(
-      client,
-      "nico.homystack.com/nico",
-      identity,
-      (err) => log.debug("event not recorded", { error: errorMessage(err) }),
-    ),
+    recorder,
     log,
     namespace: o.namespace,
     workers: o.workers,
@@ -275,6 +276,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     await webhook?.stop();
     await Promise.all(Object.values(informers).map((i) => i.stop()));
     await revisions?.stop();
+    await recorder.flush();
     await Promise.all(servers.map((s) => s.finished));
     await client.close();
     if (!signal) {
