@@ -3,6 +3,7 @@
  * daemon` for anonymous git://, and `git http-backend` behind a small HTTP
  * server that requires basic auth.
  */
+import { freePort, waitForPort } from "./envtest/process.ts";
 import assert from "node:assert/strict";
 import { basicAuthorization, credentialsFromSecret, SSH_UNSUPPORTED } from "../lib/git/credentials.ts";
 import { ResolveError, resolveRef } from "../lib/git/resolve.ts";
@@ -39,13 +40,6 @@ async function rejection(p: Promise<unknown>): Promise<ResolveError> {
     return err;
   }
   assert.fail("expected a rejection");
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 /** The commits of the test repository, by what points at them. */
@@ -124,16 +118,7 @@ async function startDaemon(root: string): Promise<{ url: string; stop(): Promise
     stdout: "null",
     stderr: "null",
   }).spawn();
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      break;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
+  await waitForPort(port);
   return {
     url: `git://127.0.0.1:${port}`,
     async stop() {

@@ -101,3 +101,17 @@ export function freePort(): number {
   listener.close();
   return port;
 }
+
+/** Waits until something accepts TCP connections on 127.0.0.1:`port`. */
+export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (true) {
+    try {
+      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
