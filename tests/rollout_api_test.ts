@@ -24,12 +24,15 @@ function invariantWatcher(client: KubeClient, ns: string) {
   const maxDown = { controlPlane: 0, dataPlane: 0 };
   const firstSeen: string[] = [];
   let deletingCp = 0;
+  let listed!: () => void;
+  const ready = new Promise<void>((r) => (listed = r));
   const converging = (c: NixosConfiguration) =>
     c.metadata.deletionTimestamp !== undefined || c.status?.observedGeneration !== c.metadata.generation ||
     c.status?.phase !== "Ready";
   const done = (async () => {
     const list = await client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns });
     for (const c of list.items) state.set(c.metadata.name, c);
+    listed();
     try {
       for await (
         const ev of client.watch<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
@@ -58,6 +61,8 @@ function invariantWatcher(client: KubeClient, ns: string) {
     }
   })();
   return {
+    /** Resolves once the watcher has its starting state: start changing things after it. */
+    ready,
     maxDown,
     firstSeen,
     get maxDeletingCp() {
@@ -97,6 +102,7 @@ Deno.test("a gitRepo change rolls workers one by one, then the control plane one
     });
     await readyAt(cp.client, ns, "c", V1);
     const watcher = invariantWatcher(cp.client, ns);
+    await watcher.ready;
     await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, { spec: { gitRepo: V2 } });
     // Kill and restart the operator several times while the rollout runs.
     for (let i = 0; i < 4; i++) {
@@ -206,6 +212,7 @@ Deno.test("scaling the control plane down removes one node at a time and keeps q
     });
     await readyAt(cp.client, ns, "c", V1, 90_000);
     const watcher = invariantWatcher(cp.client, ns);
+    await watcher.ready;
     await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, { spec: { controlPlane: { count: 3 } } });
     const c = await eventually("3 control-plane nodes", async () => {
       const x = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
