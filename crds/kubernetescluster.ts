@@ -148,11 +148,12 @@ export const KubernetesClusterSpec = z.object({
       .describe(
         "Workers that may be updating or unready at once during a rollout. Control-plane nodes always go one at a time.",
       ),
-    nodeTimeout: Duration.default("30m")
+    nodeTimeout: Duration.optional()
       .describe(
-        "A node not applied this long after NICO changed its configuration is Failed, which halts the rollout.",
+        "A node not applied this long after NICO changed its configuration is Failed, which halts the rollout. " +
+          "Absent: the operator's --node-timeout (30m unless set).",
       ),
-  }).default({ order: "WorkersFirst", maxUnavailable: 1, nodeTimeout: "30m" })
+  }).default({ order: "WorkersFirst", maxUnavailable: 1 })
     .describe("How changes roll out to existing nodes."),
 }).describe("Desired state of a Kubernetes cluster built from NIO Machines.").meta(cel({
   rule:
