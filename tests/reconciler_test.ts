@@ -295,6 +295,35 @@ Deno.test("a NIO failure makes the cluster Failed with the node named, then it r
   }
 });
 
+Deno.test("a node NIO never finishes fails after the operator's node timeout when the spec sets none", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("timeout");
+  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 2000 });
+  const nico = startNico(cp.client, { namespace: ns, nodeTimeoutMs: 3000 });
+  try {
+    await createMachines(cp.client, ns, ["cp-1"]);
+    await cp.client.create(KUBERNETES_CLUSTERS, kcluster(ns, "c", { controlPlane: { machines: ["cp-1"] } }));
+    await eventually("configuration of cp-1", () => cp.client.get(NIXOS_CONFIGURATIONS, "c-cp-1", ns));
+    await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "c-cp-1", ns, {
+      metadata: { annotations: { "sim.nio.homystack.com/never-finish": "true" } },
+    });
+    const failed = await eventually(
+      "Failed by timeout",
+      async () => {
+        const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
+        return c?.status?.phase === "Failed" ? c : undefined;
+      },
+      90_000,
+      250,
+    );
+    assert.equal(failed.spec.rollout.nodeTimeout, undefined);
+    assert.match(cond(failed, "Ready")!.message, /cp-1 \(not applied within 0m/);
+  } finally {
+    await nico.stop();
+    await nio.stop();
+  }
+});
+
 Deno.test("the older NIO status shape is understood", async () => {
   const e = await setup("older", { generation: "older" });
   try {

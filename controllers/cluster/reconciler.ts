@@ -39,7 +39,7 @@ import { clusterHash, desiredConfigurations, resolveEndpoint } from "./desired.t
 import { planRollout, type RolloutPlan } from "./rollout.ts";
 import { endpointUrl } from "./kubeconfig.ts";
 import { configName, kubeconfigSecret, ownedSecretNames } from "./names.ts";
-import { type NodeReport, nodeReport } from "./readiness.ts";
+import { type NodeReport, nodeReport, specChangedAt } from "./readiness.ts";
 import { ensureCa, ensureJoinToken, ensureKubeconfig, ownsSecret, type Secret } from "./secrets.ts";
 import { type ClusterRef, isOwnedBy, type Plane, selectMachines } from "./selection.ts";
 import { computeStatus } from "./status.ts";
@@ -182,7 +182,7 @@ export class ClusterReconciler {
     const bootstrap = recordedStays ? recordedBootstrap : cpMembers[0];
     const gitRepo = spec.gitRepo ?? this.#o.defaultGitRepo;
     const paused = spec.paused || cluster.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
-    const timeoutMs = durationMs(spec.rollout.nodeTimeout) || this.#timeoutMs;
+    const timeoutMs = spec.rollout.nodeTimeout ? durationMs(spec.rollout.nodeTimeout) : this.#timeoutMs;
     const written = new Map<string, NixosConfiguration>();
     const wantedHash = new Map<string, string>();
     let endpoint: string | undefined;
@@ -336,8 +336,16 @@ export class ClusterReconciler {
         `phase ${cluster.status?.phase ?? "(none)"} -> ${status.phase}: ${ready?.message ?? ""}`,
       );
     }
-    const inFlight = nodes.some((n) => n.state !== "Ready" && n.state !== "Failed");
-    return { requeueAfter: inFlight || blocked ? BUSY_REQUEUE_MS : IDLE_REQUEUE_MS };
+    const inFlight = nodes.filter((n) => n.state !== "Ready" && n.state !== "Failed");
+    if (!inFlight.length && !blocked) return { requeueAfter: IDLE_REQUEUE_MS };
+    // Look again by the earliest node deadline, so a timeout is reported when it happens.
+    let next = BUSY_REQUEUE_MS;
+    for (const n of inFlight) {
+      const cfg = written.get(configName(name, n.machine)) ?? inf.configs.get(ns, configName(name, n.machine));
+      const changed = cfg && specChangedAt(cfg);
+      if (changed) next = Math.min(next, Math.max(1000, changed.getTime() + timeoutMs - now.getTime() + 1000));
+    }
+    return { requeueAfter: next };
   }
 
   /**
