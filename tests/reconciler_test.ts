@@ -11,6 +11,7 @@ import { CLUSTER_LABEL, FINALIZER } from "../lib/labels.ts";
 import type { Machine, NixosConfiguration } from "../lib/nio.ts";
 import { certInfo, signedBy } from "../lib/pki.ts";
 import { startSimNio } from "./fixtures/sim-nio.ts";
+import { ClaimConflictError, claimMachine, releaseMachine } from "../controllers/cluster/claims.ts";
 import { eventually, sharedControlPlane } from "./helpers.ts";
 import { createMachines, startNico } from "./nico.ts";
 
@@ -367,6 +368,24 @@ Deno.test("deletion releases every Machine and removes every owned Secret", asyn
   } finally {
     await e.stop();
   }
+});
+
+Deno.test("claims are version-checked and a release never removes someone else's claim", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("claim");
+  await createMachines(cp.client, ns, ["m"]);
+  const fresh = (await cp.client.get<Machine>(MACHINES, "m", ns))!;
+  const mine = await claimMachine(cp.client, fresh, "a");
+  assert.equal(mine.metadata.labels?.[CLUSTER_LABEL], "a");
+  // A second claim from the same stale read loses.
+  await assert.rejects(claimMachine(cp.client, fresh, "b"), ClaimConflictError);
+  // Another cluster takes it over; releasing with our stale view of it leaves their claim alone.
+  await cp.client.mergePatch(MACHINES, "m", ns, { metadata: { labels: { [CLUSTER_LABEL]: "b" } } });
+  assert.equal(await releaseMachine(cp.client, mine, "a"), false);
+  assert.equal((await cp.client.get<Machine>(MACHINES, "m", ns))!.metadata.labels?.[CLUSTER_LABEL], "b");
+  const theirs = (await cp.client.get<Machine>(MACHINES, "m", ns))!;
+  assert.equal(await releaseMachine(cp.client, theirs, "b"), true);
+  assert.equal((await cp.client.get<Machine>(MACHINES, "m", ns))!.metadata.labels?.[CLUSTER_LABEL], undefined);
 });
 
 Deno.test("stop the shared control plane", async () => {

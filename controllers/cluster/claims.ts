@@ -5,7 +5,7 @@
  * @module
  */
 import type { KubeClient } from "../../lib/kube/client.ts";
-import { isConflict, isNotFound } from "../../lib/kube/errors.ts";
+import { isConflict, isNotFound, isUnprocessable } from "../../lib/kube/errors.ts";
 import { MACHINES } from "../../lib/kube/resources.ts";
 import { CLUSTER_LABEL } from "../../lib/labels.ts";
 import type { Machine } from "../../lib/nio.ts";
@@ -50,8 +50,8 @@ export async function releaseMachine(client: KubeClient, machine: Machine, clust
     return true;
   } catch (err) {
     if (isNotFound(err)) return false;
-    // 422 from a failed test: someone else holds it now; nothing to release.
-    if (err instanceof Error && /422/.test(err.message)) return false;
+    // A failed `test`: someone else holds it now; nothing to release.
+    if (isUnprocessable(err)) return false;
     throw err;
   }
 }

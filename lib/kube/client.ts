@@ -9,7 +9,7 @@
 import { HttpMethod, KubeConfig, RequestContext } from "@kubernetes/client-node";
 import { Agent, type Dispatcher, fetch } from "undici";
 import type { ObjectMeta } from "../../crds/kubernetescluster.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError, isNotFound } from "./errors.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
 
 /** Any Kubernetes object. */
@@ -199,7 +199,7 @@ export class KubeClient {
     try {
       return await this.request<T>(HttpMethod.GET, resourcePath(r, namespace, name));
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }
@@ -322,7 +322,7 @@ export class KubeClient {
       });
       return true;
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404) return false;
+      if (isNotFound(err)) return false;
       throw err;
     }
   }

@@ -38,9 +38,7 @@ export function isGone(err: unknown): boolean {
   return statusOf(err) === 410;
 }
 
-/** The API server refused the object (schema, CEL rule or admission). */
-export function isInvalid(err: unknown): boolean {
-  const s = statusOf(err);
-  return s === 422 || s === 400 ||
-    (err instanceof ApiError && err.reason === "Forbidden" && /admission webhook/.test(err.message));
+/** The request was well formed but refused: a schema or CEL rule, or a failed JSON-patch `test`. */
+export function isUnprocessable(err: unknown): boolean {
+  return statusOf(err) === 422;
 }
