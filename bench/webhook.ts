@@ -24,9 +24,9 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { configName } from "../controllers/cluster/names.ts";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL, ROLE_LABEL } from "../lib/labels.ts";
+import { CLUSTER_LABEL } from "../lib/labels.ts";
+import { ownedConfig } from "../tests/fixtures/objects.ts";
 import type { Machine, NixosConfiguration } from "../lib/nio.ts";
 import { createCa, issueCert } from "../lib/pki.ts";
 import { webhookApp } from "../webhooks/app.ts";
@@ -66,28 +66,7 @@ function objects() {
     for (const m of [...cp, ...dp]) {
       const machine = machines.find((x) => x.metadata.name === m)!;
       machine.metadata.labels![CLUSTER_LABEL] = name;
-      configurations.push({
-        metadata: {
-          name: configName(name, m),
-          namespace: NS,
-          labels: { [CLUSTER_LABEL]: name, [ROLE_LABEL]: cp.includes(m) ? "control-plane" : "worker" },
-          ownerReferences: [{
-            apiVersion: "nico.homystack.com/v1alpha1",
-            kind: "KubernetesCluster",
-            name,
-            uid: `uid-${c}`,
-            controller: true,
-          }],
-        },
-        spec: {
-          machineRef: { name: m },
-          gitRepo: "g",
-          flake: "#x",
-          onRemoveFlake: "#minimal",
-          fullInstall: false,
-          additionalFiles: [],
-        },
-      });
+      configurations.push(ownedConfig(name, m, cp.includes(m) ? "control-plane" : "worker", `uid-${c}`, NS));
     }
   }
   return { machines, configurations, clusters };

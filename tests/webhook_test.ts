@@ -3,6 +3,12 @@
  * validation rule, defaulting, every bad input, the rendered webhook
  * configurations, and the TLS server with certificate reload.
  */
+import {
+  foreignConfig as fixtureForeignConfig,
+  machine as fixtureMachine,
+  type MachineOpts,
+  ownedConfig as fixtureOwnedConfig,
+} from "./fixtures/objects.ts";
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
 import { configName } from "../controllers/cluster/names.ts";
@@ -12,7 +18,7 @@ import {
   KubernetesClusterSpec,
   type KubernetesClusterSpecInput,
 } from "../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL, ROLE_LABEL } from "../lib/labels.ts";
+import { CLUSTER_LABEL } from "../lib/labels.ts";
 import type { Machine, NixosConfiguration } from "../lib/nio.ts";
 import { createCa, issueCert } from "../lib/pki.ts";
 import { type AdmissionLookup, LookupNotReady, staticLookup, type StaticObjects } from "../webhooks/lookup.ts";
@@ -27,62 +33,17 @@ const UID = "uid-prod";
 
 // ---------------------------------------------------------------- builders
 
-interface MachineOpts {
-  labels?: Record<string, string>;
-  discoverable?: boolean;
-  claim?: string;
-  applied?: string;
-}
-
 function machine(name: string, o: MachineOpts = {}): Machine {
-  return {
-    metadata: { name, namespace: NS, labels: { ...o.labels, ...(o.claim ? { [CLUSTER_LABEL]: o.claim } : {}) } },
-    spec: { host: `10.0.0.${name.length}` },
-    status: {
-      discoverable: o.discoverable ?? true,
-      ...(o.applied ? { hasConfiguration: true, appliedConfiguration: o.applied } : {}),
-    },
-  };
+  return fixtureMachine(name, { namespace: NS, ...o });
 }
 
 /** A NixosConfiguration of cluster `cluster`, controlled by the cluster with `uid`. */
 function ownedConfig(cluster: string, m: string, role: "control-plane" | "worker", uid = UID): NixosConfiguration {
-  return {
-    metadata: {
-      name: configName(cluster, m),
-      namespace: NS,
-      labels: { [CLUSTER_LABEL]: cluster, [ROLE_LABEL]: role },
-      ownerReferences: [{
-        apiVersion: "nico.homystack.com/v1alpha1",
-        kind: "KubernetesCluster",
-        name: cluster,
-        uid,
-        controller: true,
-      }],
-    },
-    spec: {
-      machineRef: { name: m },
-      gitRepo: "g",
-      flake: "#x",
-      onRemoveFlake: "#minimal",
-      fullInstall: false,
-      additionalFiles: [],
-    },
-  };
+  return fixtureOwnedConfig(cluster, m, role, uid, NS);
 }
 
 function foreignConfig(name: string, m: string): NixosConfiguration {
-  return {
-    metadata: { name, namespace: NS },
-    spec: {
-      machineRef: { name: m },
-      gitRepo: "g",
-      flake: "#x",
-      onRemoveFlake: "#minimal",
-      fullInstall: false,
-      additionalFiles: [],
-    },
-  };
+  return fixtureForeignConfig(name, m, NS);
 }
 
 function cluster(spec: unknown, o: { name?: string; uid?: string; status?: unknown; deleting?: boolean } = {}) {
