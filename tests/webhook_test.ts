@@ -3,6 +3,7 @@
  * validation rule, defaulting, every bad input, the rendered webhook
  * configurations, and the TLS server with certificate reload.
  */
+import { assertGolden } from "./golden.ts";
 import {
   foreignConfig as fixtureForeignConfig,
   machine as fixtureMachine,
@@ -914,85 +915,15 @@ Deno.test("requests NICO cannot judge: refused or allowed with the reason, at on
 
 // ---------------------------------------------------------------- configurations
 
-const GOLDEN_SERVICE = `apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata:
-  name: nico
-  labels:
-    app.kubernetes.io/name: nico
-    app.kubernetes.io/component: webhook
-webhooks:
-  - name: validate.kubernetescluster.nico.homystack.com
-    admissionReviewVersions:
-      - v1
-    sideEffects: None
-    timeoutSeconds: 5
-    failurePolicy: Fail
-    matchPolicy: Equivalent
-    rules:
-      - apiGroups:
-          - nico.homystack.com
-        apiVersions:
-          - v1alpha1
-        operations:
-          - CREATE
-          - UPDATE
-        resources:
-          - kubernetesclusters
-        scope: Namespaced
-    clientConfig:
-      service:
-        namespace: nico-system
-        name: nico-webhook
-        path: /validate-kubernetescluster
-        port: 443
-      caBundle: Q0EgUEVN
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata:
-  name: nico
-  labels:
-    app.kubernetes.io/name: nico
-    app.kubernetes.io/component: webhook
-webhooks:
-  - name: default.kubernetescluster.nico.homystack.com
-    admissionReviewVersions:
-      - v1
-    sideEffects: None
-    timeoutSeconds: 5
-    failurePolicy: Fail
-    matchPolicy: Equivalent
-    rules:
-      - apiGroups:
-          - nico.homystack.com
-        apiVersions:
-          - v1alpha1
-        operations:
-          - CREATE
-          - UPDATE
-        resources:
-          - kubernetesclusters
-        scope: Namespaced
-    clientConfig:
-      service:
-        namespace: nico-system
-        name: nico-webhook
-        path: /mutate-kubernetescluster
-        port: 443
-      caBundle: Q0EgUEVN
-    reinvocationPolicy: Never
-`;
-
 Deno.test("webhook configurations: golden", async (t) => {
   const render = (o: Parameters<typeof webhookConfigurations>[0]) => {
     const { validating, mutating } = webhookConfigurations(o);
     return `${stringify(validating)}---\n${stringify(mutating)}`;
   };
-  await t.step("in-cluster Service with NICO's CA bundle", () => {
-    assert.equal(
+  await t.step("in-cluster Service with NICO's CA bundle", async () => {
+    await assertGolden(
+      "webhook-configurations-service.yaml",
       render({ service: { namespace: "nico-system", name: "nico-webhook" }, caBundlePem: "CA PEM" }),
-      GOLDEN_SERVICE,
     );
   });
   await t.step("URL and cert-manager's inject-ca-from", () => {
