@@ -3,7 +3,7 @@
  * daemon` for anonymous git://, and `git http-backend` behind a small HTTP
  * server that requires basic auth.
  */
-import { freePort, waitForPort } from "./envtest/process.ts";
+import { serveGitDaemon } from "./fixtures/git_server.ts";
 import assert from "node:assert/strict";
 import { basicAuthorization, credentialsFromSecret, SSH_UNSUPPORTED } from "../lib/git/credentials.ts";
 import { ResolveError, resolveRef } from "../lib/git/resolve.ts";
@@ -98,34 +98,6 @@ async function pushCommit(work: string, message: string): Promise<string> {
   await git(work, ...ID, "commit", "-q", "--allow-empty", "-m", message);
   await git(work, "push", "-q", `${work}/../repo.git`, "main");
   return await git(work, "rev-parse", "HEAD");
-}
-
-/** `git daemon` serving every repository under `root` anonymously on loopback. */
-async function startDaemon(root: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = freePort();
-  const child = new Deno.Command("git", {
-    args: [
-      "daemon",
-      "--export-all",
-      `--base-path=${root}`,
-      "--listen=127.0.0.1",
-      `--port=${port}`,
-      "--reuseaddr",
-      root,
-    ],
-    env: GIT_ENV,
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  await waitForPort(port);
-  return {
-    url: `git://127.0.0.1:${port}`,
-    async stop() {
-      child.kill("SIGTERM");
-      await child.status;
-    },
-  };
 }
 
 /** Splits CGI output into its headers and body. */
@@ -254,7 +226,7 @@ Deno.test("git is installed", async () => {
 Deno.test("resolveRef over git:// (git daemon)", async (t) => {
   const root = await Deno.makeTempDir({ prefix: "nico-git-" });
   const { work, commits } = await makeRepo(root);
-  const daemon = await startDaemon(root);
+  const daemon = await serveGitDaemon(root);
   const repo = `${daemon.url}/repo.git`;
   try {
     await t.step("an absent ref is the default branch (HEAD)", async () => {
@@ -501,7 +473,7 @@ Deno.test("the timeout kills git when the server never answers", async (t) => {
 Deno.test("RevisionResolver picks up a new commit after intervalMs and calls onChange once per change", async () => {
   const root = await Deno.makeTempDir({ prefix: "nico-git-" });
   const { work, commits } = await makeRepo(root);
-  const daemon = await startDaemon(root);
+  const daemon = await serveGitDaemon(root);
   const changes: RevisionKey[] = [];
   const resolver = new RevisionResolver({ intervalMs: 50, onChange: (k) => changes.push(k) });
   const key: RevisionKey = { url: `${daemon.url}/repo.git`, ref: "main" };
