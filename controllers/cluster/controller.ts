@@ -79,7 +79,6 @@ export function clusterController(
   opts: ClusterControllerOptions,
 ): { controller: Controller; informers: ClusterInformers; revisions?: RevisionResolver } {
   const informers = clusterInformers(opts.client, opts.log, opts.namespace, opts.resyncMs);
-  let controller: Controller | undefined;
   let tracker: RevisionTracker | undefined;
   let revisions: RevisionResolver | undefined;
   if (opts.resolveRefs) {
@@ -89,7 +88,8 @@ export function clusterController(
       // credentialsRef Secrets carry no NICO label, so they are read on demand, never cached.
       secretLookup: async (ns, name) => (await opts.client.get<Secret>(SECRETS, name, ns))?.data ?? undefined,
       onChange: (key) => {
-        for (const c of tracker?.usersOf(key) ?? []) controller?.enqueue(c);
+        // Runs only after the controller below exists: resolutions start with the first reconcile.
+        for (const c of tracker?.usersOf(key) ?? []) ctl.enqueue(c);
       },
     });
     tracker = new RevisionTracker(revisions);
@@ -116,7 +116,6 @@ export function clusterController(
     const c = o.metadata.labels?.[CLUSTER_LABEL];
     return c ? keyOf(o.metadata.namespace, c) : undefined;
   };
-  controller = ctl;
   ctl
     .watch(informers.clusters)
     .watch(informers.configs, (cfg, _type, old) => {
