@@ -89,8 +89,13 @@ function checkOwner(secret: Secret, cluster: KubernetesCluster): Secret {
 /** The join token Secret: 32 random bytes, hex, made once. */
 export async function ensureJoinToken(client: KubeClient, cluster: KubernetesCluster, lookup: SecretLookup) {
   const name = joinTokenSecret(cluster.metadata.name);
-  const token = hex(crypto.getRandomValues(new Uint8Array(32)));
-  const r = await createOnce(client, owned(cluster, name, "Opaque", { [JOIN_TOKEN_KEY]: token }), lookup(name));
+  const cached = lookup(name);
+  // Random bytes only when the Secret is really missing: this runs on every reconcile.
+  const r = cached ? { secret: cached, created: false } : await createOnce(
+    client,
+    owned(cluster, name, "Opaque", { [JOIN_TOKEN_KEY]: hex(crypto.getRandomValues(new Uint8Array(32))) }),
+    undefined,
+  );
   checkOwner(r.secret, cluster);
   return r;
 }
