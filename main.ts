@@ -21,7 +21,7 @@ async function main(args: string[]): Promise<number> {
       console.log(`nico ${VERSION}`);
       return 0;
     case "run":
-      return await (await import("./lib/cli/run.ts")).run(args.slice(1));
+      return await (await import("./cli/run.ts")).run(args.slice(1));
     default:
       console.error(`nico: unknown command '${command}': expected run, crds or version`);
       return 2;

@@ -25,9 +25,9 @@
  */
 import { parseArgs } from "node:util";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL } from "../lib/labels.ts";
-import { ownedConfig } from "../tests/fixtures/objects.ts";
-import type { Machine, NixosConfiguration } from "../lib/nio.ts";
+import { CLUSTER_LABEL } from "../core/labels.ts";
+import { ownedConfig } from "../testing/objects.ts";
+import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { createCa, issueCert } from "../lib/pki.ts";
 import { webhookApp } from "../webhooks/app.ts";
 import { staticLookup } from "../webhooks/lookup.ts";

@@ -10,11 +10,11 @@
  */
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS, SECRETS } from "../lib/kube/resources.ts";
-import type { NixosConfiguration } from "../lib/nio.ts";
-import { type ControlPlane, startControlPlane } from "../tests/envtest/controlplane.ts";
-import { freePort, type Guarded, startGuarded } from "../tests/envtest/process.ts";
-import { startSimNio } from "../tests/fixtures/sim-nio.ts";
-import { workloadClusters } from "../tests/fixtures/workload.ts";
+import type { NixosConfiguration } from "../core/nio.ts";
+import { type ControlPlane, startControlPlane } from "../testing/envtest/controlplane.ts";
+import { freePort, type Guarded, startGuarded } from "../testing/envtest/process.ts";
+import { startSimNio } from "../testing/sim-nio.ts";
+import { workloadClusters } from "../testing/workload.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const NS = "demo";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { ApiError } from "../lib/kube/errors.ts";
 import { CRDS, KUBERNETES_CLUSTERS } from "../lib/kube/resources.ts";
 import type { KubeObject, WatchEvent } from "../lib/kube/client.ts";
-import { eventually, sharedControlPlane } from "./helpers.ts";
+import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 
 const env = sharedControlPlane();
 

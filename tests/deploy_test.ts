@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS, LEASES, MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS } from "../lib/kube/resources.ts";
-import { freePort, startGuarded } from "./envtest/process.ts";
-import { startSimNio } from "./fixtures/sim-nio.ts";
-import { eventually, sharedControlPlane } from "./helpers.ts";
-import { createMachines } from "./nico.ts";
+import { freePort, startGuarded } from "../testing/envtest/process.ts";
+import { startSimNio } from "../testing/sim-nio.ts";
+import { eventually, sharedControlPlane } from "../testing/helpers.ts";
+import { createMachines } from "../testing/nico.ts";
 import { generatedDeployFiles } from "../scripts/deploy.ts";
 import type { Lease } from "../lib/leader.ts";
 import type { WebhookConfiguration } from "../webhooks/configurations.ts";

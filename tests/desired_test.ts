@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
-import { nixString } from "../controllers/cluster/clusternix.ts";
-import { desiredConfigurations, resolveEndpoint, specHash } from "../controllers/cluster/desired.ts";
-import { configName } from "../controllers/cluster/names.ts";
-import { selectMachines } from "../controllers/cluster/selection.ts";
+import { nixString } from "../core/clusternix.ts";
+import { desiredConfigurations, resolveEndpoint, specHash } from "../core/desired.ts";
+import { configName } from "../core/names.ts";
+import { selectMachines } from "../core/selection.ts";
 import type { KubernetesClusterSpecInput } from "../crds/kubernetescluster.ts";
-import type { Machine } from "../lib/nio.ts";
-import { cluster, machine } from "./fixtures/objects.ts";
+import type { Machine } from "../core/nio.ts";
+import { cluster, machine } from "../testing/objects.ts";
 import { assertGolden } from "./golden.ts";
 
 const YAML_OPTS = { lineWidth: 0, blockQuote: "literal" } as const;

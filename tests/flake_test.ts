@@ -11,7 +11,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { type ClusterNixInput, renderClusterNix } from "../controllers/cluster/clusternix.ts";
+import { type ClusterNixInput, renderClusterNix } from "../core/clusternix.ts";
 
 const FLAKE_DIR = new URL("../examples/k3s-flake/", import.meta.url).pathname;
 const LIB = `${FLAKE_DIR}lib/`;

@@ -3,7 +3,7 @@
  * daemon` for anonymous git://, and `git http-backend` behind a small HTTP
  * server that requires basic auth.
  */
-import { serveGitDaemon } from "./fixtures/git_server.ts";
+import { serveGitDaemon } from "../testing/git_server.ts";
 import assert from "node:assert/strict";
 import { basicAuthorization, credentialsFromSecret, SSH_UNSUPPORTED } from "../lib/git/credentials.ts";
 import { ResolveError, resolveRef } from "../lib/git/resolve.ts";

@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS, SECRETS } from "../lib/kube/resources.ts";
-import { startSimNio } from "./fixtures/sim-nio.ts";
-import { workloadClusters } from "./fixtures/workload.ts";
-import { eventually, sharedControlPlane } from "./helpers.ts";
-import { createMachines, startNico } from "./nico.ts";
+import { startSimNio } from "../testing/sim-nio.ts";
+import { workloadClusters } from "../testing/workload.ts";
+import { eventually, sharedControlPlane } from "../testing/helpers.ts";
+import { createMachines, startNico } from "../testing/nico.ts";
 
 const env = sharedControlPlane();
 

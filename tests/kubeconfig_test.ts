@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { endpointUrl, issueKubeconfig, readKubeconfig, reissueReason } from "../controllers/cluster/kubeconfig.ts";
+import { endpointUrl, issueKubeconfig, readKubeconfig, reissueReason } from "../core/kubeconfig.ts";
 import { certInfo, createCa, signedBy } from "../lib/pki.ts";
 
 const DAY = 24 * 60 * 60 * 1000;

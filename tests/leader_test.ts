@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { Lease } from "../lib/leader.ts";
 import { KUBERNETES_CLUSTERS, LEASES } from "../lib/kube/resources.ts";
-import { freePort, type Guarded, startGuarded } from "./envtest/process.ts";
-import { startSimNio } from "./fixtures/sim-nio.ts";
-import { eventually, sharedControlPlane } from "./helpers.ts";
-import { createMachines } from "./nico.ts";
+import { freePort, type Guarded, startGuarded } from "../testing/envtest/process.ts";
+import { startSimNio } from "../testing/sim-nio.ts";
+import { eventually, sharedControlPlane } from "../testing/helpers.ts";
+import { createMachines } from "../testing/nico.ts";
 
 const env = sharedControlPlane();
 const ROOT = new URL("../", import.meta.url).pathname;

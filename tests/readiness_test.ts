@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { nodeReport, type NodeState } from "../controllers/cluster/readiness.ts";
-import { SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../lib/labels.ts";
-import type { Machine, NixosConfiguration } from "../lib/nio.ts";
-import { machine, NS, ownedConfig, UID } from "./fixtures/objects.ts";
+import { nodeReport, type NodeState } from "../core/readiness.ts";
+import { SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import { machine, NS, ownedConfig, UID } from "../testing/objects.ts";
 
 const NOW = new Date("2026-01-01T12:00:00Z");
 const HASH = "abc";

@@ -7,13 +7,13 @@ import assert from "node:assert/strict";
 import { parse } from "yaml";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS, SECRETS } from "../lib/kube/resources.ts";
-import { CLUSTER_LABEL, FINALIZER } from "../lib/labels.ts";
-import type { Machine, NixosConfiguration } from "../lib/nio.ts";
+import { CLUSTER_LABEL, FINALIZER } from "../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { certInfo, signedBy } from "../lib/pki.ts";
-import { startSimNio } from "./fixtures/sim-nio.ts";
+import { startSimNio } from "../testing/sim-nio.ts";
 import { ClaimConflictError, claimMachine, releaseMachine } from "../controllers/cluster/claims.ts";
-import { eventually, sharedControlPlane } from "./helpers.ts";
-import { createMachines, startNico } from "./nico.ts";
+import { eventually, sharedControlPlane } from "../testing/helpers.ts";
+import { createMachines, startNico } from "../testing/nico.ts";
 
 const env = sharedControlPlane();
 

@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS } from "../lib/kube/resources.ts";
-import type { NixosConfiguration } from "../lib/nio.ts";
-import { startGitServer } from "./fixtures/git_server.ts";
-import { startSimNio } from "./fixtures/sim-nio.ts";
-import { eventually, sharedControlPlane } from "./helpers.ts";
-import { createMachines, startNico } from "./nico.ts";
+import type { NixosConfiguration } from "../core/nio.ts";
+import { startGitServer } from "../testing/git_server.ts";
+import { startSimNio } from "../testing/sim-nio.ts";
+import { eventually, sharedControlPlane } from "../testing/helpers.ts";
+import { createMachines, startNico } from "../testing/nico.ts";
 
 const env = sharedControlPlane();
 

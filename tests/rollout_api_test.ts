@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS } from "../lib/kube/resources.ts";
-import { ROLE_LABEL } from "../lib/labels.ts";
-import type { NixosConfiguration } from "../lib/nio.ts";
-import { startSimNio } from "./fixtures/sim-nio.ts";
-import { eventually, sharedControlPlane } from "./helpers.ts";
-import { createMachines, startNico } from "./nico.ts";
+import { ROLE_LABEL } from "../core/labels.ts";
+import type { NixosConfiguration } from "../core/nio.ts";
+import { startSimNio } from "../testing/sim-nio.ts";
+import { eventually, sharedControlPlane } from "../testing/helpers.ts";
+import { createMachines, startNico } from "../testing/nico.ts";
 
 const env = sharedControlPlane();
 const V1 = "https://git.example.test/v1.git";

@@ -4,8 +4,8 @@
  * the safety invariants are asserted at every round.
  */
 import assert from "node:assert/strict";
-import { type PlanNode, planRollout, type RolloutInput, type RolloutOrder } from "../controllers/cluster/rollout.ts";
-import type { Plane } from "../controllers/cluster/selection.ts";
+import { type PlanNode, planRollout, type RolloutInput, type RolloutOrder } from "../core/rollout.ts";
+import type { Plane } from "../core/selection.ts";
 import { assertGolden } from "./golden.ts";
 
 interface SimNode {

@@ -34,8 +34,8 @@ import {
   untilAborted,
   WorkQueue,
 } from "../lib/runtime/mod.ts";
-import { type ControlPlane, startControlPlane } from "./envtest/controlplane.ts";
-import { eventually } from "./helpers.ts";
+import { type ControlPlane, startControlPlane } from "../testing/envtest/controlplane.ts";
+import { eventually } from "../testing/helpers.ts";
 
 // ---------------------------------------------------------------- helpers
 

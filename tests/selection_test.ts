@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { selectMachines, type UnavailableReason } from "../controllers/cluster/selection.ts";
+import { selectMachines, type UnavailableReason } from "../core/selection.ts";
 import type { KubernetesClusterSpecInput } from "../crds/kubernetescluster.ts";
-import type { Machine, NixosConfiguration } from "../lib/nio.ts";
-import { cluster, foreignConfig, machine, ownedConfig } from "./fixtures/objects.ts";
+import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import { cluster, foreignConfig, machine, ownedConfig } from "../testing/objects.ts";
 
 interface Case {
   name: string;

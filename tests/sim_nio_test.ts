@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { MACHINES, NIXOS_CONFIGURATIONS } from "../lib/kube/resources.ts";
-import { BOOTSTRAP_LABEL } from "../lib/labels.ts";
-import { findCondition, type Machine, type NixosConfiguration } from "../lib/nio.ts";
-import { startControlPlane } from "./envtest/controlplane.ts";
-import { earliestConfiguration } from "./fixtures/sim-nio/status.ts";
+import { BOOTSTRAP_LABEL } from "../core/labels.ts";
+import { findCondition, type Machine, type NixosConfiguration } from "../core/nio.ts";
+import { startControlPlane } from "../testing/envtest/controlplane.ts";
+import { earliestConfiguration } from "../testing/sim-nio/status.ts";
 import {
   FAIL_APPLY_ANNOTATION,
   fakeRevision,
@@ -21,7 +21,7 @@ import {
   startSimNio,
   UNDISCOVERABLE_ANNOTATION,
   waitFor,
-} from "./fixtures/sim-nio.ts";
+} from "../testing/sim-nio.ts";
 
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const PINNED = "0123456789abcdef0123456789abcdef01234567";

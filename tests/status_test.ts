@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import type { NodeReport, NodeState } from "../controllers/cluster/readiness.ts";
-import { selectMachines } from "../controllers/cluster/selection.ts";
-import { computeStatus, type StatusInput } from "../controllers/cluster/status.ts";
+import type { NodeReport, NodeState } from "../core/readiness.ts";
+import { selectMachines } from "../core/selection.ts";
+import { computeStatus, type StatusInput } from "../core/status.ts";
 import type { KubernetesClusterSpecInput } from "../crds/kubernetescluster.ts";
-import { cluster, machine } from "./fixtures/objects.ts";
+import { cluster, machine } from "../testing/objects.ts";
 
 const NOW = new Date("2026-01-01T12:00:00Z");
 

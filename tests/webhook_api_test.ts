@@ -17,8 +17,8 @@ import {
   SECRETS,
   VALIDATING_WEBHOOKS,
 } from "../lib/kube/resources.ts";
-import { CLUSTER_LABEL, ROLE_LABEL } from "../lib/labels.ts";
-import type { Machine, NixosConfiguration } from "../lib/nio.ts";
+import { CLUSTER_LABEL, ROLE_LABEL } from "../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { createCa, issueCert, signedBy } from "../lib/pki.ts";
 import { Informer } from "../lib/runtime/informer.ts";
 import { silentLogger } from "../lib/runtime/log.ts";
@@ -29,11 +29,11 @@ import { webhookConfigurations } from "../webhooks/configurations.ts";
 import { informerLookup, type LookupInformers, LookupNotReady } from "../webhooks/lookup.ts";
 import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
 import { secretText, secretTls, type TlsSecret } from "../webhooks/tls.ts";
-import { configName } from "../controllers/cluster/names.ts";
-import { freePort } from "./envtest/process.ts";
-import type { ControlPlane } from "./envtest/controlplane.ts";
-import { eventually, sharedControlPlane } from "./helpers.ts";
-import { createMachines } from "./nico.ts";
+import { configName } from "../core/names.ts";
+import { freePort } from "../testing/envtest/process.ts";
+import type { ControlPlane } from "../testing/envtest/controlplane.ts";
+import { eventually, sharedControlPlane } from "../testing/helpers.ts";
+import { createMachines } from "../testing/nico.ts";
 
 const env = sharedControlPlane();
 const DEFAULT_REPO = "https://git.example.test/default-flake.git";

@@ -9,18 +9,18 @@ import {
   machine as fixtureMachine,
   type MachineOpts,
   ownedConfig as fixtureOwnedConfig,
-} from "./fixtures/objects.ts";
+} from "../testing/objects.ts";
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
-import { configName } from "../controllers/cluster/names.ts";
+import { configName } from "../core/names.ts";
 import { isDeepStrictEqual } from "node:util";
 import {
   type KubernetesCluster,
   KubernetesClusterSpec,
   type KubernetesClusterSpecInput,
 } from "../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL } from "../lib/labels.ts";
-import type { Machine, NixosConfiguration } from "../lib/nio.ts";
+import { CLUSTER_LABEL } from "../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { createCa, issueCert } from "../lib/pki.ts";
 import { type AdmissionLookup, LookupNotReady, staticLookup, type StaticObjects } from "../webhooks/lookup.ts";
 import { webhookApp, type WebhookAppOptions } from "../webhooks/app.ts";

@@ -14,10 +14,10 @@ import {
   type Selection,
   selectMachines,
   type UnavailableReason,
-} from "../controllers/cluster/selection.ts";
+} from "../core/selection.ts";
 import type { KubernetesCluster, KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL } from "../lib/labels.ts";
-import type { Machine, NixosConfiguration } from "../lib/nio.ts";
+import { CLUSTER_LABEL } from "../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../core/nio.ts";
 
 /** What the Machine rules read. */
 export interface MachineContext {

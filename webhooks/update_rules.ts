@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { type ClusterRef, currentMembers, selectMachines } from "../controllers/cluster/selection.ts";
+import { type ClusterRef, currentMembers, selectMachines } from "../core/selection.ts";
 import type { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
-import type { Machine, NixosConfiguration } from "../lib/nio.ts";
+import type { Machine, NixosConfiguration } from "../core/nio.ts";
 
 /** What the update rules read. */
 export interface UpdateContext {

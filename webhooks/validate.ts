@@ -6,9 +6,9 @@
  * @module
  */
 import { isDeepStrictEqual } from "node:util";
-import type { ClusterRef } from "../controllers/cluster/selection.ts";
+import type { ClusterRef } from "../core/selection.ts";
 import type { KubernetesCluster, KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
-import type { Machine, NixosConfiguration } from "../lib/nio.ts";
+import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { type Findings, machineFindings } from "./machine_rules.ts";
 import { listProblems, nameProblems, rawProblems, schemaProblems, selectorProblems } from "./spec_rules.ts";
 import { updateProblems } from "./update_rules.ts";

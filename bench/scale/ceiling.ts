@@ -24,8 +24,8 @@
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { EVENTS, KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS, SECRETS } from "../../lib/kube/resources.ts";
-import { CLUSTER_LABEL } from "../../lib/labels.ts";
-import type { Machine, NixosConfiguration } from "../../lib/nio.ts";
+import { CLUSTER_LABEL } from "../../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../../core/nio.ts";
 import { limiter } from "./pool.ts";
 
 export interface Templates {

@@ -14,7 +14,7 @@ export const IMPORT_PROBES: { label: string; specifier: string | undefined }[] =
   { label: "undici", specifier: "undici" },
   { label: "@kubernetes/client-node", specifier: "@kubernetes/client-node" },
   { label: "lib/kube/client.ts", specifier: "../../lib/kube/client.ts" },
-  { label: "lib/cli/run.ts (all of NICO)", specifier: "../../lib/cli/run.ts" },
+  { label: "cli/run.ts (all of NICO)", specifier: "../../cli/run.ts" },
 ];
 
 export interface Footprint {

@@ -9,8 +9,8 @@
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS } from "../../lib/kube/resources.ts";
-import { BOOTSTRAP_LABEL, CLUSTER_LABEL } from "../../lib/labels.ts";
-import type { Machine, NixosConfiguration } from "../../lib/nio.ts";
+import { BOOTSTRAP_LABEL, CLUSTER_LABEL } from "../../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../../core/nio.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
 

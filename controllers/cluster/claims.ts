@@ -7,8 +7,8 @@
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { isConflict, isNotFound, isUnprocessable } from "../../lib/kube/errors.ts";
 import { MACHINES } from "../../lib/kube/resources.ts";
-import { CLUSTER_LABEL } from "../../lib/labels.ts";
-import type { Machine } from "../../lib/nio.ts";
+import { CLUSTER_LABEL } from "../../core/labels.ts";
+import type { Machine } from "../../core/nio.ts";
 
 /** Another writer changed the Machine first: re-read and select again. */
 export class ClaimConflictError extends Error {

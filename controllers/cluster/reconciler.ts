@@ -28,23 +28,23 @@ import {
   ROLE_LABEL,
   SPEC_CHANGED_ANNOTATION,
   SPEC_HASH_ANNOTATION,
-} from "../../lib/labels.ts";
-import type { Machine, NixosConfiguration } from "../../lib/nio.ts";
+} from "../../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../../core/nio.ts";
 import type { Informer } from "../../lib/runtime/informer.ts";
 import { splitKey } from "../../lib/runtime/keys.ts";
 import { errorMessage, type Logger, withFields } from "../../lib/runtime/log.ts";
 import { claimMachine, releaseMachine } from "./claims.ts";
-import { listNames, mergeConditions } from "./conditions.ts";
-import { clusterHash, desiredConfigurations, resolveEndpoint } from "./desired.ts";
-import { planRollout, type RolloutPlan } from "./rollout.ts";
-import { endpointUrl } from "./kubeconfig.ts";
-import { configName, kubeconfigSecret, ownedSecretNames } from "./names.ts";
-import { type NodeReport, nodeReport, specChangedAt } from "./readiness.ts";
+import { listNames, mergeConditions } from "../../core/conditions.ts";
+import { clusterHash, desiredConfigurations, resolveEndpoint } from "../../core/desired.ts";
+import { planRollout, type RolloutPlan } from "../../core/rollout.ts";
+import { endpointUrl } from "../../core/kubeconfig.ts";
+import { configName, kubeconfigSecret, ownedSecretNames } from "../../core/names.ts";
+import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
 import { ensureCa, ensureJoinToken, ensureKubeconfig, ownsSecret, type Secret } from "./secrets.ts";
-import { type ClusterRef, isOwnedBy, type Plane, selectMachines } from "./selection.ts";
-import { computeStatus } from "./status.ts";
+import { type ClusterRef, isOwnedBy, type Plane, selectMachines } from "../../core/selection.ts";
+import { computeStatus } from "../../core/status.ts";
 import type { RevisionTracker } from "./revisions.ts";
-import type { ConditionInput } from "./conditions.ts";
+import type { ConditionInput } from "../../core/conditions.ts";
 
 export interface ClusterInformers {
   clusters: Informer<KubernetesCluster>;

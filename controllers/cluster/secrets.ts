@@ -10,11 +10,11 @@ import { API_VERSION, KIND } from "../../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { isAlreadyExists } from "../../lib/kube/errors.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
-import { CLUSTER_LABEL } from "../../lib/labels.ts";
+import { CLUSTER_LABEL } from "../../core/labels.ts";
 import { createCa, type KeyPair } from "../../lib/pki.ts";
-import { JOIN_TOKEN_KEY } from "./desired.ts";
-import { issueKubeconfig, reissueReason } from "./kubeconfig.ts";
-import { caKeySecret, caSecret, joinTokenSecret, kubeconfigSecret } from "./names.ts";
+import { JOIN_TOKEN_KEY } from "../../core/desired.ts";
+import { issueKubeconfig, reissueReason } from "../../core/kubeconfig.ts";
+import { caKeySecret, caSecret, joinTokenSecret, kubeconfigSecret } from "../../core/names.ts";
 
 export interface Secret extends KubeObject {
   type?: string;

@@ -19,7 +19,7 @@ const HERE = new URL(".", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
 
 /** The CRDs every test control plane gets: NICO's own and the NIO fixtures. */
-export const DEFAULT_CRDS = [`${ROOT}crds/kubernetescluster.yaml`, `${ROOT}tests/fixtures/nio-crds.yaml`];
+export const DEFAULT_CRDS = [`${ROOT}crds/kubernetescluster.yaml`, `${ROOT}testing/nio-crds.yaml`];
 
 let binDirPromise: Promise<string> | undefined;
 
@@ -27,7 +27,7 @@ let binDirPromise: Promise<string> | undefined;
 export function binDir(): Promise<string> {
   binDirPromise ??= (async () => {
     const out = await new Command("bash", { args: [`${HERE}install.sh`], stdout: "piped", stderr: "inherit" }).output();
-    if (!out.success) throw new Error("tests/envtest/install.sh failed; see its output above");
+    if (!out.success) throw new Error("testing/envtest/install.sh failed; see its output above");
     return new TextDecoder().decode(out.stdout).trim().split("\n").pop()!;
   })();
   return binDirPromise;

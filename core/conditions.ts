@@ -1,5 +1,5 @@
 /** metav1.Condition bookkeeping: lastTransitionTime moves only when status flips. */
-import type { Condition } from "../../crds/kubernetescluster.ts";
+import type { Condition } from "../crds/kubernetescluster.ts";
 
 export type ConditionInput = Omit<Condition, "lastTransitionTime" | "observedGeneration">;
 

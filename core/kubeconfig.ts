@@ -5,7 +5,7 @@
  * @module
  */
 import { stringify } from "yaml";
-import { certInfo, issueCert, type KeyPair, signedBy } from "../../lib/pki.ts";
+import { certInfo, issueCert, type KeyPair, signedBy } from "../lib/pki.ts";
 
 export const ADMIN_COMMON_NAME = "nico-admin";
 export const ADMIN_ORGANIZATION = "system:masters";

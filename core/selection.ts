@@ -8,10 +8,10 @@
  *
  * @module
  */
-import { durationMs, type KubernetesClusterSpec, type LabelSelector } from "../../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL, ROLE_LABEL } from "../../lib/labels.ts";
-import type { Machine, NixosConfiguration } from "../../lib/nio.ts";
-import { describeSelector, matches } from "../../lib/selector.ts";
+import { durationMs, type KubernetesClusterSpec, type LabelSelector } from "../crds/kubernetescluster.ts";
+import { CLUSTER_LABEL, ROLE_LABEL } from "./labels.ts";
+import type { Machine, NixosConfiguration } from "./nio.ts";
+import { describeSelector, matches } from "../lib/selector.ts";
 import { configName } from "./names.ts";
 
 export type Plane = "controlPlane" | "dataPlane";

@@ -5,8 +5,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { API_VERSION, KIND, type KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
-import { BOOTSTRAP_LABEL, CLUSTER_LABEL, type Role, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../lib/labels.ts";
+import { API_VERSION, KIND, type KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+import { BOOTSTRAP_LABEL, CLUSTER_LABEL, type Role, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "./labels.ts";
 import {
   type AdditionalFile,
   type Machine,
@@ -15,7 +15,7 @@ import {
   type NixosConfiguration,
   type NixosConfigurationSpec,
   SSH_KEY_SECRET_KEY,
-} from "../../lib/nio.ts";
+} from "./nio.ts";
 import { type ClusterNode, renderClusterNix } from "./clusternix.ts";
 import { caKeySecret, caSecret, configName, joinTokenSecret } from "./names.ts";
 import type { Selection } from "./selection.ts";

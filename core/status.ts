@@ -5,7 +5,7 @@
  */
 import type { ConditionInput } from "./conditions.ts";
 import { listNames, mergeConditions } from "./conditions.ts";
-import type { KubernetesClusterStatus, Phase, PlaneStatus } from "../../crds/kubernetescluster.ts";
+import type { KubernetesClusterStatus, Phase, PlaneStatus } from "../crds/kubernetescluster.ts";
 import type { NodeReport } from "./readiness.ts";
 import type { RolloutPlan } from "./rollout.ts";
 import type { Plane, PlaneSelection, Selection } from "./selection.ts";

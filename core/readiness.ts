@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../lib/labels.ts";
-import { findCondition, type Machine, type NixosConfiguration } from "../../lib/nio.ts";
+import { SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "./labels.ts";
+import { findCondition, type Machine, type NixosConfiguration } from "./nio.ts";
 import { type ClusterRef, isOwnedBy, type Plane } from "./selection.ts";
 
 export type NodeState = "Ready" | "Pending" | "Applying" | "Blocked" | "Failed" | "Removing";

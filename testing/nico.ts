@@ -4,7 +4,7 @@ import { eventRecorder } from "../lib/events.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { MACHINES } from "../lib/kube/resources.ts";
 import { jsonLogger, type Logger, silentLogger } from "../lib/runtime/log.ts";
-import type { Machine } from "../lib/nio.ts";
+import type { Machine } from "../core/nio.ts";
 
 export interface RunningNico {
   stop(): Promise<void>;

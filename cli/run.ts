@@ -5,23 +5,23 @@
  * @module
  */
 
-import { clusterController } from "../../controllers/cluster/controller.ts";
-import { kubernetesClusterCrd } from "../../crds/generate.ts";
-import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
-import { eventRecorder } from "../events.ts";
-import { KubeClient, type KubeObject } from "../kube/client.ts";
-import { CRDS } from "../kube/resources.ts";
-import { runLeaderElection } from "../leader.ts";
-import { Metrics } from "../metrics.ts";
-import { errorMessage, jsonLogger, type Logger, type LogLevel } from "../runtime/log.ts";
+import { clusterController } from "../controllers/cluster/controller.ts";
+import { kubernetesClusterCrd } from "../crds/generate.ts";
+import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
+import { eventRecorder } from "../lib/events.ts";
+import { KubeClient, type KubeObject } from "../lib/kube/client.ts";
+import { CRDS } from "../lib/kube/resources.ts";
+import { runLeaderElection } from "../lib/leader.ts";
+import { Metrics } from "../lib/metrics.ts";
+import { errorMessage, jsonLogger, type Logger, type LogLevel } from "../lib/runtime/log.ts";
 import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage } from "./options.ts";
-import type { ClusterInformers } from "../../controllers/cluster/reconciler.ts";
-import { runWebhookCertificates, serviceDnsNames } from "../../webhooks/certificates.ts";
-import { webhookApp } from "../../webhooks/app.ts";
-import { informerLookup } from "../../webhooks/lookup.ts";
-import { startWebhookServer, type WebhookServer } from "../../webhooks/server.ts";
-import { fileTls, secretTls } from "../../webhooks/tls.ts";
-import denoJson from "../../deno.json" with { type: "json" };
+import type { ClusterInformers } from "../controllers/cluster/reconciler.ts";
+import { runWebhookCertificates, serviceDnsNames } from "../webhooks/certificates.ts";
+import { webhookApp } from "../webhooks/app.ts";
+import { informerLookup } from "../webhooks/lookup.ts";
+import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
+import { fileTls, secretTls } from "../webhooks/tls.ts";
+import denoJson from "../deno.json" with { type: "json" };
 
 export const USER_AGENT = `nico/${denoJson.version}`;
 

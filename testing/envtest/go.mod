@@ -1,5 +1,5 @@
 // Pins the real control plane NICO's tests run against.
-// Built by tests/envtest/install.sh into a cache outside the repo.
+// Built by testing/envtest/install.sh into a cache outside the repo.
 module nico.homystack.com/envtest
 
 go 1.26.0
