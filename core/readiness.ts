@@ -4,8 +4,10 @@
  *
  * @module
  */
-import { SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "./labels.ts";
-import { findCondition, type Machine, type NixosConfiguration } from "./nio.ts";
+import { formatDuration } from "../crds/kubernetescluster.ts";
+import { specDrift } from "./drift.ts";
+import { SPEC_CHANGED_ANNOTATION } from "./labels.ts";
+import { findCondition, type Machine, type NixosConfiguration, type NixosConfigurationSpec } from "./nio.ts";
 import { type ClusterRef, isOwnedBy, type Plane } from "./selection.ts";
 
 export type NodeState = "Ready" | "Pending" | "Applying" | "Blocked" | "Failed" | "Removing";
@@ -26,7 +28,8 @@ export interface NodeInput {
   machine: string;
   plane: Plane;
   cluster: ClusterRef;
-  desiredHash: string;
+  /** The spec NICO wants this node to run now. */
+  desired: NixosConfigurationSpec | undefined;
   config: NixosConfiguration | undefined;
   machineObj: Machine | undefined;
   now: Date;
@@ -54,7 +57,12 @@ export function appliedForSpec(cfg: NixosConfiguration): boolean {
   const s = cfg.status;
   if (!s) return false;
   if (nioGeneration(cfg) === "newer") {
-    const ready = s.phase === "Ready" || findCondition(s.conditions, "Ready")?.status === "True";
+    // The phase, when NIO writes one, is the word: a Ready condition left over from the last apply
+    // must not make a node that is Converging again count as applied.
+    const cond = findCondition(s.conditions, "Ready");
+    const ready = s.phase !== undefined
+      ? s.phase === "Ready"
+      : cond?.status === "True" && (cond.observedGeneration ?? s.observedGeneration) === cfg.metadata.generation;
     return ready && s.observedGeneration === cfg.metadata.generation;
   }
   const applied = findCondition(s.conditions, "Applied");
@@ -74,7 +82,8 @@ export function appliedForSpec(cfg: NixosConfiguration): boolean {
 export function nodeReport(i: NodeInput): NodeReport {
   const cfg = i.config;
   const owned = cfg !== undefined && isOwnedBy(cfg, i.cluster);
-  const upToDate = owned && cfg.metadata.annotations?.[SPEC_HASH_ANNOTATION] === i.desiredHash;
+  // By content, not by NICO's annotation: a hand-edited child is not up to date.
+  const upToDate = owned && i.desired !== undefined && specDrift(cfg.spec, i.desired).length === 0;
   const base = { machine: i.machine, plane: i.plane, upToDate };
   if (!cfg || !owned) {
     return { ...base, state: "Pending", reason: "ConfigurationPending", detail: "NixosConfiguration not created yet" };
@@ -108,12 +117,11 @@ export function nodeReport(i: NodeInput): NodeReport {
   }
   const changed = specChangedAt(cfg);
   if (changed && i.now.getTime() - changed.getTime() > i.timeoutMs) {
-    const minutes = Math.round(i.timeoutMs / 60_000);
     return {
       ...base,
       state: "Failed",
       reason: "ApplyTimeout",
-      detail: `not applied within ${minutes}m of the last change`,
+      detail: `not applied within ${formatDuration(i.timeoutMs)} of the last change`,
     };
   }
   return { ...base, state: "Applying", reason: "Applying", detail: s?.phase ?? "waiting for NIO" };

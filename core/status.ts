@@ -33,14 +33,21 @@ export interface StatusInput {
 
 const PLANE_WORDS: Record<Plane, string> = { controlPlane: "control plane", dataPlane: "worker" };
 
-function planeStatus(nodes: NodeReport[], members: string[]): PlaneStatus {
+/** How many nodes a plane asks for: the list's length or `count`; every matching Machine when neither bounds it. */
+export function requestedSize(sel: PlaneSelection): number {
+  return sel.wanted ?? sel.members.length;
+}
+
+function planeStatus(nodes: NodeReport[], sel: PlaneSelection): PlaneStatus {
   const ready = nodes.filter((n) => n.state === "Ready").map((n) => n.machine).sort();
+  const requested = requestedSize(sel);
   return {
     ready: ready.length,
-    total: members.length,
-    summary: `${ready.length}/${members.length}`,
+    total: sel.members.length,
+    requested,
+    summary: `${ready.length}/${requested}`,
     readyMachines: ready,
-    machines: [...members].sort(),
+    machines: [...sel.members].sort(),
   };
 }
 
@@ -48,7 +55,8 @@ function planeCondition(type: string, plane: Plane, sel: PlaneSelection, nodes: 
   const words = PLANE_WORDS[plane];
   const ready = nodes.filter((n) => n.state === "Ready").length;
   const total = sel.members.length;
-  const counted = `${ready}/${total} ${words} machines ready`;
+  const requested = requestedSize(sel);
+  const counted = `${ready}/${requested} ${words} machines ready`;
   if (total === 0) {
     return plane === "dataPlane" && (sel.wanted ?? 0) === 0
       ? { type, status: "True", reason: "NoWorkers", message: "no workers requested" }
@@ -63,8 +71,21 @@ function planeCondition(type: string, plane: Plane, sel: PlaneSelection, nodes: 
       message: `${counted}; failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}`,
     };
   }
-  if (ready === total) return { type, status: "True", reason: "NodesReady", message: counted };
   const waiting = nodes.filter((n) => n.state !== "Ready").map((n) => `${n.machine} (${n.detail})`);
+  if (ready === total && total < requested) {
+    // One rule for both planes: a plane below the size asked for is not Ready, however healthy its nodes.
+    return {
+      type,
+      status: "False",
+      reason: "Underprovisioned",
+      message: `${counted}: ${total} of ${requested} requested ${words} machines are available; see MachinesAvailable`,
+    };
+  }
+  if (ready === total) return { type, status: "True", reason: "NodesReady", message: counted };
+  if (!waiting.length) {
+    // Nodes were not evaluated this pass (NICO is blocked before it can render them): say so, not "waiting for".
+    return { type, status: "False", reason: "WaitingForNodes", message: `${counted}; nodes not evaluated yet` };
+  }
   return { type, status: "False", reason: "WaitingForNodes", message: `${counted}; waiting for ${listNames(waiting)}` };
 }
 
@@ -210,13 +231,16 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
     };
   }
 
+  // A node that applied an earlier spec proves this is a rollout of a running cluster, not its first bring-up
+  // (so a node recovering from Failed mid-rollout brings the cluster back to Updating, not Provisioning).
+  const runsOlderSpec = i.nodes.some((n) => n.state === "Ready" && !n.upToDate);
   const phase: Phase = i.deleting
     ? "Deleting"
     : failed.length
     ? "Failed"
     : ready.status === "True"
     ? "Ready"
-    : i.kubeconfigSecret && (i.previous?.phase === "Ready" || i.previous?.phase === "Updating")
+    : i.kubeconfigSecret && (i.previous?.phase === "Ready" || i.previous?.phase === "Updating" || runsOlderSpec)
     ? "Updating"
     : "Provisioning";
   const conditions = mergeConditions(
@@ -229,8 +253,8 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
   return {
     phase,
     observedGeneration: i.generation,
-    controlPlane: planeStatus(cpNodes, sel.controlPlane.members),
-    dataPlane: planeStatus(wNodes, sel.dataPlane.members),
+    controlPlane: planeStatus(cpNodes, sel.controlPlane),
+    dataPlane: planeStatus(wNodes, sel.dataPlane),
     ...(i.bootstrap ? { bootstrapNode: i.bootstrap } : {}),
     ...(i.endpoint ? { endpoint: i.endpoint } : {}),
     ...(i.kubeconfigSecret ? { kubeconfigSecret: i.kubeconfigSecret } : {}),

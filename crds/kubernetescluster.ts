@@ -60,6 +60,23 @@ export function durationMs(d: string): number {
   return n * ({ s: 1000, m: 60_000, h: 3_600_000 } as Record<string, number>)[d.slice(-1)]!;
 }
 
+/**
+ * A {@link Duration} for people: the largest of h, m or s that states `ms`
+ * exactly, else whole seconds (never `0m` for 20 seconds).
+ *
+ * @example
+ * ```ts
+ * import { formatDuration } from "./kubernetescluster.ts";
+ * formatDuration(20_000); // "20s"
+ * formatDuration(1_800_000); // "30m"
+ * ```
+ */
+export function formatDuration(ms: number): string {
+  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return `${Math.max(0, Math.round(ms / 1000))}s`;
+}
+
 function planeSchema(plane: "control plane" | "worker") {
   return z.object({
     machines: z.array(MachineName).max(128).optional()
@@ -177,7 +194,10 @@ export const Condition = z.object({
 export const PlaneStatus = z.object({
   ready: z.int().min(0).describe("Nodes whose configuration NIO has applied for the current spec."),
   total: z.int().min(0).describe("Nodes selected for this plane."),
-  summary: z.string().optional().describe("ready/total, for kubectl get."),
+  requested: z.int().min(0).optional().describe(
+    "Nodes the spec asks for (the list's length or count); the plane is Ready only when this many are ready.",
+  ),
+  summary: z.string().optional().describe("ready/requested, for kubectl get."),
   readyMachines: z.array(z.string()).optional().describe("Names of the ready Machines, sorted."),
   machines: z.array(z.string()).optional().describe("Names of all selected Machines, sorted."),
 }).describe("Readiness of one plane.");

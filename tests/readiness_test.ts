@@ -6,17 +6,19 @@ import { machine, NS, ownedConfig, UID } from "../testing/objects.ts";
 
 const NOW = new Date("2026-01-01T12:00:00Z");
 const HASH = "abc";
+const DESIRED = ownedConfig("prod", "m", "worker").spec;
 
 function cfg(
   status: NixosConfiguration["status"],
-  o: { generation?: number; hash?: string; changed?: string; deleting?: boolean } = {},
+  o: { generation?: number; flake?: string; changed?: string; deleting?: boolean } = {},
 ) {
   const c = ownedConfig("prod", "m", "worker");
   c.metadata.generation = o.generation ?? 2;
   c.metadata.annotations = {
-    [SPEC_HASH_ANNOTATION]: o.hash ?? HASH,
+    [SPEC_HASH_ANNOTATION]: HASH,
     [SPEC_CHANGED_ANNOTATION]: o.changed ?? "2026-01-01T11:50:00Z",
   };
+  if (o.flake) c.spec.flake = o.flake;
   if (o.deleting) c.metadata.deletionTimestamp = "2026-01-01T11:59:00Z";
   if (status) c.status = status;
   return c;
@@ -58,6 +60,20 @@ const cases: {
   {
     name: "newer: Converging",
     config: cfg({ phase: "Converging", observedGeneration: 1 }),
+    m: applied(),
+    state: "Applying",
+    reason: "Applying",
+  },
+  {
+    name: "newer: Converging for the current generation (newer NIO writes observedGeneration when an apply starts)",
+    config: cfg({ phase: "Converging", observedGeneration: 2 }),
+    m: applied(),
+    state: "Applying",
+    reason: "Applying",
+  },
+  {
+    name: "newer: Converging for the current generation with a stale Ready condition",
+    config: cfg({ phase: "Converging", observedGeneration: 2, conditions: [ready("2026-01-01T11:00:00Z")] }),
     m: applied(),
     state: "Applying",
     reason: "Applying",
@@ -124,7 +140,7 @@ const cases: {
   },
   {
     name: "previous spec applied: Ready, not up to date",
-    config: cfg({ phase: "Ready", observedGeneration: 2 }, { hash: "old" }),
+    config: cfg({ phase: "Ready", observedGeneration: 2 }, { flake: "#previous" }),
     m: applied(),
     state: "Ready",
     reason: "Applied",
@@ -153,7 +169,7 @@ Deno.test("nodeReport follows the NIO contract for both generations", async (t) 
         machine: "m",
         plane: "dataPlane",
         cluster: { name: "prod", namespace: NS, uid: UID },
-        desiredHash: HASH,
+        desired: DESIRED,
         config: c.config,
         machineObj: c.m,
         now: NOW,

@@ -87,6 +87,36 @@ Deno.test("status: phases, counts and messages", async (t) => {
     assert.deepEqual([m.status, m.reason], ["False", "Underprovisioned"]);
     assert.match(m.message, /control plane: 1 of 3 machines available \(2 short/);
   });
+  await t.step("a control plane below its requested size is not Ready, however healthy", () => {
+    const s = computeStatus(input({ controlPlane: { count: 3, machineSelector: {} } }, ["a"], {}));
+    const c = cond(s, "ControlPlaneReady");
+    assert.deepEqual([c.status, c.reason], ["False", "Underprovisioned"]);
+    assert.match(c.message, /1\/3 control plane machines ready: 1 of 3 requested/);
+    assert.equal(cond(s, "Ready").status, "False");
+    assert.notEqual(s.phase, "Ready");
+    assert.deepEqual([s.controlPlane!.summary, s.controlPlane!.requested, s.controlPlane!.total], ["1/3", 3, 1]);
+  });
+  await t.step("workers below their requested size follow the same rule", () => {
+    const spec = { controlPlane: { machines: ["cp-1"] }, dataPlane: { count: 2, machineSelector: {} } };
+    const s = computeStatus(input(spec, ["cp-1", "w-1"], {}));
+    const c = cond(s, "DataPlaneReady");
+    assert.deepEqual([c.status, c.reason, s.dataPlane!.summary], ["False", "Underprovisioned", "1/2"]);
+    assert.equal(cond(s, "Ready").reason, "WaitingForWorkers");
+  });
+  await t.step("nodes not evaluated (blocked): the plane message does not end in 'waiting for '", () => {
+    const i = input(HA, ALL, {});
+    const s = computeStatus({ ...i, nodes: [], blocked: { reason: "ResolvingRef", message: "resolving main" } });
+    assert.doesNotMatch(cond(s, "ControlPlaneReady").message, /waiting for $/);
+    assert.match(cond(s, "ControlPlaneReady").message, /not evaluated/);
+  });
+  await t.step("a node recovering from Failed mid-rollout brings the cluster to Updating, not Provisioning", () => {
+    const i = input(HA, ALL, { "w-1": "Applying" });
+    const nodes = i.nodes.map((n) => n.machine === "cp-3" ? { ...n, upToDate: false } : n);
+    const s = computeStatus({ ...i, nodes, previous: { phase: "Failed" } });
+    assert.equal(s.phase, "Updating");
+    const first = computeStatus({ ...input(HA, ALL, { "w-1": "Applying" }), previous: { phase: "Failed" } });
+    assert.equal(first.phase, "Provisioning", "every node on the first spec: still the first bring-up");
+  });
   await t.step("missing explicit machine is named", () => {
     const s = computeStatus(input({ controlPlane: { machines: ["a", "ghost"] } }, ["a"], {}));
     const m = cond(s, "MachinesAvailable");

@@ -37,6 +37,7 @@ import { claimMachine, releaseMachine } from "./claims.ts";
 import { listNames, mergeConditions } from "../../core/conditions.ts";
 import { clusterHash, desiredConfigurations, resolveEndpoint } from "../../core/desired.ts";
 import { planRollout, type RolloutPlan } from "../../core/rollout.ts";
+import { specDrift } from "../../core/drift.ts";
 import { endpointUrl } from "../../core/kubeconfig.ts";
 import { configName, kubeconfigSecret, ownedSecretNames } from "../../core/names.ts";
 import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
@@ -185,6 +186,7 @@ export class ClusterReconciler {
     const timeoutMs = spec.rollout.nodeTimeout ? durationMs(spec.rollout.nodeTimeout) : this.#timeoutMs;
     const written = new Map<string, NixosConfiguration>();
     const wantedHash = new Map<string, string>();
+    const wantedSpec = new Map<string, NixosConfiguration["spec"]>();
     let endpoint: string | undefined;
     let blocked: { reason: string; message: string } | undefined;
     let plan: RolloutPlan | undefined;
@@ -194,7 +196,7 @@ export class ClusterReconciler {
         machine,
         plane,
         cluster: ref,
-        desiredHash: wantedHash.get(cn) ?? "",
+        desired: wantedSpec.get(cn),
         config: written.get(cn) ?? inf.configs.get(ns, cn),
         machineObj: byName.get(machine),
         now,
@@ -224,7 +226,10 @@ export class ClusterReconciler {
         gitRepo,
         revision: pin.revision,
       });
-      for (const d of desired) wantedHash.set(d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!);
+      for (const d of desired) {
+        wantedHash.set(d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!);
+        wantedSpec.set(d.metadata.name, d.spec);
+      }
       const before = reportAll();
       plan = planRollout({
         nodes: before.map((n) => ({
@@ -434,8 +439,9 @@ export class ClusterReconciler {
       );
     }
     // The spec changes only when the rollout planner says so; labels and owner follow at once.
-    const hashChanged = renderSpec &&
-      existing.metadata.annotations?.[SPEC_HASH_ANNOTATION] !== desired.metadata.annotations?.[SPEC_HASH_ANNOTATION];
+    // Judged by content: a hand edit of a field NICO owns is repaired (as a rollout step, when the planner says so).
+    const drift = specDrift(existing.spec, desired.spec);
+    const hashChanged = renderSpec && drift.length > 0;
     const labelsChanged =
       Object.entries(desired.metadata.labels ?? {}).some(([k, v]) => existing.metadata.labels?.[k] !== v) ||
       (existing.metadata.labels?.[BOOTSTRAP_LABEL] !== undefined &&
@@ -457,7 +463,19 @@ export class ClusterReconciler {
       spec: hashChanged ? desired.spec : existing.spec,
     });
     if (hashChanged) {
-      log.info("updated configuration", { configuration: desired.metadata.name });
+      const edited =
+        existing.metadata.annotations?.[SPEC_HASH_ANNOTATION] === desired.metadata.annotations?.[SPEC_HASH_ANNOTATION];
+      if (edited) {
+        await this.#o.recorder.event(
+          cluster,
+          "Warning",
+          "ConfigurationDriftRepaired",
+          `NixosConfiguration ${desired.metadata.name} was edited by hand (${
+            drift.map((f) => `spec.${f}`).join(", ")
+          }); restored NICO's value`,
+        );
+      }
+      log.info("updated configuration", { configuration: desired.metadata.name, fields: drift });
       await this.#o.recorder.event(
         cluster,
         "Normal",
