@@ -29,6 +29,8 @@ export interface DesiredInput {
   bootstrap: string;
   endpoint: { host: string; port: number };
   gitRepo: string;
+  /** The name of a machine's configuration (an adopted child keeps its own); default {@link configName}. */
+  nameOf?: ((machine: string) => string) | undefined;
   /** The commit to pin every node to, when NICO resolved `ref`. */
   revision?: string | undefined;
 }
@@ -130,7 +132,7 @@ export function desiredConfigurations(input: DesiredInput): NixosConfiguration[]
       apiVersion: "nio.homystack.com/v1alpha1",
       kind: "NixosConfiguration",
       metadata: {
-        name: configName(cluster.name, machine),
+        name: input.nameOf ? input.nameOf(machine) : configName(cluster.name, machine),
         namespace: cluster.namespace,
         labels: {
           [CLUSTER_LABEL]: cluster.name,

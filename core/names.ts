@@ -1,20 +1,39 @@
 /** Names of the objects NICO creates for a cluster. */
 
-/** FNV-1a, hex: a short stable suffix for names that would be too long. */
-function shortHash(s: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, "0");
+/**
+ * The name of a node's NixosConfiguration: `<cluster>.<machine>`. Cluster
+ * names carry no dot (the CRD refuses them), so the first dot splits the name
+ * back into its pair: two different (cluster, machine) pairs never share a
+ * name. A pair whose name would pass the 253-character limit has none (see
+ * {@link configNameFits}); the Machine is then unavailable to that cluster.
+ *
+ * @example
+ * ```ts
+ * import { configName } from "./names.ts";
+ * configName("x", "y-z"); // "x.y-z"
+ * configName("x-y", "z"); // "x-y.z"
+ * ```
+ */
+export function configName(cluster: string, machine: string): string {
+  return `${cluster}.${machine}`;
 }
 
-/** `<cluster>-<machine>`, shortened with a hash when over the 253-character limit. */
-export function configName(cluster: string, machine: string): string {
-  const name = `${cluster}-${machine}`;
-  if (name.length <= 253) return name;
-  return `${name.slice(0, 253 - 9).replace(/[-.]+$/, "")}-${shortHash(name)}`;
+/** Object names are at most 253 characters. */
+export const MAX_NAME = 253;
+
+/** Whether `<cluster>.<machine>` is a valid object name. */
+export function configNameFits(cluster: string, machine: string): boolean {
+  return configName(cluster, machine).length <= MAX_NAME;
+}
+
+/**
+ * The name NICO gave configurations before 0.2 (`<cluster>-<machine>`), which
+ * could collide between clusters. Existing children keep it: NICO adopts them
+ * by owner and Machine, never renames them (a rename would make NIO apply
+ * `#minimal` to a running node).
+ */
+export function legacyConfigName(cluster: string, machine: string): string {
+  return `${cluster}-${machine}`;
 }
 
 export const joinTokenSecret = (cluster: string) => `${cluster}-join-token`;

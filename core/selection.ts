@@ -12,7 +12,7 @@ import { durationMs, type KubernetesClusterSpec, type LabelSelector } from "../c
 import { CLUSTER_LABEL, ROLE_LABEL } from "./labels.ts";
 import type { Machine, NixosConfiguration } from "./nio.ts";
 import { describeSelector, matches } from "../lib/selector.ts";
-import { configName } from "./names.ts";
+import { configName, configNameFits, legacyConfigName, MAX_NAME } from "./names.ts";
 
 export type Plane = "controlPlane" | "dataPlane";
 
@@ -23,7 +23,8 @@ export type UnavailableReason =
   | "ConfiguredByOther"
   | "NotDiscoverable"
   | "InOtherPlane"
-  | "Replaced";
+  | "Replaced"
+  | "NameTooLong";
 
 export interface MachineProblem {
   plane: Plane;
@@ -74,6 +75,34 @@ export function isOwnedBy(cfg: { metadata: NixosConfiguration["metadata"] }, clu
   return (cfg.metadata.ownerReferences ?? []).some((o) => o.controller && o.uid === cluster.uid);
 }
 
+/**
+ * The name of each machine's configuration for this cluster: the one the
+ * cluster already controls for that Machine, whatever its name (children made
+ * before the `<cluster>.<machine>` scheme keep theirs), else
+ * {@link configName}.
+ *
+ * @example
+ * ```ts
+ * import { configNameOf } from "./selection.ts";
+ * const nameOf = configNameOf({ name: "x", namespace: "ns" }, []);
+ * nameOf("a"); // "x.a"
+ * ```
+ */
+export function configNameOf(
+  cluster: ClusterRef,
+  configurations: NixosConfiguration[],
+): (machine: string) => string {
+  const owned = new Map<string, NixosConfiguration>();
+  for (const c of configurations) {
+    const m = c.spec?.machineRef?.name;
+    if (!m || !isOwnedBy(c, cluster)) continue;
+    const seen = owned.get(m);
+    // Prefer one that is not being deleted, then the oldest.
+    if (!seen || (seen.metadata.deletionTimestamp && !c.metadata.deletionTimestamp)) owned.set(m, c);
+  }
+  return (machine) => owned.get(machine)?.metadata.name ?? configName(cluster.name, machine);
+}
+
 /** Current members by plane, from the cluster's own NixosConfigurations. */
 export function currentMembers(cluster: ClusterRef, configurations: NixosConfiguration[]): Record<Plane, string[]> {
   const out: Record<Plane, string[]> = { controlPlane: [], dataPlane: [] };
@@ -119,11 +148,26 @@ export function availability(
     };
   }
   const applied = machine.status?.appliedConfiguration;
-  if (machine.status?.hasConfiguration && applied && applied !== configName(cluster.name, name)) {
+  // For one Machine the legacy name is unambiguous too: `<c1>-<m>` equals `<c2>-<m>` only when c1 is c2.
+  const ownName = (n: string) =>
+    n === configName(cluster.name, name) || n === legacyConfigName(cluster.name, name) ||
+    configurations.some((c) => c.metadata.name === n && c.spec?.machineRef?.name === name && isOwnedBy(c, cluster));
+  if (machine.status?.hasConfiguration && applied && !ownName(applied)) {
     return {
       ok: false,
       reason: "ConfiguredByOther",
       message: `Machine ${name} is configured by NixosConfiguration ${applied}`,
+    };
+  }
+  if (
+    !configNameFits(cluster.name, name) &&
+    !configurations.some((c) => isOwnedBy(c, cluster) && c.spec?.machineRef?.name === name)
+  ) {
+    return {
+      ok: false,
+      reason: "NameTooLong",
+      message:
+        `Machine ${name}: its configuration name ${cluster.name}.${name} would be longer than ${MAX_NAME} characters; use a shorter cluster or Machine name`,
     };
   }
   if (machine.status?.discoverable !== true) {

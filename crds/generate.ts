@@ -114,6 +114,10 @@ export function kubernetesClusterCrd(): JsonObject {
               rule: "size(self.metadata.name) <= 63",
               message:
                 "metadata.name must be at most 63 characters: it is used as a label value on Machines and children",
+            }, {
+              rule: "!self.metadata.name.contains('.')",
+              message:
+                "metadata.name must not contain '.': NICO names each node's NixosConfiguration <cluster>.<machine>, and a dot in the cluster's name would let two clusters' children share a name",
             }],
           },
         },

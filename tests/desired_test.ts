@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { stringify } from "yaml";
 import { nixString } from "../core/clusternix.ts";
 import { desiredConfigurations, resolveEndpoint, specHash } from "../core/desired.ts";
-import { configName } from "../core/names.ts";
-import { selectMachines } from "../core/selection.ts";
+import { configName, configNameFits, legacyConfigName } from "../core/names.ts";
+import { configNameOf, selectMachines } from "../core/selection.ts";
 import type { KubernetesClusterSpecInput } from "../crds/kubernetescluster.ts";
 import type { Machine } from "../core/nio.ts";
-import { cluster, machine } from "../testing/objects.ts";
+import { cluster, machine, NS, ownedConfig, UID } from "../testing/objects.ts";
 import { assertGolden } from "./golden.ts";
 
 const YAML_OPTS = { lineWidth: 0, blockQuote: "literal" } as const;
@@ -95,9 +95,18 @@ Deno.test("nixString escapes everything that could end or interpolate a string",
   for (const [input, want] of cases) await t.step(JSON.stringify(input), () => assert.equal(nixString(input), want));
 });
 
-Deno.test("configName shortens names over 253 characters, stably", () => {
-  const long = configName("c".repeat(63), "m".repeat(253));
-  assert.ok(long.length <= 253);
-  assert.equal(long, configName("c".repeat(63), "m".repeat(253)));
-  assert.equal(configName("prod", "cp-1"), "prod-cp-1");
+Deno.test("configuration names: no two (cluster, machine) pairs share one; legacy children are adopted", () => {
+  // The collision of the old scheme: cluster x with Machine y-z, cluster x-y with Machine z.
+  assert.notEqual(configName("x", "y-z"), configName("x-y", "z"));
+  assert.equal(legacyConfigName("x", "y-z"), legacyConfigName("x-y", "z"), "the old scheme collided");
+  assert.equal(configName("prod", "cp-1"), "prod.cp-1");
+  assert.ok(configNameFits("c".repeat(63), "m".repeat(189)));
+  assert.ok(!configNameFits("c".repeat(63), "m".repeat(190)));
+  const legacy = ownedConfig("prod", "cp-1", "control-plane");
+  legacy.metadata.name = legacyConfigName("prod", "cp-1");
+  const nameOf = configNameOf({ name: "prod", namespace: NS, uid: UID }, [legacy]);
+  assert.equal(nameOf("cp-1"), "prod-cp-1", "an existing child keeps its name");
+  assert.equal(nameOf("cp-2"), "prod.cp-2", "a new child gets the new name");
+  const foreign = configNameOf({ name: "prod", namespace: NS, uid: "another-uid" }, [legacy]);
+  assert.equal(foreign("cp-1"), "prod.cp-1", "another cluster's child is never adopted");
 });

@@ -24,7 +24,7 @@ function cfg(
   return c;
 }
 
-const applied = (): Machine => machine("m", { applied: "prod-m" });
+const applied = (): Machine => machine("m", { applied: ownedConfig("prod", "m", "worker").metadata.name });
 const ready = (t: string) => ({ type: "Ready", status: "True", reason: "Ready", lastTransitionTime: t });
 
 const cases: {
@@ -155,7 +155,10 @@ const cases: {
   },
   {
     name: "someone else's configuration with our name",
-    config: { ...cfg({ phase: "Ready", observedGeneration: 2 }), metadata: { name: "prod-m", namespace: NS } },
+    config: {
+      ...cfg({ phase: "Ready", observedGeneration: 2 }),
+      metadata: { name: ownedConfig("prod", "m", "worker").metadata.name, namespace: NS },
+    },
     m: applied(),
     state: "Pending",
     reason: "ConfigurationPending",

@@ -79,13 +79,13 @@ Deno.test("a cluster is provisioned: claims, configurations with the right files
 
     const cfgs = (await e.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: e.ns })).items;
     assert.deepEqual(cfgs.map((x) => x.metadata.name).sort(), [
-      "prod-cp-1",
-      "prod-cp-2",
-      "prod-cp-3",
-      "prod-w-1",
-      "prod-w-2",
+      "prod.cp-1",
+      "prod.cp-2",
+      "prod.cp-3",
+      "prod.w-1",
+      "prod.w-2",
     ]);
-    const cp1 = cfgs.find((x) => x.metadata.name === "prod-cp-1")!;
+    const cp1 = cfgs.find((x) => x.metadata.name === "prod.cp-1")!;
     assert.equal(cp1.spec.flake, "#cp-1");
     assert.equal(cp1.spec.onRemoveFlake, "#minimal");
     assert.equal(cp1.spec.gitRepo, "https://git.example.test/prod.git");
@@ -99,7 +99,7 @@ Deno.test("a cluster is provisioned: claims, configurations with the right files
       "cluster-ca.crt",
       "cluster-ca.key",
     ]);
-    const w1 = cfgs.find((x) => x.metadata.name === "prod-w-1")!;
+    const w1 = cfgs.find((x) => x.metadata.name === "prod.w-1")!;
     assert.deepEqual(w1.spec.additionalFiles.map((f) => f.path), ["cluster.nix", "join-token", "machine-ssh-key"]);
     assert.equal(w1.metadata.ownerReferences![0]!.uid, c.metadata.uid);
 
@@ -145,10 +145,18 @@ Deno.test("explicit lists take precedence; underprovisioned selectors say so", a
     const s = await eventually("short cluster reports the shortfall", async () => {
       const x = await getCluster(e, "short");
       const m = x && cond(x, "MachinesAvailable");
-      return m?.reason === "Underprovisioned" && x!.status?.phase === "Ready" ? x : undefined;
+      return m?.reason === "Underprovisioned" && x!.status?.controlPlane?.ready === 2 ? x : undefined;
     });
     assert.deepEqual(s.status!.controlPlane!.machines, ["a", "b"]);
     assert.match(cond(s, "MachinesAvailable")!.message, /2 of 3 machines available \(1 short/);
+    // Two healthy nodes of three requested: not Ready, and the columns say 2/3 (not 2/2).
+    assert.equal(s.status!.controlPlane!.summary, "2/3");
+    assert.deepEqual([cond(s, "ControlPlaneReady")!.status, cond(s, "ControlPlaneReady")!.reason], [
+      "False",
+      "Underprovisioned",
+    ]);
+    assert.equal(cond(s, "Ready")!.status, "False");
+    assert.equal(s.status!.phase, "Provisioning");
   } finally {
     await e.stop();
   }
@@ -277,8 +285,8 @@ Deno.test("a NIO failure makes the cluster Failed with the node named, then it r
       KUBERNETES_CLUSTERS,
       kcluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } }),
     );
-    await eventually("configuration of w-1", () => e.client.get(NIXOS_CONFIGURATIONS, "c-w-1", e.ns));
-    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c-w-1", e.ns, {
+    await eventually("configuration of w-1", () => e.client.get(NIXOS_CONFIGURATIONS, "c.w-1", e.ns));
+    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", e.ns, {
       metadata: { annotations: { "sim.nio.homystack.com/fail-apply": "true" } },
     });
     const failed = await eventually("Failed", async () => {
@@ -287,7 +295,7 @@ Deno.test("a NIO failure makes the cluster Failed with the node named, then it r
     });
     assert.match(cond(failed, "Ready")!.message, /w-1 \(ApplyFailed/);
     assert.equal(cond(failed, "DataPlaneReady")!.reason, "NodeFailed");
-    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c-w-1", e.ns, {
+    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", e.ns, {
       metadata: { annotations: { "sim.nio.homystack.com/fail-apply": null } },
     });
     await readyCluster(e, "c");
@@ -304,8 +312,8 @@ Deno.test("a node NIO never finishes fails after the operator's node timeout whe
   try {
     await createMachines(cp.client, ns, ["cp-1"]);
     await cp.client.create(KUBERNETES_CLUSTERS, kcluster(ns, "c", { controlPlane: { machines: ["cp-1"] } }));
-    await eventually("configuration of cp-1", () => cp.client.get(NIXOS_CONFIGURATIONS, "c-cp-1", ns));
-    await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "c-cp-1", ns, {
+    await eventually("configuration of cp-1", () => cp.client.get(NIXOS_CONFIGURATIONS, "c.cp-1", ns));
+    await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "c.cp-1", ns, {
       metadata: { annotations: { "sim.nio.homystack.com/never-finish": "true" } },
     });
     const failed = await eventually(
@@ -318,7 +326,7 @@ Deno.test("a node NIO never finishes fails after the operator's node timeout whe
       250,
     );
     assert.equal(failed.spec.rollout.nodeTimeout, undefined);
-    assert.match(cond(failed, "Ready")!.message, /cp-1 \(not applied within 0m/);
+    assert.match(cond(failed, "Ready")!.message, /cp-1 \(not applied within 3s/);
   } finally {
     await nico.stop();
     await nio.stop();

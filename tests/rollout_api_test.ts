@@ -139,7 +139,7 @@ Deno.test("a failing node halts the rollout and says so; it resumes when the nod
       spec: { gitRepo: V1, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2", "w-3"] } },
     });
     await readyAt(cp.client, ns, "c", V1);
-    await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "c-w-2", ns, {
+    await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-2", ns, {
       metadata: { annotations: { "sim.nio.homystack.com/fail-apply": "true" } },
     });
     await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, { spec: { gitRepo: V2 } });
@@ -154,7 +154,7 @@ Deno.test("a failing node halts the rollout and says so; it resumes when the nod
     const cfgs = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
     const repo = (m: string) => cfgs.find((x) => x.spec.machineRef.name === m)!.spec.gitRepo;
     assert.deepEqual([repo("w-1"), repo("w-2"), repo("w-3"), repo("cp-1")], [V2, V2, V1, V1]);
-    await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "c-w-2", ns, {
+    await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-2", ns, {
       metadata: { annotations: { "sim.nio.homystack.com/fail-apply": null } },
     });
     await readyAt(cp.client, ns, "c", V2);

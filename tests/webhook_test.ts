@@ -205,7 +205,9 @@ const createCases: Case[] = [
     name: "a configuration of an earlier cluster of the same name (another uid) is not this cluster's",
     objects: { machines: fleet(3), configurations: [ownedConfig("prod", "cp-1", "control-plane", "uid-old")] },
     object: cluster(withRepo(three)),
-    errors: [/^spec\.controlPlane\.machines\[0\]: Machine cp-1 is already the target of NixosConfiguration prod-cp-1;/],
+    errors: [
+      /^spec\.controlPlane\.machines\[0\]: Machine cp-1 is already the target of NixosConfiguration prod\.cp-1;/,
+    ],
   },
   {
     name: "an explicit Machine another cluster already names",

@@ -47,6 +47,7 @@ const ADVICE: Partial<Record<UnavailableReason, string>> = {
   TargetedByOther: "delete that NixosConfiguration first or pick another Machine",
   ConfiguredByOther: "remove that configuration first or pick another Machine",
   InOtherPlane: "a Machine serves one plane only",
+  NameTooLong: "shorten the cluster's or the Machine's name",
 };
 
 const PLANES: Plane[] = ["controlPlane", "dataPlane"];

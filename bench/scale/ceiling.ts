@@ -25,6 +25,7 @@ import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { EVENTS, KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS, SECRETS } from "../../lib/kube/resources.ts";
 import { CLUSTER_LABEL } from "../../core/labels.ts";
+import { configName } from "../../core/names.ts";
 import type { Machine, NixosConfiguration } from "../../core/nio.ts";
 import { limiter } from "./pool.ts";
 
@@ -173,7 +174,7 @@ export async function runCeiling(
     ));
     await Promise.all(names.map(async (m, j) => {
       const tpl = t.configs[j % t.configs.length]!;
-      const cfgName = `${name}-${m}`;
+      const cfgName = configName(name, m);
       const { status: _s, ...body } = clean(tpl);
       await req(() =>
         client.create<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
@@ -210,7 +211,7 @@ export async function runCeiling(
       const mine = Math.floor(total / clusters) + (i < total % clusters ? 1 : 0);
       for (let n = 0; n < mine; n++) {
         const m = names[n % names.length]!;
-        jobs.push(req(() => replay({ client, ns: namespace, cluster: withStatus, m, c: `${name}-${m}`, n })));
+        jobs.push(req(() => replay({ client, ns: namespace, cluster: withStatus, m, c: configName(name, m), n })));
       }
     }
     await Promise.all(jobs);

@@ -39,10 +39,10 @@ import { clusterHash, desiredConfigurations, resolveEndpoint } from "../../core/
 import { planRollout, type RolloutPlan } from "../../core/rollout.ts";
 import { specDrift } from "../../core/drift.ts";
 import { endpointUrl } from "../../core/kubeconfig.ts";
-import { configName, kubeconfigSecret, ownedSecretNames } from "../../core/names.ts";
+import { kubeconfigSecret, ownedSecretNames } from "../../core/names.ts";
 import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
 import { ensureCa, ensureJoinToken, ensureKubeconfig, ownsSecret, type Secret } from "./secrets.ts";
-import { type ClusterRef, isOwnedBy, type Plane, selectMachines } from "../../core/selection.ts";
+import { type ClusterRef, configNameOf, isOwnedBy, type Plane, selectMachines } from "../../core/selection.ts";
 import { computeStatus } from "../../core/status.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import type { ConditionInput } from "../../core/conditions.ts";
@@ -150,6 +150,7 @@ export class ClusterReconciler {
     const ours = configs.filter((c) => isOwnedBy(c, ref));
     const recordedBootstrap = cluster.status?.bootstrapNode ??
       ours.find((c) => c.metadata.labels?.[BOOTSTRAP_LABEL] === "true")?.spec.machineRef.name;
+    const nameOf = configNameOf(ref, configs);
     const selection = selectMachines({
       cluster: { ...ref, spec },
       machines,
@@ -191,7 +192,7 @@ export class ClusterReconciler {
     let blocked: { reason: string; message: string } | undefined;
     let plan: RolloutPlan | undefined;
     const report = (machine: string, plane: Plane) => {
-      const cn = configName(name, machine);
+      const cn = nameOf(machine);
       return nodeReport({
         machine,
         plane,
@@ -223,6 +224,7 @@ export class ClusterReconciler {
         machines: [...byName.values()],
         bootstrap,
         endpoint: ep,
+        nameOf,
         gitRepo,
         revision: pin.revision,
       });
@@ -346,7 +348,7 @@ export class ClusterReconciler {
     // Look again by the earliest node deadline, so a timeout is reported when it happens.
     let next = BUSY_REQUEUE_MS;
     for (const n of inFlight) {
-      const cfg = written.get(configName(name, n.machine)) ?? inf.configs.get(ns, configName(name, n.machine));
+      const cfg = written.get(nameOf(n.machine)) ?? inf.configs.get(ns, nameOf(n.machine));
       const changed = cfg && specChangedAt(cfg);
       if (changed) next = Math.min(next, Math.max(1000, changed.getTime() + timeoutMs - now.getTime() + 1000));
     }
