@@ -17,6 +17,7 @@ import {
   SSH_KEY_SECRET_KEY,
 } from "./nio.ts";
 import { type ClusterNode, renderClusterNix } from "./clusternix.ts";
+import { normalizeHost } from "./hosts.ts";
 import { caKeySecret, caSecret, configName, joinTokenSecret } from "./names.ts";
 import type { Selection } from "./selection.ts";
 
@@ -35,16 +36,36 @@ export interface DesiredInput {
   revision?: string | undefined;
 }
 
-/** The address of a node: its Machine's address, else its name. */
+/**
+ * The address of a node: its Machine's address, else its name, in canonical
+ * form (trimmed, lower case, internationalised names in punycode). A value
+ * that is no host at all is passed on trimmed; selection keeps such Machines
+ * out of new clusters and {@link resolveEndpoint} refuses it as an endpoint.
+ */
 export function nodeAddress(m: Machine | undefined, name: string): string {
-  return (m && machineAddress(m)) ?? name;
+  const raw = (m && machineAddress(m)) ?? name;
+  return normalizeHost(raw).host ?? raw.trim();
 }
 
-/** Where clients reach the cluster's API: the spec's endpoint, else the bootstrap node on 6443. */
-export function resolveEndpoint(spec: KubernetesClusterSpec, bootstrap: Machine | undefined, bootstrapName: string) {
-  return spec.controlPlaneEndpoint
-    ? { host: spec.controlPlaneEndpoint.host, port: spec.controlPlaneEndpoint.port }
-    : { host: nodeAddress(bootstrap, bootstrapName), port: 6443 };
+/**
+ * Where clients reach the cluster's API: the spec's endpoint, else the
+ * bootstrap node on 6443, with the host in canonical form; `error` says what
+ * is wrong when the host is not usable.
+ */
+export function resolveEndpoint(
+  spec: KubernetesClusterSpec,
+  bootstrap: Machine | undefined,
+  bootstrapName: string,
+): { host: string; port: number; error?: string } {
+  const ep = spec.controlPlaneEndpoint;
+  const raw = ep ? ep.host : (bootstrap && machineAddress(bootstrap)) ?? bootstrapName;
+  const n = normalizeHost(raw);
+  const where = ep ? "spec.controlPlaneEndpoint.host" : `the host of Machine ${bootstrapName} (the bootstrap node)`;
+  return {
+    host: n.host ?? raw.trim(),
+    port: ep ? ep.port : 6443,
+    ...(n.error ? { error: `${where} ${n.error}` } : {}),
+  };
 }
 
 /** The `cluster.nix` text for the current membership. */

@@ -11,9 +11,6 @@
 const DNS_NAME = /^(?=.{1,253}$)([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*\.?$/;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
-/** The same shape as a regular expression for CEL and zod: ASCII name, IPv4 or IPv6, nothing else. */
-export const HOST_PATTERN = "^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$|^[0-9A-Fa-f:.]+$";
-
 export type HostResult = { host: string; error?: undefined } | { host?: undefined; error: string };
 
 function isIpv6(s: string): boolean {

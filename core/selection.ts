@@ -10,7 +10,8 @@
  */
 import { durationMs, type KubernetesClusterSpec, type LabelSelector } from "../crds/kubernetescluster.ts";
 import { CLUSTER_LABEL, ROLE_LABEL } from "./labels.ts";
-import type { Machine, NixosConfiguration } from "./nio.ts";
+import { type Machine, machineAddress, type NixosConfiguration } from "./nio.ts";
+import { normalizeHost } from "./hosts.ts";
 import { describeSelector, matches } from "../lib/selector.ts";
 import { configName, configNameFits, legacyConfigName, MAX_NAME } from "./names.ts";
 
@@ -24,7 +25,8 @@ export type UnavailableReason =
   | "NotDiscoverable"
   | "InOtherPlane"
   | "Replaced"
-  | "NameTooLong";
+  | "NameTooLong"
+  | "InvalidHost";
 
 export interface MachineProblem {
   plane: Plane;
@@ -134,6 +136,11 @@ export function availability(
       reason: "NotFound",
       message: `Machine ${name} does not exist in namespace ${cluster.namespace}`,
     };
+  }
+  const address = machineAddress(machine);
+  const host = address === undefined ? undefined : normalizeHost(address);
+  if (host?.error) {
+    return { ok: false, reason: "InvalidHost", message: `Machine ${name}: its host ${host.error}` };
   }
   const claim = machine.metadata.labels?.[CLUSTER_LABEL];
   if (claim && claim !== cluster.name) {

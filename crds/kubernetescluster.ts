@@ -7,6 +7,12 @@
  */
 import { z } from "zod";
 
+/** A host as the CRD accepts it: an ASCII DNS name, an IPv4 or an IPv6 address, nothing else. */
+export const HOST_PATTERN = "^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$|^[0-9A-Fa-f:.]+$";
+
+const HOST_MESSAGE = "must be a DNS name (letters, digits, '-' and '.') or an IP address, with no spaces; " +
+  "write an internationalised name in its punycode (xn--) form";
+
 export const GROUP = "nico.homystack.com";
 export const VERSION = "v1alpha1";
 export const API_VERSION = `${GROUP}/${VERSION}`;
@@ -121,9 +127,10 @@ export const SecretReference = z.object({
 }).describe("Reference to a Secret in the cluster's namespace.");
 
 export const Endpoint = z.object({
-  host: z.string().min(1).max(253).describe(
-    "DNS name or IP address clients use to reach the Kubernetes API (a load balancer or virtual IP).",
-  ),
+  host: z.string().min(1).max(253).regex(new RegExp(HOST_PATTERN), HOST_MESSAGE).describe(
+    "DNS name or IP address clients use to reach the Kubernetes API (a load balancer or virtual IP). " +
+      "ASCII only: write an internationalised name in its punycode (xn--) form.",
+  ).meta(cel({ rule: `self.matches('${HOST_PATTERN}')`, message: HOST_MESSAGE })),
   port: z.int().min(1).max(65535).default(6443).describe("TCP port of the Kubernetes API."),
 }).describe("Address of the Kubernetes API of the new cluster.");
 

@@ -153,6 +153,21 @@ const cases: Case[] = [
   },
 ];
 
+cases.push({
+  name: "a Machine whose host is no host is not selected, and the reason says so",
+  spec: bySelector(1),
+  machines: [cp("cp-1", undefined, { host: "not a host" }), cp("cp-2")],
+  controlPlane: ["cp-2"],
+  workers: [],
+}, {
+  name: "an explicit Machine whose host is no host is named",
+  spec: { controlPlane: { machines: ["cp-1"] } },
+  machines: [cp("cp-1", undefined, { host: "not a host" })],
+  controlPlane: [],
+  workers: [],
+  problems: [["cp-1", "InvalidHost", false]],
+});
+
 Deno.test("selectMachines", async (t) => {
   for (const c of cases) {
     await t.step(c.name, () => {

@@ -48,6 +48,7 @@ const ADVICE: Partial<Record<UnavailableReason, string>> = {
   ConfiguredByOther: "remove that configuration first or pick another Machine",
   InOtherPlane: "a Machine serves one plane only",
   NameTooLong: "shorten the cluster's or the Machine's name",
+  InvalidHost: "fix spec.host of the Machine (a DNS name or an IP address; punycode for internationalised names)",
 };
 
 const PLANES: Plane[] = ["controlPlane", "dataPlane"];

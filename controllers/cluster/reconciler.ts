@@ -208,15 +208,17 @@ export class ClusterReconciler {
       ...selection.controlPlane.members.map((m) => report(m, "controlPlane")),
       ...selection.dataPlane.members.map((m) => report(m, "dataPlane")),
     ];
+    const ep = bootstrap ? resolveEndpoint(spec, byName.get(bootstrap), bootstrap) : undefined;
     const pin = gitRepo ? this.#pinnedRevision(cluster, spec, gitRepo, ours) : { extra: [] };
     if (!gitRepo) {
       blocked = { reason: "NoGitRepo", message: "no gitRepo: set spec.gitRepo, or run NICO with --default-git-repo" };
     } else if (pin.blocked) {
       blocked = pin.blocked;
-    } else if (!bootstrap) {
+    } else if (!bootstrap || !ep) {
       blocked = { reason: "NoControlPlane", message: "no control plane machine is available; see MachinesAvailable" };
+    } else if (ep.error) {
+      blocked = { reason: "InvalidEndpoint", message: `${ep.error}; fix it so NICO can build the kubeconfig` };
     } else {
-      const ep = resolveEndpoint(spec, byName.get(bootstrap), bootstrap);
       endpoint = endpointUrl(ep.host, ep.port);
       const desired = desiredConfigurations({
         cluster: { ...ref, uid: cluster.metadata.uid!, spec },
