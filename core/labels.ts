@@ -18,3 +18,10 @@ export const PAUSED_ANNOTATION = `${PREFIX}/paused`;
 export const FINALIZER = `${PREFIX}/cleanup`;
 
 export type Role = "control-plane" | "worker";
+/**
+ * Set to `"true"` to let NICO make a new CA, CA key or join token for a
+ * cluster that has been brought up (its nodes then get new identities);
+ * NICO removes it once done. Without it a lost identity Secret stops the
+ * cluster with `IdentityLost` instead of being replaced silently.
+ */
+export const REGENERATE_IDENTITY_ANNOTATION = `${PREFIX}/regenerate-identity`;

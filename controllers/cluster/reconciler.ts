@@ -25,6 +25,7 @@ import {
   CLUSTER_LABEL,
   FINALIZER,
   PAUSED_ANNOTATION,
+  REGENERATE_IDENTITY_ANNOTATION,
   ROLE_LABEL,
   SPEC_CHANGED_ANNOTATION,
   SPEC_HASH_ANNOTATION,
@@ -39,9 +40,10 @@ import { clusterHash, desiredConfigurations, resolveEndpoint } from "../../core/
 import { planRollout, type RolloutPlan } from "../../core/rollout.ts";
 import { specDrift } from "../../core/drift.ts";
 import { endpointUrl } from "../../core/kubeconfig.ts";
-import { kubeconfigSecret, ownedSecretNames } from "../../core/names.ts";
+import { caKeySecret, caSecret, kubeconfigSecret, ownedSecretNames } from "../../core/names.ts";
 import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
-import { ensureCa, ensureJoinToken, ensureKubeconfig, ownsSecret, type Secret } from "./secrets.ts";
+import { ensureCa, ensureJoinToken, ensureKubeconfig, IdentityLostError, ownsSecret, type Secret } from "./secrets.ts";
+import { wasBootstrapped } from "../../core/identity.ts";
 import { type ClusterRef, configNameOf, isOwnedBy, type Plane, selectMachines } from "../../core/selection.ts";
 import { computeStatus } from "../../core/status.ts";
 import type { RevisionTracker } from "./revisions.ts";
@@ -137,17 +139,57 @@ export class ClusterReconciler {
     const spec = parsed.data;
     const secretOf = (n: string) => inf.secrets.get(ns, n);
 
-    const token = await ensureJoinToken(client, cluster, secretOf);
-    if (token.created) {
-      await recorder.event(cluster, "Normal", "JoinTokenCreated", `created Secret ${token.secret.metadata.name}`);
-    }
-    const { ca, created: caCreated } = await ensureCa(client, cluster, secretOf);
-    if (caCreated) await recorder.event(cluster, "Normal", "CertificateAuthorityCreated", "created the cluster CA");
-
     const machines = inf.machines.list(ns);
     const byName = new Map(machines.map((m) => [m.metadata.name, m]));
     const configs = inf.configs.list(ns);
     const ours = configs.filter((c) => isOwnedBy(c, ref));
+
+    // The identity is made once: on a cluster that has been brought up a missing Secret stops everything.
+    const rekey = cluster.metadata.annotations?.[REGENERATE_IDENTITY_ANNOTATION] === "true";
+    const policy = {
+      mayCreate: rekey || !wasBootstrapped({
+        owned: ours,
+        machines,
+        kubeconfigIssued: secretOf(kubeconfigSecret(name)) !== undefined,
+      }),
+    };
+    let identity;
+    try {
+      const token = await ensureJoinToken(client, cluster, secretOf, policy);
+      const ca = await ensureCa(client, cluster, secretOf, policy);
+      identity = { token, ca };
+    } catch (err) {
+      if (!(err instanceof IdentityLostError)) throw err;
+      return await this.#stop(cluster, err.reason, err.message, now, log);
+    }
+    const { token } = identity;
+    const { ca, created: caCreated, keyRestored } = identity.ca;
+    if (token.created) {
+      await recorder.event(cluster, "Normal", "JoinTokenCreated", `created Secret ${token.secret.metadata.name}`);
+    }
+    if (caCreated) await recorder.event(cluster, "Normal", "CertificateAuthorityCreated", "created the cluster CA");
+    if (keyRestored) {
+      await recorder.event(
+        cluster,
+        "Warning",
+        "CertificateAuthorityKeyRestored",
+        `Secret ${caKeySecret(name)} did not hold the key of Secret ${caSecret(name)}; restored it from there`,
+      );
+    }
+    if (rekey) {
+      if (token.created || caCreated) {
+        await recorder.event(
+          cluster,
+          "Warning",
+          "IdentityRegenerated",
+          `made a new ${[token.created && "join token", caCreated && "CA"].filter(Boolean).join(" and ")} as ` +
+            `${REGENERATE_IDENTITY_ANNOTATION} asked; nodes are reconfigured with it`,
+        );
+      }
+      await client.jsonPatch(KUBERNETES_CLUSTERS, name, ns, [
+        { op: "remove", path: `/metadata/annotations/${REGENERATE_IDENTITY_ANNOTATION.replace("/", "~1")}` },
+      ]).catch(() => undefined);
+    }
     const recordedBootstrap = cluster.status?.bootstrapNode ??
       ours.find((c) => c.metadata.labels?.[BOOTSTRAP_LABEL] === "true")?.spec.machineRef.name;
     const nameOf = configNameOf(ref, configs);
@@ -553,6 +595,34 @@ export class ClusterReconciler {
     ]);
     this.#o.revisions?.release(`${ns}/${name}`);
     log.info("released every machine and removed the finalizer", { released: released.length });
+  }
+
+  /** Stops at a problem the user must fix: Ready=False with the reason, phase Failed, and a Warning Event. */
+  async #stop(
+    cluster: KubernetesCluster,
+    reason: string,
+    message: string,
+    now: Date,
+    log: Logger,
+  ): Promise<{ requeueAfter?: number }> {
+    const generation = cluster.metadata.generation ?? 0;
+    const known = cluster.status?.conditions?.find((c) => c.type === "Ready");
+    await this.#writeStatus(cluster, {
+      ...cluster.status,
+      phase: "Failed",
+      observedGeneration: generation,
+      conditions: mergeConditions(
+        cluster.status?.conditions,
+        [{ type: "Ready", status: "False", reason, message }],
+        generation,
+        now,
+      ),
+    });
+    if (known?.reason !== reason || known.message !== message) {
+      log.info("stopped", { reason });
+      await this.#o.recorder.event(cluster, "Warning", reason, message);
+    }
+    return { requeueAfter: BUSY_REQUEUE_MS };
   }
 
   /** Writes status through the subresource when it differs from what is stored. */

@@ -10,7 +10,8 @@ import { API_VERSION, KIND } from "../../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { isAlreadyExists } from "../../lib/kube/errors.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
-import { CLUSTER_LABEL } from "../../core/labels.ts";
+import { CLUSTER_LABEL, REGENERATE_IDENTITY_ANNOTATION } from "../../core/labels.ts";
+import { identityLostMessage } from "../../core/identity.ts";
 import { createCa, type KeyPair } from "../../lib/pki.ts";
 import { JOIN_TOKEN_KEY } from "../../core/desired.ts";
 import { issueKubeconfig, reissueReason } from "../../core/kubeconfig.ts";
@@ -86,10 +87,34 @@ function checkOwner(secret: Secret, cluster: KubernetesCluster): Secret {
   return secret;
 }
 
+/**
+ * An identity Secret (CA or join token) is missing from a cluster that has
+ * been brought up: NICO stops instead of replacing it.
+ */
+export class IdentityLostError extends Error {
+  override readonly name = "IdentityLostError";
+  readonly reason = "IdentityLost";
+  constructor(readonly missing: string[]) {
+    super(identityLostMessage(missing, REGENERATE_IDENTITY_ANNOTATION));
+  }
+}
+
+/** Whether NICO may make identity Secrets that are missing. */
+export interface IdentityPolicy {
+  /** False once the cluster has been brought up, unless the user asked to re-key. */
+  mayCreate: boolean;
+}
+
 /** The join token Secret: 32 random bytes, hex, made once. */
-export async function ensureJoinToken(client: KubeClient, cluster: KubernetesCluster, lookup: SecretLookup) {
+export async function ensureJoinToken(
+  client: KubeClient,
+  cluster: KubernetesCluster,
+  lookup: SecretLookup,
+  policy: IdentityPolicy = { mayCreate: true },
+) {
   const name = joinTokenSecret(cluster.metadata.name);
   const cached = lookup(name);
+  if (!cached && !policy.mayCreate) throw new IdentityLostError([name]);
   // Random bytes only when the Secret is really missing: this runs on every reconcile.
   const r = cached ? { secret: cached, created: false } : await createOnce(
     client,
@@ -100,15 +125,22 @@ export async function ensureJoinToken(client: KubeClient, cluster: KubernetesClu
   return r;
 }
 
-/** The cluster CA (ten years) and the Secret with its key alone. */
+/**
+ * The cluster CA (ten years) and the Secret with its key alone. `<cluster>-ca`
+ * holds certificate and key together and is the only source: the key-only
+ * Secret (for older NIO, which hands over a Secret's first key) is derived
+ * from it and put back in line whenever it differs, so the two never diverge.
+ */
 export async function ensureCa(
   client: KubeClient,
   cluster: KubernetesCluster,
   lookup: SecretLookup,
-): Promise<{ ca: KeyPair; created: boolean }> {
+  policy: IdentityPolicy = { mayCreate: true },
+): Promise<{ ca: KeyPair; created: boolean; keyRestored: boolean }> {
   const name = caSecret(cluster.metadata.name);
   let existing = lookup(name);
   let created = false;
+  if (!existing && !policy.mayCreate) throw new IdentityLostError([name]);
   if (!existing) {
     const ca = await createCa({ commonName: `${cluster.metadata.name}-ca`, days: 3650 });
     const r = await createOnce(
@@ -125,7 +157,16 @@ export async function ensureCa(
   const keyOnly = owned(cluster, caKeySecret(cluster.metadata.name), "Opaque", { "tls.key": ca.keyPem });
   const k = await createOnce(client, keyOnly, lookup(keyOnly.metadata.name));
   checkOwner(k.secret, cluster);
-  return { ca, created };
+  let keyRestored = false;
+  if (!k.created && unb64(k.secret.data?.["tls.key"]) !== ca.keyPem) {
+    // Derived from the CA Secret: a stale or edited copy is put back in line, never the other way round.
+    await client.replace(SECRETS, {
+      ...keyOnly,
+      metadata: { ...keyOnly.metadata, resourceVersion: k.secret.metadata.resourceVersion! },
+    });
+    keyRestored = true;
+  }
+  return { ca, created, keyRestored };
 }
 
 /**

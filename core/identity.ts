@@ -1,0 +1,54 @@
+/**
+ * The cluster's identity (CA, CA key, join token) is made once. Whether NICO
+ * may still make it is a question of evidence: once any node has applied a
+ * configuration, or a kubeconfig was issued, the running cluster trusts the
+ * existing identity, and a missing Secret must be restored, not replaced.
+ * Pure.
+ *
+ * @module
+ */
+import { findCondition, type Machine, type NixosConfiguration } from "./nio.ts";
+
+/** NIO reports that it applied this configuration at least once (any NIO generation). */
+export function everApplied(cfg: NixosConfiguration): boolean {
+  const s = cfg.status;
+  if (!s) return false;
+  return Boolean(
+    s.resolvedRevision || s.appliedCommit || s.lastAppliedTime || s.phase === "Ready" ||
+      findCondition(s.conditions, "Applied")?.status === "True",
+  );
+}
+
+export interface BootstrapEvidence {
+  /** The cluster's own NixosConfigurations. */
+  owned: NixosConfiguration[];
+  /** Machines of the namespace (their write-back names a configuration). */
+  machines: Machine[];
+  /** The kubeconfig Secret exists. */
+  kubeconfigIssued: boolean;
+}
+
+/**
+ * Whether the cluster has been brought up, so that its identity must never
+ * change by accident.
+ *
+ * @example
+ * ```ts
+ * import { wasBootstrapped } from "./identity.ts";
+ * wasBootstrapped({ owned: [], machines: [], kubeconfigIssued: false }); // false
+ * wasBootstrapped({ owned: [], machines: [], kubeconfigIssued: true }); // true
+ * ```
+ */
+export function wasBootstrapped(e: BootstrapEvidence): boolean {
+  if (e.kubeconfigIssued || e.owned.some(everApplied)) return true;
+  const names = new Set(e.owned.map((c) => c.metadata.name));
+  return e.machines.some((m) => m.status?.hasConfiguration && names.has(m.status.appliedConfiguration ?? ""));
+}
+
+/** What to tell the user when identity Secrets are missing from a cluster that runs. */
+export function identityLostMessage(missing: string[], annotation: string): string {
+  return `Secret${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of a running cluster ` +
+    `${missing.length > 1 ? "are" : "is"} missing; NICO will not replace ${missing.length > 1 ? "them" : "it"}, ` +
+    "because the nodes trust the existing identity. Restore from a backup (kubectl apply -f <saved Secret>), " +
+    `or to re-key deliberately (every node gets a new identity) annotate the cluster ${annotation}=true`;
+}
