@@ -73,6 +73,8 @@ export interface ClusterReconcilerOptions {
 const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
 /** Look again this often while something is in flight, to notice deadlines. */
 const BUSY_REQUEUE_MS = 60_000;
+/** A pinned revision: a full commit id. */
+const COMMIT = /^[0-9a-f]{40}$/;
 /** Look again this often when all is well: kubeconfig renewal, nothing else. */
 const IDLE_REQUEUE_MS = 12 * 60 * 60_000;
 
@@ -269,7 +271,7 @@ export class ClusterReconciler {
         bootstrap,
         endpoint: ep,
         nameOf,
-        gitRepo,
+        gitRepo: pin.gitRepo ?? gitRepo,
         revision: pin.revision,
       });
       for (const d of desired) {
@@ -400,16 +402,23 @@ export class ClusterReconciler {
   }
 
   /**
-   * The commit every node is pinned to. While the first resolution is pending
-   * or failing, nodes keep the commit they already carry (nothing rolls); a new
-   * cluster waits. With no resolver, `ref` goes to NIO as written.
+   * The (repository, commit) pair every node is pinned to. While the current
+   * pair's resolution is pending or failing, nodes keep the pair they already
+   * carry, repository and commit together (nothing rolls, and a new
+   * repository is never paired with the old one's commit); a new cluster
+   * waits. With no resolver, `ref` goes to NIO as written.
    */
   #pinnedRevision(
     cluster: KubernetesCluster,
     spec: KubernetesClusterSpec,
     gitRepo: string,
     ours: NixosConfiguration[],
-  ): { revision?: string; blocked?: { reason: string; message: string }; extra: ConditionInput[] } {
+  ): {
+    revision?: string;
+    gitRepo?: string;
+    blocked?: { reason: string; message: string };
+    extra: ConditionInput[];
+  } {
     const tracker = this.#o.revisions;
     const ns = cluster.metadata.namespace!;
     if (!tracker) return { extra: [] };
@@ -430,17 +439,26 @@ export class ClusterReconciler {
         }],
       };
     }
-    const carried = new Set(ours.map((c) => c.spec.ref).filter((r): r is string => !!r && /^[0-9a-f]{40}$/.test(r)));
-    const held = rev.commit ?? (carried.size === 1 ? [...carried][0] : undefined);
+    // A commit that resolved for this very key before keeps its pair; otherwise the pair the nodes carry.
+    const carried = new Map(
+      ours.filter((c) => c.spec.ref && COMMIT.test(c.spec.ref)).map((c) => [`${c.spec.gitRepo} ${c.spec.ref}`, c]),
+    );
+    const only = carried.size === 1 ? [...carried.values()][0] : undefined;
+    const held = rev.commit
+      ? { gitRepo, revision: rev.commit }
+      : only && { gitRepo: only.spec.gitRepo, revision: only.spec.ref! };
+    const where = held
+      ? `; nodes stay on ${held.revision}${held.gitRepo !== gitRepo ? ` of ${held.gitRepo}` : ""}`
+      : "";
     const condition: ConditionInput = rev.error
-      ? {
+      ? { type: "RevisionResolved", status: "False", reason: "ResolveFailed", message: `${rev.error}${where}` }
+      : {
         type: "RevisionResolved",
-        status: "False",
-        reason: "ResolveFailed",
-        message: `${rev.error}${held ? `; nodes stay on ${held}` : ""}`,
-      }
-      : { type: "RevisionResolved", status: "Unknown", reason: "Resolving", message: `resolving ${ref} of ${gitRepo}` };
-    if (held) return { revision: held, extra: [condition] };
+        status: "Unknown",
+        reason: "Resolving",
+        message: `resolving ${ref} of ${gitRepo}${where}`,
+      };
+    if (held) return { ...held, extra: [condition] };
     return {
       blocked: { reason: rev.error ? "RefResolutionFailed" : "ResolvingRef", message: condition.message },
       extra: [condition],
