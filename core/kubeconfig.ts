@@ -82,3 +82,25 @@ export async function reissueReason(
   }
   return undefined;
 }
+
+/**
+ * The server the published kubeconfig names now. A new endpoint is published
+ * only once the control plane serves it (every control-plane node runs the
+ * configuration that carries it); until then the kubeconfig keeps the server
+ * it names, so a halted rollout never leaves it pointing at nothing.
+ *
+ * @example
+ * ```ts
+ * import { publishedServer } from "./kubeconfig.ts";
+ * publishedServer("https://127.0.0.1:6443", "https://127.0.0.2:6443", false);
+ * // { server: "https://127.0.0.1:6443", moving: true }
+ * ```
+ */
+export function publishedServer(
+  current: string | undefined,
+  desired: string,
+  controlPlaneServesDesired: boolean,
+): { server: string; moving: boolean } {
+  if (!current || current === desired || controlPlaneServesDesired) return { server: desired, moving: false };
+  return { server: current, moving: true };
+}

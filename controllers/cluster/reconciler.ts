@@ -39,10 +39,18 @@ import { listNames, mergeConditions } from "../../core/conditions.ts";
 import { clusterHash, desiredConfigurations, resolveEndpoint } from "../../core/desired.ts";
 import { planRollout, type RolloutPlan } from "../../core/rollout.ts";
 import { specDrift } from "../../core/drift.ts";
-import { endpointUrl } from "../../core/kubeconfig.ts";
+import { endpointUrl, publishedServer, readKubeconfig } from "../../core/kubeconfig.ts";
 import { caKeySecret, caSecret, kubeconfigSecret, ownedSecretNames } from "../../core/names.ts";
 import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
-import { ensureCa, ensureJoinToken, ensureKubeconfig, IdentityLostError, ownsSecret, type Secret } from "./secrets.ts";
+import {
+  ensureCa,
+  ensureJoinToken,
+  ensureKubeconfig,
+  IdentityLostError,
+  ownsSecret,
+  type Secret,
+  secretValue,
+} from "./secrets.ts";
 import { wasBootstrapped } from "../../core/identity.ts";
 import { type ClusterRef, configNameOf, isOwnedBy, type Plane, selectMachines } from "../../core/selection.ts";
 import { computeStatus } from "../../core/status.ts";
@@ -346,9 +354,29 @@ export class ClusterReconciler {
 
     // The kubeconfig, once the bootstrap node is up; re-signed when needed.
     let kubeconfig: string | undefined;
+    let endpointMove: ConditionInput | undefined;
     const bootstrapReady = nodes.some((n) => n.machine === bootstrap && n.state === "Ready");
     if (bootstrapReady && endpoint) {
-      const why = await ensureKubeconfig(client, cluster, endpoint, ca, secretOf, now);
+      const published = secretValue(secretOf(kubeconfigSecret(name)), "value");
+      const cpNodes = nodes.filter((n) => n.plane === "controlPlane");
+      const served = cpNodes.length > 0 && cpNodes.every((n) => n.state === "Ready" && n.upToDate);
+      const current = published ? readKubeconfig(published)?.server : undefined;
+      const target = publishedServer(current, endpoint, served);
+      endpointMove = target.moving
+        ? {
+          type: "KubeconfigCurrent",
+          status: "False",
+          reason: "WaitingForControlPlane",
+          message: `the kubeconfig keeps ${target.server} until every control-plane node runs the configuration ` +
+            `with ${endpoint} (${cpNodes.filter((n) => n.state === "Ready" && n.upToDate).length}/${cpNodes.length})`,
+        }
+        : {
+          type: "KubeconfigCurrent",
+          status: "True",
+          reason: "EndpointServed",
+          message: `the kubeconfig names ${endpoint}`,
+        };
+      const why = await ensureKubeconfig(client, cluster, target.server, ca, secretOf, now);
       if (why) {
         log.info("issued kubeconfig", { reason: why, secret: kubeconfigSecret(name) });
         await recorder.event(cluster, "Normal", "KubeconfigIssued", `wrote Secret ${kubeconfigSecret(name)} (${why})`);
@@ -375,7 +403,7 @@ export class ClusterReconciler {
       kubeconfigSecret: kubeconfig,
       blocked,
       revision: pin.revision,
-      extra: pin.extra,
+      extra: [...pin.extra, ...(endpointMove ? [endpointMove] : [])],
       now,
     });
     await this.#writeStatus(cluster, status);

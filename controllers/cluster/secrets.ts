@@ -25,6 +25,11 @@ export interface Secret extends KubeObject {
 const b64 = (s: string) => btoa(s);
 const unb64 = (s: string | undefined) => (s === undefined ? undefined : atob(s));
 
+/** The text under `key` of a Secret's data, if any. */
+export function secretValue(secret: Secret | undefined, key: string): string | undefined {
+  return unb64(secret?.data?.[key]);
+}
+
 function hex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
