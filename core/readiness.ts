@@ -124,5 +124,11 @@ export function nodeReport(i: NodeInput): NodeReport {
       detail: `not applied within ${formatDuration(i.timeoutMs)} of the last change`,
     };
   }
-  return { ...base, state: "Applying", reason: "Applying", detail: s?.phase ?? "waiting for NIO" };
+  // NIO's phase can still say Ready for the generation before this one: never call a waiting node Ready.
+  const detail = !s?.phase
+    ? "waiting for NIO"
+    : s.phase === "Ready"
+    ? `waiting for NIO to apply generation ${cfg.metadata.generation ?? "?"}`
+    : s.phase;
+  return { ...base, state: "Applying", reason: "Applying", detail };
 }

@@ -70,6 +70,8 @@ export interface RolloutPlan {
   removing: string[];
   /** Nodes NIO is converging now. */
   updating: string[];
+  /** Departing nodes kept on purpose (the bootstrap node while it is the API endpoint), with why. */
+  held?: { machine: string; why: string } | undefined;
 }
 
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -191,9 +193,9 @@ export function planRollout(i: RolloutInput): RolloutPlan {
     const candidates = departingCp.map((d) => d.machine).sort(byName)
       .filter((m) => !(m === i.bootstrap && i.endpointIsBootstrap && cp.length > 0));
     if (candidates.length < departingCp.length) {
-      reasons.push(
-        `bootstrap node ${i.bootstrap} is the API endpoint: set spec.controlPlaneEndpoint before removing it`,
-      );
+      const why = `bootstrap node ${i.bootstrap} is the API endpoint: set spec.controlPlaneEndpoint before removing it`;
+      plan.held = { machine: i.bootstrap, why };
+      reasons.push(why);
     }
     if (
       candidates.length && cp.every((n) => n.exists && n.available) && !plan.create.length &&

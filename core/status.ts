@@ -168,6 +168,13 @@ function rolloutConditions(i: StatusInput): ConditionInput[] {
       message:
         `halted at ${plan.halted.machine} (${plan.halted.detail}): nothing else is touched until it recovers or the spec changes`,
     };
+  } else if (plan.held && left === 1 && !plan.updating.length) {
+    rolling = {
+      type: "RollingOut",
+      status: "False",
+      reason: "RemovalHeld",
+      message: `${plan.held.machine} stays: ${plan.held.why}; ${upToDate}/${total} nodes up to date`,
+    };
   } else if (r.paused && left) {
     rolling = { type: "RollingOut", status: "False", reason: "Paused", message: `paused with ${left} node(s) pending` };
   } else if (left || plan.updating.length) {

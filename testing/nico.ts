@@ -12,7 +12,8 @@ export interface RunningNico {
 
 export interface NicoTestOptions {
   namespace?: string;
-  defaultGitRepo?: string;
+  /** `null`: NICO runs with no default repository. */
+  defaultGitRepo?: string | null;
   nodeTimeoutMs?: number;
   workers?: number;
   log?: Logger;
@@ -31,7 +32,9 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     recorder,
     log,
     namespace: opts.namespace,
-    defaultGitRepo: opts.defaultGitRepo ?? "https://git.example.test/default-flake.git",
+    defaultGitRepo: opts.defaultGitRepo === null
+      ? undefined
+      : opts.defaultGitRepo ?? "https://git.example.test/default-flake.git",
     workers: opts.workers ?? 2,
     ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
     resolveRefs: opts.resolveRefs ?? false,

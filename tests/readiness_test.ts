@@ -165,6 +165,21 @@ const cases: {
   },
 ];
 
+Deno.test("a node NIO has not started on is never described as Ready", () => {
+  const r = nodeReport({
+    machine: "m",
+    plane: "dataPlane",
+    cluster: { name: "prod", namespace: NS, uid: UID },
+    desired: DESIRED,
+    config: cfg({ phase: "Ready", observedGeneration: 1 }),
+    machineObj: applied(),
+    now: NOW,
+    timeoutMs: 30 * 60_000,
+  });
+  assert.equal(r.state, "Applying");
+  assert.equal(r.detail, "waiting for NIO to apply generation 2");
+});
+
 Deno.test("nodeReport follows the NIO contract for both generations", async (t) => {
   for (const c of cases) {
     await t.step(c.name, () => {

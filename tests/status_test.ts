@@ -127,6 +127,25 @@ Deno.test("status: phases, counts and messages", async (t) => {
     const s = computeStatus(input({ controlPlane: { machines: ["a"] } }, ["a"], {}));
     assert.deepEqual([cond(s, "DataPlaneReady").status, cond(s, "DataPlaneReady").reason], ["True", "NoWorkers"]);
   });
+  await t.step("a bootstrap node held as the API endpoint is not shown as progress", () => {
+    const why = "bootstrap node cp-1 is the API endpoint: set spec.controlPlaneEndpoint before removing it";
+    const plan = {
+      create: [],
+      update: [],
+      remove: [],
+      pending: [],
+      removing: ["cp-1"],
+      updating: [],
+      held: { machine: "cp-1", why },
+      waiting: why,
+    };
+    const s = computeStatus(
+      input(HA, ALL, {}, { rollout: { plan, paused: false, specHash: "h", controlPlaneSize: 3 } }),
+    );
+    const r = cond(s, "RollingOut");
+    assert.deepEqual([r.status, r.reason], ["False", "RemovalHeld"]);
+    assert.match(r.message, /^cp-1 stays: bootstrap node cp-1 is the API endpoint/);
+  });
   await t.step("deleting", () => {
     const s = computeStatus(input(HA, ALL, {}, { deleting: true }));
     assert.equal(s.phase, "Deleting");

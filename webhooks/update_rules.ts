@@ -1,7 +1,8 @@
 /**
- * Changes to an existing cluster that would hurt it: a disk-wiping
- * reinstall, or a control plane that loses every member or more than one
- * at once. Pure; compares what the controller would select before and
+ * Changes to an existing cluster that would hurt it (a disk-wiping
+ * reinstall, a control plane that loses every member), and changes worth a
+ * word (several control-plane Machines leaving, which the rollout does one
+ * at a time; the bootstrap node held as the API endpoint). Pure; compares what the controller would select before and
  * after the change, so Machines lost for other reasons do not count.
  *
  * @module
@@ -34,9 +35,10 @@ function controlPlaneField(oldSpec: KubernetesClusterSpec, spec: KubernetesClust
   return "spec.controlPlane.machineSelector";
 }
 
-/** Refusals for unsafe changes, each saying which change and why. */
-export function updateProblems(ctx: UpdateContext): string[] {
+/** Refusals for unsafe changes and warnings for slow ones, each saying which change and why. */
+export function updateProblems(ctx: UpdateContext): { errors: string[]; warnings: string[] } {
   const out: string[] = [];
+  const warnings: string[] = [];
   if (!ctx.oldSpec.fullInstall && ctx.spec.fullInstall) {
     out.push(
       "spec.fullInstall: cannot change to true on an existing cluster: NIO would reinstall NixOS and WIPE THE DISK of every node, " +
@@ -45,7 +47,7 @@ export function updateProblems(ctx: UpdateContext): string[] {
   }
 
   const current = currentMembers(ctx.cluster, ctx.configurations).controlPlane;
-  if (current.length === 0) return out;
+  if (current.length === 0) return { errors: out, warnings };
   const select = (spec: KubernetesClusterSpec) =>
     selectMachines({
       cluster: { ...ctx.cluster, spec },
@@ -57,18 +59,28 @@ export function updateProblems(ctx: UpdateContext): string[] {
   const after = new Set(select(ctx.spec));
   const staying = current.filter((m) => before.has(m));
   const removed = staying.filter((m) => !after.has(m));
-  if (removed.length === 0) return out;
   const field = controlPlaneField(ctx.oldSpec, ctx.spec);
+  const held = ctx.bootstrap && !ctx.spec.controlPlaneEndpoint && before.has(ctx.bootstrap) &&
+    !after.has(ctx.bootstrap) &&
+    after.size > 0;
+  if (held && removed.length < staying.length) {
+    warnings.push(
+      `${field}: ${ctx.bootstrap} is the bootstrap node and the cluster's API endpoint; NICO keeps it until ` +
+        "spec.controlPlaneEndpoint is set, so set that first (or with this change) to let it go",
+    );
+  }
+  if (removed.length === 0) return { errors: out, warnings };
   if (removed.length === staying.length) {
     out.push(
       `${field}: this change removes every current control-plane Machine (${removed.join(", ")}); ` +
         "the cluster's etcd data lives only on them: keep at least one and replace the others one at a time",
     );
   } else if (removed.length > 1) {
-    out.push(
-      `${field}: this change removes ${removed.length} control-plane Machines at once (${removed.join(", ")}), ` +
-        "which can lose etcd quorum; remove one at a time and wait for the cluster to be Ready between steps",
+    // The rollout removes them one at a time, each only while every other control-plane node is ready.
+    warnings.push(
+      `${field}: this change removes ${removed.length} control-plane Machines (${removed.join(", ")}); ` +
+        "NICO adds any new ones first, then removes these one at a time, each only once every other control-plane node is ready",
     );
   }
-  return out;
+  return { errors: out, warnings };
 }

@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { ClusterRef } from "../core/selection.ts";
 import type { KubernetesCluster, KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
-import { type Findings, machineFindings } from "./machine_rules.ts";
+import { type Findings, machineFindings, quorumWarnings } from "./machine_rules.ts";
 import { listProblems, nameProblems, rawProblems, schemaProblems, selectorProblems } from "./spec_rules.ts";
 import { updateProblems } from "./update_rules.ts";
 
@@ -112,14 +112,16 @@ export function validateCluster(input: ValidationInput): Verdict {
   verdict.warnings.push(...machines.warnings);
 
   if (oldSpec) {
-    verdict.errors.push(...updateProblems({
+    const update = updateProblems({
       cluster,
       oldSpec,
       spec,
       bootstrap,
       machines: input.machines,
       configurations: input.configurations,
-    }));
+    });
+    verdict.errors.push(...update.errors);
+    verdict.warnings.push(...update.warnings);
   }
 
   if (spec.credentialsRef) {
@@ -129,6 +131,11 @@ export function validateCluster(input: ValidationInput): Verdict {
     verdict.warnings.push(
       "spec.gitRepo: not set and NICO has no default repository (--default-git-repo); the cluster stays blocked until you set spec.gitRepo",
     );
+  }
+  if (verdict.errors.length) {
+    // Advice about a spec that is refused anyway is noise: keep only what bears on the refusal.
+    const advice = new Set(quorumWarnings(spec));
+    verdict.warnings = verdict.warnings.filter((w) => !advice.has(w));
   }
   return verdict;
 }

@@ -210,7 +210,10 @@ export class ClusterReconciler {
       bootstrap: recordedBootstrap,
       now,
     });
-    const members = [...selection.controlPlane.members, ...selection.dataPlane.members];
+    const gitRepo = spec.gitRepo ?? this.#o.defaultGitRepo;
+    // A cluster that cannot start (no repository) and has nothing yet holds no Machines: others may use them.
+    const canStart = gitRepo !== undefined || ours.length > 0;
+    const members = canStart ? [...selection.controlPlane.members, ...selection.dataPlane.members] : [];
 
     // Claim before creating anything: a lost race throws and we select again.
     const claimed: string[] = [];
@@ -234,7 +237,6 @@ export class ClusterReconciler {
       (!spec.controlPlaneEndpoint && cpMembers.length > 0 &&
         ours.some((c) => c.spec.machineRef.name === recordedBootstrap)));
     const bootstrap = recordedStays ? recordedBootstrap : cpMembers[0];
-    const gitRepo = spec.gitRepo ?? this.#o.defaultGitRepo;
     const paused = spec.paused || cluster.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
     const timeoutMs = spec.rollout.nodeTimeout ? durationMs(spec.rollout.nodeTimeout) : this.#timeoutMs;
     const written = new Map<string, NixosConfiguration>();
