@@ -140,7 +140,10 @@ export const KubernetesClusterSpec = z.object({
       "URL of the Git repository holding the cluster flake. Defaulted from the operator's --default-git-repo when absent.",
     ),
   ref: z.string().min(1).max(255).optional()
-    .describe("Branch, tag or commit of gitRepo to deploy. Defaults to the repository's default branch."),
+    .describe(
+      "Branch, tag or commit of gitRepo to deploy. Absent: the repository's default branch, which NICO resolves " +
+        "and pins; with the operator's --resolve-refs=false NICO passes no ref and NIO's own default (main) applies.",
+    ),
   configurationSubdir: z.string().max(1024).optional()
     .describe("Folder inside gitRepo that holds flake.nix; the repository root when absent.")
     .meta(cel({

@@ -85,47 +85,54 @@ async function readyAt(client: KubeClient, ns: string, name: string, gitRepo: st
 
 const cond = (c: KubernetesCluster, type: string) => c.status?.conditions?.find((x) => x.type === type);
 
-Deno.test("a gitRepo change rolls workers one by one, then the control plane one by one, across operator restarts", async () => {
-  const cp = await env.get();
-  const ns = await cp.namespace("roll");
-  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 400 });
-  let nico = startNico(cp.client, { namespace: ns });
-  try {
-    await createMachines(cp.client, ns, ["cp-1", "cp-2", "cp-3", "w-1", "w-2", "w-3"]);
-    await cp.client.create(KUBERNETES_CLUSTERS, {
-      metadata: { name: "c", namespace: ns },
-      spec: {
-        gitRepo: V1,
-        controlPlane: { machines: ["cp-1", "cp-2", "cp-3"] },
-        dataPlane: { machines: ["w-1", "w-2", "w-3"] },
-      },
-    });
-    await readyAt(cp.client, ns, "c", V1);
-    const watcher = invariantWatcher(cp.client, ns);
-    await watcher.ready;
-    await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, { spec: { gitRepo: V2 } });
-    // Kill and restart the operator several times while the rollout runs.
-    for (let i = 0; i < 4; i++) {
-      await new Promise((r) => setTimeout(r, 700));
-      await nico.stop();
-      await new Promise((r) => setTimeout(r, 200));
-      nico = startNico(cp.client, { namespace: ns });
-    }
-    const c = await readyAt(cp.client, ns, "c", V2);
-    await watcher.stop();
-    assert.deepEqual(watcher.firstSeen, ["w-1", "w-2", "w-3", "cp-2", "cp-3", "cp-1"]);
-    assert.ok(
-      watcher.maxDown.controlPlane <= 1,
-      `control-plane nodes converging at once: ${watcher.maxDown.controlPlane}`,
-    );
-    assert.ok(watcher.maxDown.dataPlane <= 1, `workers converging at once: ${watcher.maxDown.dataPlane}`);
-    assert.equal(cond(c, "UpToDate")!.status, "True");
-    assert.equal(cond(c, "RollingOut")!.reason, "RolloutComplete");
-  } finally {
-    await nico.stop();
-    await nio.stop();
-  }
-});
+for (const observedGenerationOnStart of [false, true]) {
+  Deno.test(
+    `a gitRepo change rolls workers one by one, then the control plane one by one, across operator restarts${
+      observedGenerationOnStart ? " (NIO writes observedGeneration when an apply starts)" : ""
+    }`,
+    async () => {
+      const cp = await env.get();
+      const ns = await cp.namespace("roll");
+      const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 400, observedGenerationOnStart });
+      let nico = startNico(cp.client, { namespace: ns });
+      try {
+        await createMachines(cp.client, ns, ["cp-1", "cp-2", "cp-3", "w-1", "w-2", "w-3"]);
+        await cp.client.create(KUBERNETES_CLUSTERS, {
+          metadata: { name: "c", namespace: ns },
+          spec: {
+            gitRepo: V1,
+            controlPlane: { machines: ["cp-1", "cp-2", "cp-3"] },
+            dataPlane: { machines: ["w-1", "w-2", "w-3"] },
+          },
+        });
+        await readyAt(cp.client, ns, "c", V1);
+        const watcher = invariantWatcher(cp.client, ns);
+        await watcher.ready;
+        await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, { spec: { gitRepo: V2 } });
+        // Kill and restart the operator several times while the rollout runs.
+        for (let i = 0; i < 4; i++) {
+          await new Promise((r) => setTimeout(r, 700));
+          await nico.stop();
+          await new Promise((r) => setTimeout(r, 200));
+          nico = startNico(cp.client, { namespace: ns });
+        }
+        const c = await readyAt(cp.client, ns, "c", V2);
+        await watcher.stop();
+        assert.deepEqual(watcher.firstSeen, ["w-1", "w-2", "w-3", "cp-2", "cp-3", "cp-1"]);
+        assert.ok(
+          watcher.maxDown.controlPlane <= 1,
+          `control-plane nodes converging at once: ${watcher.maxDown.controlPlane}`,
+        );
+        assert.ok(watcher.maxDown.dataPlane <= 1, `workers converging at once: ${watcher.maxDown.dataPlane}`);
+        assert.equal(cond(c, "UpToDate")!.status, "True");
+        assert.equal(cond(c, "RollingOut")!.reason, "RolloutComplete");
+      } finally {
+        await nico.stop();
+        await nio.stop();
+      }
+    },
+  );
+}
 
 Deno.test("a failing node halts the rollout and says so; it resumes when the node recovers", async () => {
   const cp = await env.get();
