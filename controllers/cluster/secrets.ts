@@ -14,6 +14,7 @@ import { CLUSTER_LABEL } from "../../core/labels.ts";
 import { createCa, type KeyPair } from "../../lib/pki.ts";
 import { JOIN_TOKEN_KEY } from "../../core/desired.ts";
 import { issueKubeconfig, reissueReason } from "../../core/kubeconfig.ts";
+import { ClusterProblem } from "./problem.ts";
 import { caKeySecret, caSecret, joinTokenSecret, kubeconfigSecret } from "../../core/names.ts";
 
 export interface Secret extends KubeObject {
@@ -72,15 +73,16 @@ async function createOnce(
 
 export type SecretLookup = (name: string) => Secret | undefined;
 
-/** A Secret named like ours but controlled by something else: NICO will not touch it. */
-export class ForeignSecretError extends Error {
-  override readonly name = "ForeignSecretError";
-}
+/** Reason of the problem a Secret named like NICO's but controlled by something else causes. */
+export const FOREIGN_SECRET = "ForeignSecret";
 
+/** NICO never touches a Secret it does not control: that is a {@link ClusterProblem} for the user. */
 function checkOwner(secret: Secret, cluster: KubernetesCluster): Secret {
   if (!ownsSecret(secret, cluster)) {
-    throw new ForeignSecretError(
-      `Secret ${secret.metadata.name} exists but does not belong to this cluster; delete or rename it so NICO can create its own`,
+    throw new ClusterProblem(
+      FOREIGN_SECRET,
+      `Secret ${secret.metadata.name} exists but does not belong to cluster ${cluster.metadata.name}; ` +
+        `delete or rename it so NICO can create its own`,
     );
   }
   return secret;
