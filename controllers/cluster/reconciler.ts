@@ -34,7 +34,15 @@ import { reconcileReleases } from "./phases/releases.ts";
 import { reconcileSecrets } from "./phases/secrets.ts";
 import { ClusterProblem, problemOf, WarningLimiter } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
-import { buildScope, BUSY_REQUEUE_MS, type ClusterCache, type ClusterScope, nextLookMs, nodeReports } from "./scope.ts";
+import {
+  buildScope,
+  BUSY_REQUEUE_MS,
+  type ClusterCache,
+  type ClusterDeps,
+  type ClusterScope,
+  nextLookMs,
+  nodeReports,
+} from "./scope.ts";
 import type { Secret } from "./secrets.ts";
 import { writeStatus } from "./status.ts";
 
@@ -69,7 +77,7 @@ type Result = { requeueAfter?: number } | void;
 
 export class ClusterReconciler {
   readonly #o: ClusterReconcilerOptions;
-  readonly #deps: ClusterScope["deps"];
+  readonly #deps: ClusterDeps;
   readonly #now: () => Date;
   readonly #warnings = new WarningLimiter();
 
@@ -85,31 +93,39 @@ export class ClusterReconciler {
     this.#now = opts.now ?? (() => new Date());
   }
 
-  /** Reconciles the cluster behind `namespace/name`. */
-  async reconcile(key: string): Promise<Result> {
+  /**
+   * Reconciles the cluster behind `namespace/name`. `signal` aborts every
+   * request of the pass (forced shutdown); `log` is the runtime's, with the
+   * reconcile ID it minted (absent: one is minted here).
+   */
+  async reconcile(key: string, signal?: AbortSignal, log?: Logger): Promise<Result> {
     const { namespace, name } = splitKey(key);
     const cluster = this.#o.informers.clusters.get(namespace, name);
     if (!cluster) {
       this.#warnings.clear(key);
       return;
     }
-    const log = withFields(this.#o.log, { cluster: name, namespace, reconcileID: crypto.randomUUID().slice(0, 8) });
+    log = withFields(log ?? withFields(this.#o.log, { reconcileID: crypto.randomUUID().slice(0, 8) }), {
+      cluster: name,
+      namespace,
+    });
+    const deps = signal ? { ...this.#deps, client: this.#deps.client.with({ signal }) } : this.#deps;
     const now = this.#now();
     const cache = this.#cache(cluster.metadata.namespace!);
     if (cluster.metadata.deletionTimestamp) {
       if (!(cluster.metadata.finalizers ?? []).includes(FINALIZER)) return;
-      return await this.#delete(cluster, cache, log, now);
+      return await this.#delete(deps, cluster, cache, log, now);
     }
     if (!(cluster.metadata.finalizers ?? []).includes(FINALIZER)) {
       try {
-        await this.#deps.client.jsonPatch(KUBERNETES_CLUSTERS, name, namespace, [
+        await deps.client.jsonPatch(KUBERNETES_CLUSTERS, name, namespace, [
           { op: "test", path: "/metadata/resourceVersion", value: cluster.metadata.resourceVersion },
           cluster.metadata.finalizers
             ? { op: "add", path: "/metadata/finalizers/-", value: FINALIZER }
             : { op: "add", path: "/metadata/finalizers", value: [FINALIZER] },
         ]);
       } catch (err) {
-        return await this.#stopped(cluster, problemOf(err), err, log, now);
+        return await this.#stopped(deps, cluster, problemOf(err), err, log, now);
       }
       return; // the update event brings us back with the finalizer in place
     }
@@ -117,9 +133,9 @@ export class ClusterReconciler {
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const problem = new ClusterProblem("InvalidSpec", `spec.${issue.path.join(".")}: ${issue.message}`);
-      return await this.#stopped(cluster, problemOf(problem), problem, log, now);
+      return await this.#stopped(deps, cluster, problemOf(problem), problem, log, now);
     }
-    return await this.#pass(buildScope(this.#deps, cluster, parsed.data, cache, now, log));
+    return await this.#pass(buildScope(deps, cluster, parsed.data, cache, now, log));
   }
 
   #cache(ns: string): ClusterCache {
@@ -178,31 +194,44 @@ export class ClusterReconciler {
       extra: out.extra,
       now: s.now,
     };
-    await this.#finish(cluster, input, error, s.log);
+    await this.#finish(s.deps, cluster, input, error, s.log);
     if (problem) return { requeueAfter: PROBLEM_REQUEUE_MS };
     if (raced) return { requeueAfter: CLAIM_RACE_REQUEUE_MS };
     return { requeueAfter: nextLookMs(s, nodes) };
   }
 
-  async #delete(cluster: KubernetesCluster, cache: ClusterCache, log: Logger, now: Date): Promise<Result> {
+  async #delete(
+    deps: ClusterDeps,
+    cluster: KubernetesCluster,
+    cache: ClusterCache,
+    log: Logger,
+    now: Date,
+  ): Promise<Result> {
     const base = { generation: cluster.metadata.generation ?? 0, previous: cluster.status, now };
     try {
-      const { remaining } = await reconcileDelete(this.#deps, cluster, cache, log);
+      const { remaining } = await reconcileDelete(deps, cluster, cache, log);
       if (!remaining.length) {
         this.#warnings.clear(keyOf(cluster.metadata.namespace, cluster.metadata.name));
         return;
       }
-      await this.#finish(cluster, { kind: "deleting", remaining, ...base }, undefined, log);
+      await this.#finish(deps, cluster, { kind: "deleting", remaining, ...base }, undefined, log);
       return { requeueAfter: BUSY_REQUEUE_MS };
     } catch (err) {
       const problem = problemOf(err);
-      await this.#finish(cluster, { kind: "deleting", remaining: [], problem, ...base }, err, log);
+      await this.#finish(deps, cluster, { kind: "deleting", remaining: [], problem, ...base }, err, log);
       return { requeueAfter: PROBLEM_REQUEUE_MS };
     }
   }
 
   /** A pass that could observe nothing: the spec is invalid, or the first write failed. */
-  async #stopped(cluster: KubernetesCluster, problem: Problem, err: unknown, log: Logger, now: Date): Promise<Result> {
+  async #stopped(
+    deps: ClusterDeps,
+    cluster: KubernetesCluster,
+    problem: Problem,
+    err: unknown,
+    log: Logger,
+    now: Date,
+  ): Promise<Result> {
     const input: ClusterStatusInput = {
       kind: "stopped",
       problem,
@@ -210,7 +239,7 @@ export class ClusterReconciler {
       previous: cluster.status,
       now,
     };
-    await this.#finish(cluster, input, err, log);
+    await this.#finish(deps, cluster, input, err, log);
     return { requeueAfter: PROBLEM_REQUEUE_MS };
   }
 
@@ -218,12 +247,20 @@ export class ClusterReconciler {
    * The one exit: computes and writes the status, records the events it
    * calls for, and rethrows an unexpected error so the runtime backs off.
    */
-  async #finish(cluster: KubernetesCluster, input: ClusterStatusInput, err: unknown, log: Logger): Promise<void> {
+  async #finish(
+    deps: ClusterDeps,
+    cluster: KubernetesCluster,
+    input: ClusterStatusInput,
+    err: unknown,
+    log: Logger,
+  ): Promise<void> {
+    // Cancelled (forced shutdown): no status, no Event; the next leader looks again.
+    if (err !== undefined && deps.client.aborted) throw err;
     const status = clusterStatus(input);
     const problem = input.problem;
     const key = keyOf(cluster.metadata.namespace, cluster.metadata.name);
     try {
-      await writeStatus(this.#deps.client, cluster, status);
+      await writeStatus(deps.client, cluster, status);
     } catch (writeErr) {
       if (err === undefined || err instanceof ClusterProblem) throw writeErr;
       log.error("cannot write status", { error: errorMessage(writeErr) });
