@@ -196,7 +196,90 @@ function rolloutConditions(i: StatusInput): ConditionInput[] {
   return [rolling, uptodate, paused];
 }
 
-/** The whole status for this pass. */
+/**
+ * Something that stopped this pass, shown as `Ready=False` with its reason
+ * and message. `blocking`: the user must act (phase `Failed`); otherwise the
+ * phase is what the observations say and NICO retries.
+ */
+export interface Problem {
+  reason: string;
+  message: string;
+  blocking: boolean;
+}
+
+/**
+ * What one pass knows, for {@link clusterStatus}: it stopped before it
+ * could observe anything (an invalid spec, a failed first write), the
+ * cluster is going away, or a normal pass (possibly cut short by a problem).
+ */
+export type ClusterStatusInput =
+  | { kind: "stopped"; problem: Problem; generation: number; previous: KubernetesClusterStatus | undefined; now: Date }
+  | {
+    kind: "deleting";
+    /** Configurations NIO still has to remove. */
+    remaining: string[];
+    problem?: Problem | undefined;
+    generation: number;
+    previous: KubernetesClusterStatus | undefined;
+    now: Date;
+  }
+  | ({ kind: "pass"; problem?: Problem | undefined } & StatusInput);
+
+/**
+ * The one status function: every exit of a reconcile, error or not, writes
+ * what this answers. The phase is never empty.
+ *
+ * @example
+ * ```ts
+ * import { clusterStatus } from "./status.ts";
+ * const s = clusterStatus({
+ *   kind: "stopped",
+ *   problem: { reason: "InvalidSpec", message: "spec.controlPlane: Required", blocking: true },
+ *   generation: 1,
+ *   previous: undefined,
+ *   now: new Date("2026-01-01T00:00:00Z"),
+ * });
+ * if (s.phase !== "Failed") throw new Error("a problem the user must fix fails the cluster");
+ * ```
+ */
+export function clusterStatus(i: ClusterStatusInput): KubernetesClusterStatus {
+  if (i.kind === "stopped" || i.kind === "deleting") {
+    const deleting = i.kind === "deleting";
+    const problem = i.problem;
+    const remaining = i.kind === "deleting" ? i.remaining : [];
+    const ready: ConditionInput = problem
+      ? { type: "Ready", status: "False", reason: problem.reason, message: problem.message }
+      : {
+        type: "Ready",
+        status: "False",
+        reason: "Deleting",
+        message: `waiting for NIO to remove ${remaining.length} configuration(s): ${listNames(remaining)}`,
+      };
+    // Only Ready is known this pass. Stopped: the other conditions stay as last observed (their
+    // observedGeneration says so); deleting: they no longer apply.
+    const others = (i.previous?.conditions ?? []).filter((c) => c.type !== "Ready");
+    const [merged] = mergeConditions(i.previous?.conditions, [ready], i.generation, i.now);
+    return {
+      ...i.previous,
+      phase: deleting ? "Deleting" : problem?.blocking ? "Failed" : i.previous?.phase ?? "Provisioning",
+      observedGeneration: i.generation,
+      conditions: deleting ? [merged!] : [merged!, ...others],
+    };
+  }
+  const { kind: _kind, problem, ...pass } = i;
+  if (!problem) return computeStatus(pass);
+  // A pass cut short: what it observed, with the problem as Ready; what it could not compute stays as it was.
+  const s = computeStatus({ ...pass, blocked: { reason: problem.reason, message: problem.message } });
+  const kept = (i.previous?.conditions ?? []).filter((c) => !s.conditions?.some((n) => n.type === c.type));
+  return {
+    ...s,
+    ...(s.rollout || !i.previous?.rollout ? {} : { rollout: i.previous.rollout }),
+    ...(problem.blocking ? { phase: "Failed" as const } : {}),
+    conditions: [...(s.conditions ?? []), ...kept],
+  };
+}
+
+/** The whole status of a normal pass (see {@link clusterStatus}). */
 export function computeStatus(i: StatusInput): KubernetesClusterStatus {
   const { selection: sel } = i;
   const cpNodes = i.nodes.filter((n) => n.plane === "controlPlane");

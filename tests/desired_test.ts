@@ -11,9 +11,9 @@ import { assertGolden } from "./golden.ts";
 
 const YAML_OPTS = { lineWidth: 0, blockQuote: "literal" } as const;
 
-function render(spec: KubernetesClusterSpecInput, machines: Machine[], name = "prod") {
+function render(spec: KubernetesClusterSpecInput, machines: Machine[], name = "prod", selectFrom = machines) {
   const c = cluster(spec, name);
-  const selection = selectMachines({ cluster: c, machines, configurations: [] });
+  const selection = selectMachines({ cluster: c, machines: selectFrom, configurations: [] });
   const bootstrap = selection.controlPlane.members[0]!;
   const endpoint = resolveEndpoint(c.spec, machines.find((m) => m.metadata.name === bootstrap), bootstrap);
   return desiredConfigurations({
@@ -49,8 +49,9 @@ Deno.test("desired configurations: golden files", async (t) => {
     await assertGolden("desired-ha.yaml", stringify(out, YAML_OPTS));
   });
   await t.step("addresses that need escaping", async () => {
+    // Selection refuses such a host; cluster.nix still escapes whatever reaches it (defence in depth).
     const odd = machine("odd", { host: 'we"ird\\${host}\n' });
-    const out = render({ controlPlane: { machines: ["odd"] } }, [odd], "esc");
+    const out = render({ controlPlane: { machines: ["odd"] } }, [odd], "esc", [machine("odd")]);
     await assertGolden("desired-escaping.yaml", stringify(out, YAML_OPTS));
   });
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { NodeReport, NodeState } from "../core/readiness.ts";
 import { selectMachines } from "../core/selection.ts";
-import { computeStatus, type StatusInput } from "../core/status.ts";
+import { clusterStatus, computeStatus, type StatusInput } from "../core/status.ts";
 import type { KubernetesClusterSpecInput } from "../crds/kubernetescluster.ts";
 import { cluster, machine } from "../testing/objects.ts";
 
@@ -162,4 +162,65 @@ Deno.test("lastTransitionTime moves only when a condition's status flips", () =>
   const flipped = computeStatus(input(HA, ALL, {}, { previous: first, now: later }));
   assert.equal(cond(flipped, "ControlPlaneReady").lastTransitionTime, "2026-01-01T12:01:00Z");
   assert.equal(cond(flipped, "DataPlaneReady").lastTransitionTime, "2026-01-01T12:00:00Z");
+});
+
+Deno.test("clusterStatus: every exit has a phase and says what stopped it", async (t) => {
+  const ready = computeStatus(input(HA, ALL, {}));
+  const foreign = {
+    reason: "ForeignSecret",
+    message: "Secret prod-ca exists but …; delete or rename it",
+    blocking: true,
+  };
+  const error = { reason: "ReconcileError", message: "POST …: 500 InternalError: etcd timeout", blocking: false };
+
+  await t.step("a known problem mid-pass: Failed, Ready names it, the observations stay", () => {
+    const s = clusterStatus({ kind: "pass", problem: foreign, ...input(HA, ALL, {}, { previous: ready }) });
+    assert.equal(s.phase, "Failed");
+    assert.deepEqual(cond(s, "Ready"), { ...cond(s, "Ready"), status: "False", reason: "ForeignSecret" });
+    assert.equal(cond(s, "Ready").message, foreign.message);
+    assert.equal(cond(s, "ControlPlaneReady").status, "True");
+    assert.equal(s.controlPlane?.summary, "3/3");
+  });
+
+  await t.step("an unexpected error: Ready=False ReconcileError with the text, the phase as observed", () => {
+    const s = clusterStatus({ kind: "pass", problem: error, ...input(HA, ALL, {}, { previous: ready }) });
+    assert.equal(cond(s, "Ready").reason, "ReconcileError");
+    assert.equal(cond(s, "Ready").message, error.message);
+    assert.equal(s.phase, "Updating", "a Ready cluster with a kubeconfig that hits an error is Updating, not empty");
+  });
+
+  await t.step("a pass cut short keeps the rollout and conditions it could not recompute", () => {
+    const previous = {
+      ...ready,
+      rollout: { specHash: "h", upToDate: 4, total: 4, updating: [], pending: [], removing: [] },
+    };
+    const s = clusterStatus({ kind: "pass", problem: error, ...input(HA, ALL, {}, { previous }) });
+    assert.deepEqual(s.rollout, previous.rollout);
+  });
+
+  await t.step("stopped before observing anything: Ready says why, the phase is never empty", () => {
+    const base = { generation: 1, previous: undefined, now: NOW };
+    const invalid = clusterStatus({
+      kind: "stopped",
+      problem: { reason: "InvalidSpec", message: "spec.controlPlane: Required", blocking: true },
+      ...base,
+    });
+    assert.equal(invalid.phase, "Failed");
+    assert.equal(cond(invalid, "Ready").reason, "InvalidSpec");
+    const failedWrite = clusterStatus({ kind: "stopped", problem: error, ...base });
+    assert.equal(failedWrite.phase, "Provisioning");
+    const kept = clusterStatus({ kind: "stopped", problem: error, ...base, previous: ready });
+    assert.equal(kept.phase, "Ready", "a passing API error does not rewrite the phase");
+    assert.equal(cond(kept, "ControlPlaneReady").status, "True", "the other conditions stay as last observed");
+  });
+
+  await t.step("deleting: waiting names the configurations; an error during deletion shows in Ready", () => {
+    const base = { generation: 1, previous: ready, now: NOW };
+    const waiting = clusterStatus({ kind: "deleting", remaining: ["prod-cp-1", "prod-w-1"], ...base });
+    assert.equal(waiting.phase, "Deleting");
+    assert.match(cond(waiting, "Ready").message, /waiting for NIO to remove 2 configuration\(s\): prod-cp-1, prod-w-1/);
+    const failing = clusterStatus({ kind: "deleting", remaining: [], problem: error, ...base });
+    assert.equal(failing.phase, "Deleting");
+    assert.equal(cond(failing, "Ready").reason, "ReconcileError");
+  });
 });

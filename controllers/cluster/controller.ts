@@ -110,7 +110,7 @@ export function clusterController(
       logger: opts.log,
       ...(opts.hooks ? { hooks: opts.hooks } : {}),
     },
-    (key) => reconciler.reconcile(key),
+    (key, signal, log) => reconciler.reconcile(key, signal, log),
   );
   const byLabel = (o: { metadata: { namespace?: string; labels?: Record<string, string> } }) => {
     const c = o.metadata.labels?.[CLUSTER_LABEL];

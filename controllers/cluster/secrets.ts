@@ -15,6 +15,7 @@ import { identityLostMessage } from "../../core/identity.ts";
 import { createCa, type KeyPair } from "../../lib/pki.ts";
 import { JOIN_TOKEN_KEY } from "../../core/desired.ts";
 import { issueKubeconfig, reissueReason } from "../../core/kubeconfig.ts";
+import { ClusterProblem } from "./problem.ts";
 import { caKeySecret, caSecret, joinTokenSecret, kubeconfigSecret } from "../../core/names.ts";
 
 export interface Secret extends KubeObject {
@@ -78,15 +79,16 @@ async function createOnce(
 
 export type SecretLookup = (name: string) => Secret | undefined;
 
-/** A Secret named like ours but controlled by something else: NICO will not touch it. */
-export class ForeignSecretError extends Error {
-  override readonly name = "ForeignSecretError";
-}
+/** Reason of the problem a Secret named like NICO's but controlled by something else causes. */
+export const FOREIGN_SECRET = "ForeignSecret";
 
+/** NICO never touches a Secret it does not control: that is a {@link ClusterProblem} for the user. */
 function checkOwner(secret: Secret, cluster: KubernetesCluster): Secret {
   if (!ownsSecret(secret, cluster)) {
-    throw new ForeignSecretError(
-      `Secret ${secret.metadata.name} exists but does not belong to this cluster; delete or rename it so NICO can create its own`,
+    throw new ClusterProblem(
+      FOREIGN_SECRET,
+      `Secret ${secret.metadata.name} exists but does not belong to cluster ${cluster.metadata.name}; ` +
+        `delete or rename it so NICO can create its own`,
     );
   }
   return secret;
@@ -96,11 +98,9 @@ function checkOwner(secret: Secret, cluster: KubernetesCluster): Secret {
  * An identity Secret (CA or join token) is missing from a cluster that has
  * been brought up: NICO stops instead of replacing it.
  */
-export class IdentityLostError extends Error {
-  override readonly name = "IdentityLostError";
-  readonly reason = "IdentityLost";
+export class IdentityLostError extends ClusterProblem {
   constructor(readonly missing: string[]) {
-    super(identityLostMessage(missing, REGENERATE_IDENTITY_ANNOTATION));
+    super("IdentityLost", identityLostMessage(missing, REGENERATE_IDENTITY_ANNOTATION));
   }
 }
 

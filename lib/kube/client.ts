@@ -38,9 +38,19 @@ export interface ClientOptions {
   fieldManager?: string;
   /** Deadline of one non-watch request, in milliseconds (default 30 s). */
   timeoutMs?: number;
+  /**
+   * Aborts every request of this client (for example a reconcile's
+   * cancellation: `client.with({ signal })`), on top of each call's own.
+   */
+  signal?: AbortSignal | undefined;
 }
 
-export interface ListOptions {
+/** What every verb accepts: a signal that aborts the request (shutdown, a cancelled reconcile). */
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+}
+
+export interface ListOptions extends CallOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
@@ -50,10 +60,9 @@ export interface WatchOptions extends ListOptions {
   resourceVersion?: string;
   /** Ask the server to end the watch after this long (it is resumed by the caller). */
   timeoutSeconds?: number;
-  signal?: AbortSignal;
 }
 
-export interface WriteOptions {
+export interface WriteOptions extends CallOptions {
   dryRun?: boolean;
 }
 
@@ -63,7 +72,7 @@ interface RequestOptions {
   query?: Query;
   body?: unknown;
   contentType?: string;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 const JSON_TYPE = "application/json";
@@ -89,6 +98,7 @@ export class KubeClient {
   readonly #kc: KubeConfig;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
+  readonly #signal: AbortSignal | undefined;
 
   constructor(kc: KubeConfig, options: ClientOptions = {}) {
     const cluster = kc.getCurrentCluster();
@@ -98,6 +108,12 @@ export class KubeClient {
     this.fieldManager = options.fieldManager ?? "nico";
     this.#userAgent = options.userAgent ?? "nico";
     this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#signal = options.signal;
+  }
+
+  /** Whether this client's own signal (see {@link ClientOptions.signal}) has aborted. */
+  get aborted(): boolean {
+    return this.#signal?.aborted ?? false;
   }
 
   /** A client for the kubeconfig at `path` (or the default locations). */
@@ -105,12 +121,13 @@ export class KubeClient {
     return new KubeClient(loadKubeConfig(path), options);
   }
 
-  /** A copy that writes under another field manager or user agent. */
+  /** A copy that writes under another field manager or user agent, or whose requests `signal` also aborts. */
   with(options: ClientOptions): KubeClient {
     return new KubeClient(this.#kc, {
       fieldManager: options.fieldManager ?? this.fieldManager,
       userAgent: options.userAgent ?? this.#userAgent,
       timeoutMs: options.timeoutMs ?? this.#timeoutMs,
+      signal: either(this.#signal, options.signal),
     });
   }
 
@@ -159,7 +176,7 @@ export class KubeClient {
       headers: ctx.getHeaders(),
       body: body ?? null,
       ...(dispatcher ? { dispatcher } : {}),
-      signal: opts.signal ?? null,
+      signal: either(this.#signal, opts.signal) ?? null,
     });
     if (response.status >= 400) {
       const text = await response.text();
@@ -170,7 +187,7 @@ export class KubeClient {
 
   /** One request; the JSON answer, parsed. */
   async request<T>(method: HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
-    const signal = opts.signal ?? AbortSignal.timeout(this.#timeoutMs);
+    const signal = either(opts.signal, AbortSignal.timeout(this.#timeoutMs));
     const response = await this.#send(method, path, { ...opts, signal });
     const text = await response.text();
     return (text ? JSON.parse(text) : undefined) as T;
@@ -190,14 +207,21 @@ export class KubeClient {
 
   /** A plain-text endpoint such as `/readyz` or `/metrics`. */
   async getText(path: string, signal?: AbortSignal): Promise<string> {
-    const response = await this.#send(HttpMethod.GET, path, { signal: signal ?? AbortSignal.timeout(this.#timeoutMs) });
+    const response = await this.#send(HttpMethod.GET, path, {
+      signal: either(signal, AbortSignal.timeout(this.#timeoutMs)),
+    });
     return await response.text();
   }
 
   /** The object, or `undefined` when it does not exist. */
-  async get<T extends KubeObject>(r: Resource, name: string, namespace?: string): Promise<T | undefined> {
+  async get<T extends KubeObject>(
+    r: Resource,
+    name: string,
+    namespace?: string,
+    opts: CallOptions = {},
+  ): Promise<T | undefined> {
     try {
-      return await this.request<T>(HttpMethod.GET, resourcePath(r, namespace, name));
+      return await this.request<T>(HttpMethod.GET, resourcePath(r, namespace, name), { signal: opts.signal });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -215,6 +239,7 @@ export class KubeClient {
         resourcePath(r, opts.namespace),
         {
           query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: token },
+          signal: opts.signal,
         },
       );
       const kind = r.kind;
@@ -230,6 +255,7 @@ export class KubeClient {
     return this.request<T>(HttpMethod.POST, resourcePath(r, obj.metadata.namespace), {
       body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
       query: this.#writeQuery(opts),
+      signal: opts.signal,
     });
   }
 
@@ -238,14 +264,16 @@ export class KubeClient {
     return this.request<T>(HttpMethod.PUT, resourcePath(r, obj.metadata.namespace, obj.metadata.name), {
       body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
       query: this.#writeQuery(opts),
+      signal: opts.signal,
     });
   }
 
   /** PUT to the status subresource: fails with 409 when `metadata.resourceVersion` is stale. */
-  replaceStatus<T extends KubeObject>(r: Resource, obj: T): Promise<T> {
+  replaceStatus<T extends KubeObject>(r: Resource, obj: T, opts: CallOptions = {}): Promise<T> {
     return this.request<T>(HttpMethod.PUT, resourcePath(r, obj.metadata.namespace, obj.metadata.name, "status"), {
       body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
       query: this.#writeQuery({}),
+      signal: opts.signal,
     });
   }
 
@@ -256,11 +284,13 @@ export class KubeClient {
     namespace: string | undefined,
     patch: unknown,
     subresource?: "status",
+    opts: CallOptions = {},
   ): Promise<T> {
     return this.request<T>(HttpMethod.PATCH, resourcePath(r, namespace, name, subresource), {
       body: patch,
       contentType: "application/merge-patch+json",
       query: this.#writeQuery({}),
+      signal: opts.signal,
     });
   }
 
@@ -270,11 +300,13 @@ export class KubeClient {
     name: string,
     namespace: string | undefined,
     ops: unknown[],
+    opts: CallOptions = {},
   ): Promise<T> {
     return this.request<T>(HttpMethod.PATCH, resourcePath(r, namespace, name), {
       body: ops,
       contentType: "application/json-patch+json",
       query: this.#writeQuery({}),
+      signal: opts.signal,
     });
   }
 
@@ -291,6 +323,7 @@ export class KubeClient {
         body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
         contentType: "application/apply-patch+yaml",
         query: { ...this.#writeQuery(opts), force: opts.force ?? true },
+        signal: opts.signal,
       },
     );
   }
@@ -303,7 +336,11 @@ export class KubeClient {
     r: Resource,
     name: string,
     namespace?: string,
-    opts: { uid?: string; resourceVersion?: string; propagationPolicy?: "Background" | "Foreground" | "Orphan" } = {},
+    opts: CallOptions & {
+      uid?: string;
+      resourceVersion?: string;
+      propagationPolicy?: "Background" | "Foreground" | "Orphan";
+    } = {},
   ): Promise<boolean> {
     const preconditions = opts.uid || opts.resourceVersion
       ? {
@@ -319,6 +356,7 @@ export class KubeClient {
           ...(preconditions ? { preconditions } : {}),
           ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
         },
+        signal: opts.signal,
       });
       return true;
     } catch (err) {
@@ -333,6 +371,7 @@ export class KubeClient {
    * when the resourceVersion is too old (the caller relists).
    */
   async *watch<T extends KubeObject>(r: Resource, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+    const signal = either(this.#signal, opts.signal);
     const response = await this.#send(HttpMethod.GET, resourcePath(r, opts.namespace), {
       query: {
         watch: true,
@@ -342,12 +381,12 @@ export class KubeClient {
         fieldSelector: opts.fieldSelector,
         timeoutSeconds: opts.timeoutSeconds,
       },
-      ...(opts.signal ? { signal: opts.signal } : {}),
+      signal: opts.signal,
     });
     if (!response.body) return;
     const reader = response.body.getReader();
     const onAbort = () => void reader.cancel().catch(() => {});
-    opts.signal?.addEventListener("abort", onAbort, { once: true });
+    signal?.addEventListener("abort", onAbort, { once: true });
     const decoder = new TextDecoder();
     let buffered = "";
     try {
@@ -375,7 +414,7 @@ export class KubeClient {
         }
       }
     } finally {
-      opts.signal?.removeEventListener("abort", onAbort);
+      signal?.removeEventListener("abort", onAbort);
       await reader.cancel().catch(() => {});
     }
   }
@@ -383,6 +422,13 @@ export class KubeClient {
   #writeQuery(opts: WriteOptions): Query {
     return { fieldManager: this.fieldManager, ...(opts.dryRun ? { dryRun: "All" } : {}) };
   }
+}
+
+/** A signal that aborts when either does; `undefined` when neither is given. */
+function either(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return AbortSignal.any([a, b]);
 }
 
 function toApiError(status: number, text: string, method: string, path: string): ApiError {

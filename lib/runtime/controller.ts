@@ -23,8 +23,12 @@ export class TerminalError extends Error {
 /** What a reconcile asks for: nothing, or another look after `requeueAfter` milliseconds. */
 export type ReconcileResult = { requeueAfter?: number } | void;
 
-/** Brings the object behind `key` to its desired state; `signal` aborts at forced shutdown. */
-export type Reconciler = (key: string, signal: AbortSignal) => Promise<ReconcileResult>;
+/**
+ * Brings the object behind `key` to its desired state. `signal` aborts at
+ * forced shutdown: pass it to every request (`client.with({ signal })`).
+ * `log` carries the key and the reconcile ID the runtime minted for this pass.
+ */
+export type Reconciler = (key: string, signal: AbortSignal, log: Logger) => Promise<ReconcileResult>;
 
 /** How one reconcile ended. */
 export type ReconcileOutcome = "success" | "requeue" | "error" | "terminal";
@@ -46,12 +50,19 @@ export interface ControllerOptions {
   name: string;
   /** Concurrent reconciles (default 1); one key is never reconciled twice at once. */
   workers?: number;
-  /** How long in-flight reconciles may take to finish after `run`'s signal aborts (default 30 s). */
+  /**
+   * How long in-flight reconciles may take to finish after `run`'s signal
+   * aborts (default 30 s); then their signal aborts, and `run` waits at most
+   * a second more for them to notice.
+   */
   shutdownTimeoutMs?: number;
   rateLimiter?: RateLimiter;
   logger?: Logger;
   hooks?: ControllerHooks;
 }
+
+/** How long `run` waits for aborted reconciles to end after the grace period. */
+const ABORT_GRACE_MS = 1000;
 
 /** Owns a work queue and its workers, fed by informers. */
 export class Controller {
@@ -148,6 +159,9 @@ export class Controller {
           timeoutMs: this.#shutdownTimeoutMs,
         });
         force.abort();
+        const late = new AbortController();
+        await Promise.race([finished, sleep(ABORT_GRACE_MS, late.signal)]);
+        late.abort();
       }
       this.#log.info("stopped");
     } finally {
@@ -172,9 +186,10 @@ export class Controller {
   async #process(key: string, force: AbortSignal): Promise<void> {
     const started = performance.now();
     let outcome: ReconcileOutcome;
+    const log = withFields(this.#log, { key, reconcileID: crypto.randomUUID().slice(0, 8) });
     this.#inFlight++;
     try {
-      const result = await this.#reconcile(key, force);
+      const result = await this.#reconcile(key, force, log);
       this.queue.forget(key);
       const after = result?.requeueAfter;
       if (after !== undefined && after > 0) {
@@ -183,16 +198,15 @@ export class Controller {
       } else {
         outcome = "success";
       }
-      this.#log.debug("reconciled", { key, outcome, ...(outcome === "requeue" ? { requeueAfterMs: after } : {}) });
+      log.debug("reconciled", { outcome, ...(outcome === "requeue" ? { requeueAfterMs: after } : {}) });
     } catch (err) {
       if (err instanceof TerminalError) {
         this.queue.forget(key);
         outcome = "terminal";
-        this.#log.error("reconcile failed permanently, not retrying", { key, error: errorMessage(err) });
+        log.error("reconcile failed permanently, not retrying", { error: errorMessage(err) });
       } else {
         outcome = "error";
-        this.#log.error("reconcile failed, retrying", {
-          key,
+        log.error("reconcile failed, retrying", {
           error: errorMessage(err),
           retries: this.queue.retries(key) + 1,
         });

@@ -1,0 +1,95 @@
+/**
+ * Creating or updating one NixosConfiguration. The spec changes only when the
+ * rollout planner says so; labels and owner follow at once. A configuration
+ * of that name that is not this cluster's is a {@link ClusterProblem}.
+ *
+ * @module
+ */
+import { isConflict } from "../../../lib/kube/errors.ts";
+import { NIXOS_CONFIGURATIONS } from "../../../lib/kube/resources.ts";
+import { BOOTSTRAP_LABEL, SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
+import type { NixosConfiguration } from "../../../core/nio.ts";
+import { isOwnedBy } from "../../../core/selection.ts";
+import { specDrift } from "../../../core/drift.ts";
+import { ClusterProblem } from "../problem.ts";
+import type { ClusterScope } from "../scope.ts";
+
+/** Reason of the problem a foreign NixosConfiguration causes. */
+export const FOREIGN_CONFIGURATION = "ForeignConfiguration";
+
+/** Creates or updates `desired`; answers what the server now has, or undefined when untouched. */
+export async function applyConfiguration(
+  s: ClusterScope,
+  desired: NixosConfiguration,
+  existing: NixosConfiguration | undefined,
+  renderSpec: boolean,
+): Promise<NixosConfiguration | undefined> {
+  const { client, recorder } = s.deps;
+  const name = desired.metadata.name;
+  const stamp = { [SPEC_CHANGED_ANNOTATION]: s.now.toISOString() };
+  if (!existing) {
+    if (!renderSpec) return undefined;
+    const obj = {
+      ...desired,
+      metadata: { ...desired.metadata, annotations: { ...desired.metadata.annotations, ...stamp } },
+    };
+    const created = await client.create(NIXOS_CONFIGURATIONS, obj).catch(async (err) => {
+      if (!isConflict(err)) throw err;
+      return await client.get<NixosConfiguration>(NIXOS_CONFIGURATIONS, name, s.namespace);
+    });
+    if (created && !isOwnedBy(created, s.ref)) throw foreign(s, created, desired);
+    s.log.info("created configuration", { configuration: name });
+    await recorder.event(s.cluster, "Normal", "ConfigurationCreated", `created NixosConfiguration ${name}`);
+    return created;
+  }
+  if (!isOwnedBy(existing, s.ref)) throw foreign(s, existing, desired);
+  // Judged by content: a hand edit of a field NICO owns is repaired (as a rollout step, when the planner says so).
+  const drift = specDrift(existing.spec, desired.spec);
+  const hashChanged = renderSpec && drift.length > 0;
+  const labelsChanged =
+    Object.entries(desired.metadata.labels ?? {}).some(([k, v]) => existing.metadata.labels?.[k] !== v) ||
+    (existing.metadata.labels?.[BOOTSTRAP_LABEL] !== undefined &&
+      desired.metadata.labels?.[BOOTSTRAP_LABEL] === undefined);
+  if (!hashChanged && !labelsChanged) return existing;
+  const labels = { ...existing.metadata.labels, ...desired.metadata.labels };
+  if (!desired.metadata.labels?.[BOOTSTRAP_LABEL]) delete labels[BOOTSTRAP_LABEL];
+  const { status: _status, ...rest } = existing;
+  const updated = await client.replace<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
+    ...rest,
+    metadata: {
+      ...existing.metadata,
+      labels,
+      annotations: hashChanged
+        ? { ...existing.metadata.annotations, ...desired.metadata.annotations, ...stamp }
+        : existing.metadata.annotations ?? {},
+      ownerReferences: desired.metadata.ownerReferences!,
+    },
+    spec: hashChanged ? desired.spec : existing.spec,
+  });
+  if (hashChanged) {
+    const edited =
+      existing.metadata.annotations?.[SPEC_HASH_ANNOTATION] === desired.metadata.annotations?.[SPEC_HASH_ANNOTATION];
+    if (edited) {
+      const fields = drift.map((f) => `spec.${f}`).join(", ");
+      await recorder.event(
+        s.cluster,
+        "Warning",
+        "ConfigurationDriftRepaired",
+        `NixosConfiguration ${name} was edited by hand (${fields}); restored NICO's value`,
+      );
+    }
+    s.log.info("updated configuration", { configuration: name, fields: drift });
+    await recorder.event(s.cluster, "Normal", "ConfigurationUpdated", `updated NixosConfiguration ${name}`);
+  }
+  return updated;
+}
+
+function foreign(s: ClusterScope, existing: NixosConfiguration, desired: NixosConfiguration): ClusterProblem {
+  const n = existing.metadata.name;
+  const machine = desired.spec.machineRef.name;
+  return new ClusterProblem(
+    FOREIGN_CONFIGURATION,
+    `NixosConfiguration ${n} exists but does not belong to cluster ${s.name}; ` +
+      `delete it, or remove Machine ${machine} from the cluster's spec`,
+  );
+}

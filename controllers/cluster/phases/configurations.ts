@@ -1,0 +1,94 @@
+/**
+ * Phase: one NixosConfiguration per member, rolled out in the order and
+ * pace the planner allows; configurations of departed nodes are deleted
+ * when the planner lets them go (NIO then runs `#minimal`).
+ *
+ * @module
+ */
+import { NIXOS_CONFIGURATIONS } from "../../../lib/kube/resources.ts";
+import { ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
+import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
+import { endpointUrl } from "../../../core/kubeconfig.ts";
+import { planRollout } from "../../../core/rollout.ts";
+import { type ClusterScope, nodeReports } from "../scope.ts";
+import { applyConfiguration } from "./apply.ts";
+import { pinRevision } from "./revision.ts";
+
+/** Renders, plans and applies the configurations; records the plan, endpoint and hashes in `s.out`. */
+export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
+  const { spec, bootstrap, gitRepo, out } = s;
+  if (gitRepo) pinRevision(s, gitRepo);
+  if (!gitRepo) {
+    out.blocked = { reason: "NoGitRepo", message: "no gitRepo: set spec.gitRepo, or run NICO with --default-git-repo" };
+  }
+  if (out.blocked || !gitRepo) return;
+  if (!bootstrap) {
+    out.blocked = { reason: "NoControlPlane", message: "no control plane machine is available; see MachinesAvailable" };
+    return;
+  }
+  const ep = resolveEndpoint(spec, s.machines.get(bootstrap), bootstrap);
+  if (ep.error) {
+    out.blocked = { reason: "InvalidEndpoint", message: `${ep.error}; fix it so NICO can build the kubeconfig` };
+    return;
+  }
+  out.endpoint = endpointUrl(ep.host, ep.port);
+  const desired = desiredConfigurations({
+    cluster: { ...s.ref, uid: s.cluster.metadata.uid!, spec },
+    selection: s.selection,
+    machines: [...s.machines.values()],
+    bootstrap,
+    endpoint: ep,
+    nameOf: s.nameOf,
+    gitRepo: out.pinnedRepo ?? gitRepo,
+    revision: out.revision,
+  });
+  for (const d of desired) {
+    out.wantedHash.set(d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!);
+    out.wantedSpec.set(d.metadata.name, d.spec);
+  }
+  const members = new Set(s.members);
+  const plan = planRollout({
+    nodes: nodeReports(s).map((n) => ({
+      machine: n.machine,
+      plane: n.plane,
+      exists: n.state !== "Pending",
+      upToDate: n.upToDate,
+      available: n.state === "Ready",
+      failed: n.state === "Failed",
+      detail: n.detail,
+    })),
+    departing: s.ours.filter((c) => !members.has(c.spec.machineRef.name)).map((c) => ({
+      machine: c.spec.machineRef.name,
+      plane: c.metadata.labels?.[ROLE_LABEL] === "control-plane" ? "controlPlane" as const : "dataPlane" as const,
+      deleting: c.metadata.deletionTimestamp !== undefined,
+    })),
+    bootstrap,
+    order: spec.rollout.order,
+    maxUnavailable: spec.rollout.maxUnavailable,
+    paused: s.paused,
+    endpointIsBootstrap: !spec.controlPlaneEndpoint,
+  });
+  out.plan = plan;
+  if (s.paused) return;
+  const renderNow = new Set([...plan.create, ...plan.update]);
+  for (const d of desired) {
+    const name = d.metadata.name;
+    const w = await applyConfiguration(s, d, s.cache.config(name), renderNow.has(d.spec.machineRef.name));
+    if (w) out.written.set(name, w);
+  }
+  for (const machine of plan.remove) {
+    const c = s.ours.find((x) => x.spec.machineRef.name === machine)!;
+    const deleted = await s.deps.client.delete(NIXOS_CONFIGURATIONS, c.metadata.name, s.namespace, {
+      uid: c.metadata.uid!,
+    });
+    if (deleted) {
+      s.log.info("deleted configuration of a departed node", { configuration: c.metadata.name });
+      await s.deps.recorder.event(
+        s.cluster,
+        "Normal",
+        "ConfigurationDeleted",
+        `deleted NixosConfiguration ${c.metadata.name}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Phase: a cluster being deleted. Its configurations go first (NIO cleans
+ * the machines up); once NIO removed them all, the claims are released,
+ * NICO's Secrets deleted and the finalizer removed.
+ *
+ * @module
+ */
+import type { KubernetesCluster } from "../../../crds/kubernetescluster.ts";
+import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS, SECRETS } from "../../../lib/kube/resources.ts";
+import { CLUSTER_LABEL, FINALIZER } from "../../../core/labels.ts";
+import { listNames } from "../../../core/conditions.ts";
+import { ownedSecretNames } from "../../../core/names.ts";
+import type { Machine, NixosConfiguration } from "../../../core/nio.ts";
+import { type ClusterRef, isOwnedBy } from "../../../core/selection.ts";
+import type { Logger } from "../../../lib/runtime/log.ts";
+import { releaseMachine } from "../claims.ts";
+import type { ClusterCache, ClusterDeps } from "../scope.ts";
+import { ownsSecret, type Secret } from "../secrets.ts";
+
+/** What deletion is waiting for: the configurations NIO has yet to remove (empty: the finalizer is gone). */
+export interface DeleteOutcome {
+  remaining: string[];
+}
+
+/** One step of deleting `cluster`. */
+export async function reconcileDelete(
+  deps: ClusterDeps,
+  cluster: KubernetesCluster,
+  cache: ClusterCache,
+  log: Logger,
+): Promise<DeleteOutcome> {
+  const { client, recorder } = deps;
+  const ns = cluster.metadata.namespace!;
+  const name = cluster.metadata.name;
+  const ref: ClusterRef = { name, namespace: ns, uid: cluster.metadata.uid };
+  const ours = cache.configs.filter((c: NixosConfiguration) => isOwnedBy(c, ref));
+  for (const c of ours) {
+    if (c.metadata.deletionTimestamp) continue;
+    if (await client.delete(NIXOS_CONFIGURATIONS, c.metadata.name, ns, { uid: c.metadata.uid! })) {
+      await recorder.event(cluster, "Normal", "ConfigurationDeleted", `deleted NixosConfiguration ${c.metadata.name}`);
+    }
+  }
+  if (ours.length) {
+    log.info("deleting: waiting for NIO", { remaining: ours.length });
+    return { remaining: ours.map((c) => c.metadata.name) };
+  }
+
+  const released: string[] = [];
+  const claimed = cache.machines.filter((m: Machine) => m.metadata.labels?.[CLUSTER_LABEL] === name);
+  for (const m of claimed) {
+    if (await releaseMachine(client, m, name)) released.push(m.metadata.name);
+  }
+  if (released.length) await recorder.event(cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
+
+  for (const secretName of ownedSecretNames(name)) {
+    const s = cache.secret(secretName) ?? await client.get<Secret>(SECRETS, secretName, ns);
+    if (s && ownsSecret(s, cluster)) await client.delete(SECRETS, secretName, ns, { uid: s.metadata.uid! });
+  }
+
+  const fresh = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
+  if (!fresh) return { remaining: [] };
+  const finalizers = fresh.metadata.finalizers ?? [];
+  await client.jsonPatch(KUBERNETES_CLUSTERS, name, ns, [
+    { op: "test", path: "/metadata/finalizers", value: finalizers },
+    { op: "replace", path: "/metadata/finalizers", value: finalizers.filter((f) => f !== FINALIZER) },
+  ]);
+  deps.revisions?.release(`${ns}/${name}`);
+  log.info("released every machine and removed the finalizer", { released: released.length });
+  return { remaining: [] };
+}

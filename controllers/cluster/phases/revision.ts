@@ -1,0 +1,59 @@
+/**
+ * Phase: the (repository, commit) pair every node is pinned to. While the
+ * current pair's resolution is pending or failing, nodes keep the pair they
+ * already carry, repository and commit together (nothing rolls, and a new
+ * repository is never paired with the old one's commit); a new cluster
+ * waits. With no resolver, `ref` goes to NIO as written.
+ *
+ * @module
+ */
+import type { ConditionInput } from "../../../core/conditions.ts";
+import type { ClusterScope } from "../scope.ts";
+
+/** A pinned revision: a full commit id. */
+const COMMIT = /^[0-9a-f]{40}$/;
+
+/** Records the pinned commit (or why there is none) and the `RevisionResolved` condition in `s.out`. */
+export function pinRevision(s: ClusterScope, gitRepo: string): void {
+  const tracker = s.deps.revisions;
+  if (!tracker) return;
+  const { spec, namespace: ns } = s;
+  const ref = spec.ref ?? "the default branch";
+  const rev = tracker.lookup(`${ns}/${s.name}`, {
+    url: gitRepo,
+    ref: spec.ref,
+    credentialsSecret: spec.credentialsRef ? { namespace: ns, name: spec.credentialsRef.name } : undefined,
+  });
+  if (rev.commit && !rev.error) {
+    s.out.revision = rev.commit;
+    s.out.extra.push({
+      type: "RevisionResolved",
+      status: "True",
+      reason: "Resolved",
+      message: `${ref} is commit ${rev.commit}`,
+    });
+    return;
+  }
+  // A commit that resolved for this very key before keeps its pair; otherwise the one pair the nodes carry.
+  const carried = new Map(
+    s.ours.filter((c) => c.spec.ref && COMMIT.test(c.spec.ref)).map((c) => [`${c.spec.gitRepo} ${c.spec.ref}`, c.spec]),
+  );
+  const only = carried.size === 1 ? [...carried.values()][0] : undefined;
+  const held = rev.commit ? { gitRepo, revision: rev.commit } : only && { gitRepo: only.gitRepo, revision: only.ref! };
+  const where = held ? `; nodes stay on ${held.revision}${held.gitRepo !== gitRepo ? ` of ${held.gitRepo}` : ""}` : "";
+  const condition: ConditionInput = rev.error
+    ? { type: "RevisionResolved", status: "False", reason: "ResolveFailed", message: `${rev.error}${where}` }
+    : {
+      type: "RevisionResolved",
+      status: "Unknown",
+      reason: "Resolving",
+      message: `resolving ${ref} of ${gitRepo}${where}`,
+    };
+  s.out.extra.push(condition);
+  if (held) {
+    s.out.revision = held.revision;
+    if (held.gitRepo !== gitRepo) s.out.pinnedRepo = held.gitRepo;
+  } else {
+    s.out.blocked = { reason: rev.error ? "RefResolutionFailed" : "ResolvingRef", message: condition.message };
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Phase: the cluster's own Secrets (join token, CA) exist and are NICO's.
+ * They are made once: on a cluster that has been brought up a missing one is
+ * {@link IdentityLostError} until restored, or until the user asks for a
+ * re-key with the `nico.homystack.com/regenerate-identity` annotation.
+ *
+ * @module
+ */
+import { KUBERNETES_CLUSTERS } from "../../../lib/kube/resources.ts";
+import { wasBootstrapped } from "../../../core/identity.ts";
+import { REGENERATE_IDENTITY_ANNOTATION } from "../../../core/labels.ts";
+import { caKeySecret, caSecret, kubeconfigSecret } from "../../../core/names.ts";
+import type { ClusterScope } from "../scope.ts";
+import { ensureCa, ensureJoinToken, ownsSecret, type Secret } from "../secrets.ts";
+
+/** Creates the join token and the CA when they may be made; puts the CA in `s.out.ca`. */
+export async function reconcileSecrets(s: ClusterScope): Promise<void> {
+  const { client, recorder } = s.deps;
+  const lookup = (n: string) => s.cache.secret(n);
+  const rekey = s.cluster.metadata.annotations?.[REGENERATE_IDENTITY_ANNOTATION] === "true";
+  const policy = {
+    mayCreate: rekey ||
+      !wasBootstrapped({
+        owned: s.ours,
+        machines: s.cache.machines,
+        kubeconfigIssued: isOurs(lookup(kubeconfigSecret(s.name)), s),
+      }),
+  };
+  const token = await ensureJoinToken(client, s.cluster, lookup, policy);
+  if (token.created) {
+    await recorder.event(s.cluster, "Normal", "JoinTokenCreated", `created Secret ${token.secret.metadata.name}`);
+  }
+  const { ca, created, keyRestored } = await ensureCa(client, s.cluster, lookup, policy);
+  if (created) await recorder.event(s.cluster, "Normal", "CertificateAuthorityCreated", "created the cluster CA");
+  if (keyRestored) {
+    await recorder.event(
+      s.cluster,
+      "Warning",
+      "CertificateAuthorityKeyRestored",
+      `Secret ${caKeySecret(s.name)} did not hold the key of Secret ${caSecret(s.name)}; restored it from there`,
+    );
+  }
+  if (rekey) {
+    if (token.created || created) {
+      const what = [token.created && "join token", created && "CA"].filter(Boolean).join(" and ");
+      await recorder.event(
+        s.cluster,
+        "Warning",
+        "IdentityRegenerated",
+        `made a new ${what} as ${REGENERATE_IDENTITY_ANNOTATION} asked; nodes are reconfigured with it`,
+      );
+    }
+    await client.jsonPatch(KUBERNETES_CLUSTERS, s.name, s.namespace, [
+      { op: "remove", path: `/metadata/annotations/${REGENERATE_IDENTITY_ANNOTATION.replace("/", "~1")}` },
+    ]);
+  }
+  s.out.ca = ca;
+}
+
+function isOurs(secret: Secret | undefined, s: ClusterScope): boolean {
+  return secret !== undefined && ownsSecret(secret, s.cluster);
+}

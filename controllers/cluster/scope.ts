@@ -1,0 +1,198 @@
+/**
+ * Everything one reconcile pass of a cluster works on, gathered once: the
+ * cluster and its parsed spec, its Machines, configurations and Secrets
+ * (from the caches), the selection, the bootstrap node and `now`. The
+ * phases read it and record what they did in its `out` part, which the
+ * status is computed from on every exit.
+ *
+ * @module
+ */
+import { durationMs, type KubernetesCluster, type KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
+import type { EventRecorder } from "../../lib/events.ts";
+import type { KubeClient } from "../../lib/kube/client.ts";
+import type { KeyPair } from "../../lib/pki.ts";
+import type { Logger } from "../../lib/runtime/log.ts";
+import { BOOTSTRAP_LABEL, PAUSED_ANNOTATION } from "../../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../../core/nio.ts";
+import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
+import type { RolloutPlan } from "../../core/rollout.ts";
+import {
+  type ClusterRef,
+  configNameOf,
+  isOwnedBy,
+  type Plane,
+  type Selection,
+  selectMachines,
+} from "../../core/selection.ts";
+import type { ConditionInput } from "../../core/conditions.ts";
+import type { RevisionTracker } from "./revisions.ts";
+import type { Secret } from "./secrets.ts";
+
+/** What the reconciler is given once, for every pass. */
+export interface ClusterDeps {
+  client: KubeClient;
+  recorder: EventRecorder;
+  /** `gitRepo` for clusters that name none. */
+  defaultGitRepo?: string | undefined;
+  /** A node not applied this long after its last change is Failed, unless the spec says otherwise. */
+  nodeTimeoutMs: number;
+  /** Pins each node to the commit `ref` resolves to; absent: `ref` is passed to NIO as written. */
+  revisions?: RevisionTracker | undefined;
+}
+
+/** The cached objects of the cluster's namespace a pass reads. */
+export interface ClusterCache {
+  machines: Machine[];
+  configs: NixosConfiguration[];
+  /** The configuration of that name in the namespace, if any. */
+  config(name: string): NixosConfiguration | undefined;
+  /** NICO's Secret of that name in the namespace, if any. */
+  secret(name: string): Secret | undefined;
+}
+
+/** What the phases found and did; the status is computed from it. */
+export interface PassOutcome {
+  ca?: KeyPair;
+  /** The commit nodes are pinned to, and its condition. */
+  revision?: string | undefined;
+  extra: ConditionInput[];
+  /** Why nodes could not be rendered (no gitRepo, no control plane, …). */
+  blocked?: { reason: string; message: string } | undefined;
+  endpoint?: string | undefined;
+  plan?: RolloutPlan | undefined;
+  /** Configurations as the server answered this pass, by name. */
+  written: Map<string, NixosConfiguration>;
+  /** The spec hash each configuration should carry, by name. */
+  wantedHash: Map<string, string>;
+  /** The spec each configuration should carry, by name: up to date is judged by content. */
+  wantedSpec: Map<string, NixosConfiguration["spec"]>;
+  /** The repository the nodes are pinned to when it is not the spec's (a new one still resolving). */
+  pinnedRepo?: string | undefined;
+  /** The kubeconfig Secret's name, once it exists. */
+  kubeconfig?: string | undefined;
+}
+
+/** One pass over one cluster. */
+export interface ClusterScope {
+  readonly deps: ClusterDeps;
+  readonly log: Logger;
+  readonly cluster: KubernetesCluster;
+  readonly spec: KubernetesClusterSpec;
+  readonly ref: ClusterRef;
+  readonly name: string;
+  readonly namespace: string;
+  readonly now: Date;
+  readonly cache: ClusterCache;
+  /** Machines of the namespace by name; the claims phase puts what the server answered. */
+  readonly machines: Map<string, Machine>;
+  /** Configurations this cluster owns (controller reference by uid). */
+  readonly ours: NixosConfiguration[];
+  readonly selection: Selection;
+  /** Control plane then worker members; none while the cluster cannot start and holds nothing yet. */
+  readonly members: string[];
+  /** The name of a machine's configuration: the one this cluster already has for it, else `<cluster>.<machine>`. */
+  readonly nameOf: (machine: string) => string;
+  /** The bootstrap node of this pass, if there is a control plane. */
+  readonly bootstrap: string | undefined;
+  readonly gitRepo: string | undefined;
+  readonly paused: boolean;
+  readonly timeoutMs: number;
+  readonly out: PassOutcome;
+}
+
+/** Gathers the scope of one pass; pure over the cache. */
+export function buildScope(
+  deps: ClusterDeps,
+  cluster: KubernetesCluster,
+  spec: KubernetesClusterSpec,
+  cache: ClusterCache,
+  now: Date,
+  log: Logger,
+): ClusterScope {
+  const namespace = cluster.metadata.namespace!;
+  const name = cluster.metadata.name;
+  const ref: ClusterRef = { name, namespace, uid: cluster.metadata.uid };
+  const ours = cache.configs.filter((c) => isOwnedBy(c, ref));
+  const recordedBootstrap = cluster.status?.bootstrapNode ??
+    ours.find((c) => c.metadata.labels?.[BOOTSTRAP_LABEL] === "true")?.spec.machineRef.name;
+  const selection = selectMachines({
+    cluster: { ...ref, spec },
+    machines: cache.machines,
+    configurations: cache.configs,
+    bootstrap: recordedBootstrap,
+    now,
+  });
+  const cpMembers = selection.controlPlane.members;
+  // The bootstrap node stays the bootstrap while it is a member; a departing bootstrap node that is
+  // still the API endpoint keeps the role until spec.controlPlaneEndpoint is set (the planner holds it).
+  const recordedStays = recordedBootstrap !== undefined && (cpMembers.includes(recordedBootstrap) ||
+    (!spec.controlPlaneEndpoint && cpMembers.length > 0 &&
+      ours.some((c) => c.spec.machineRef.name === recordedBootstrap)));
+  const gitRepo = spec.gitRepo ?? deps.defaultGitRepo;
+  // A cluster that cannot start (no repository) and has nothing yet holds no Machines: others may use them.
+  const canStart = gitRepo !== undefined || ours.length > 0;
+  return {
+    deps,
+    log,
+    cluster,
+    spec,
+    ref,
+    name,
+    namespace,
+    now,
+    cache,
+    machines: new Map(cache.machines.map((m) => [m.metadata.name, m])),
+    ours,
+    selection,
+    members: canStart ? [...cpMembers, ...selection.dataPlane.members] : [],
+    nameOf: configNameOf(ref, cache.configs),
+    bootstrap: recordedStays ? recordedBootstrap : cpMembers[0],
+    gitRepo,
+    paused: spec.paused || cluster.metadata.annotations?.[PAUSED_ANNOTATION] === "true",
+    timeoutMs: spec.rollout.nodeTimeout ? durationMs(spec.rollout.nodeTimeout) : deps.nodeTimeoutMs,
+    out: { extra: [], written: new Map(), wantedHash: new Map(), wantedSpec: new Map() },
+  };
+}
+
+/** The configuration of `machine` as of this pass: what was written, else the cache. */
+export function configOf(s: ClusterScope, machine: string): NixosConfiguration | undefined {
+  const cn = s.nameOf(machine);
+  return s.out.written.get(cn) ?? s.cache.config(cn);
+}
+
+/** How every member node stands now, control plane first. */
+export function nodeReports(s: ClusterScope): NodeReport[] {
+  const report = (machine: string, plane: Plane) =>
+    nodeReport({
+      machine,
+      plane,
+      cluster: s.ref,
+      desired: s.out.wantedSpec.get(s.nameOf(machine)),
+      config: configOf(s, machine),
+      machineObj: s.machines.get(machine),
+      now: s.now,
+      timeoutMs: s.timeoutMs,
+    });
+  return [
+    ...s.selection.controlPlane.members.map((m) => report(m, "controlPlane")),
+    ...s.selection.dataPlane.members.map((m) => report(m, "dataPlane")),
+  ];
+}
+
+/** Look again this often while something is in flight, to notice deadlines. */
+export const BUSY_REQUEUE_MS = 60_000;
+/** Look again this often when all is well: kubeconfig renewal, nothing else. */
+export const IDLE_REQUEUE_MS = 12 * 60 * 60_000;
+
+/** When to look again: by the earliest node deadline while nodes are in flight, rarely when all is settled. */
+export function nextLookMs(s: ClusterScope, nodes: NodeReport[]): number {
+  const inFlight = nodes.filter((n) => n.state !== "Ready" && n.state !== "Failed");
+  if (!inFlight.length && !s.out.blocked) return IDLE_REQUEUE_MS;
+  let next = BUSY_REQUEUE_MS;
+  for (const n of inFlight) {
+    const cfg = configOf(s, n.machine);
+    const changed = cfg && specChangedAt(cfg);
+    if (changed) next = Math.min(next, Math.max(1000, changed.getTime() + s.timeoutMs - s.now.getTime() + 1000));
+  }
+  return next;
+}
