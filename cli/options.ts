@@ -5,17 +5,15 @@
  * @module
  */
 import { z } from "zod";
+import { durationPattern, parseDuration } from "../lib/duration.ts";
 
 const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
 const address = z.string().regex(
   /^(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}$/,
   "expected host:port, such as :8080 or 127.0.0.1:9443",
 );
-const duration = z.string().regex(/^\d+(ms|s|m|h)$/, "expected a duration such as 90s, 30m or 1h").transform((v) => {
-  const n = Number.parseInt(v, 10);
-  const unit = v.replace(/^\d+/, "");
-  return n * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as Record<string, number>)[unit]!;
-});
+const duration = z.string().regex(durationPattern(), "expected a duration such as 90s, 30m or 1h")
+  .transform((v) => parseDuration(v)!);
 
 export const RunOptions = z.object({
   kubeconfig: z.string().optional().describe("Kubeconfig file; default $KUBECONFIG, ~/.kube/config or in-cluster."),

@@ -6,8 +6,8 @@
  */
 
 import { clusterController } from "../controllers/cluster/controller.ts";
+import { observeClusters } from "../controllers/cluster/metrics.ts";
 import { kubernetesClusterCrd } from "../crds/generate.ts";
-import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { eventRecorder } from "../lib/events.ts";
 import { KubeClient, type KubeObject } from "../lib/kube/client.ts";
 import { CRDS } from "../lib/kube/resources.ts";
@@ -39,23 +39,6 @@ export function makeLogger(level: LogLevel, format: "json" | "text"): Logger {
       Deno.stderr.writeSync(enc.encode(`${ts} ${String(l).toUpperCase().padEnd(5)} ${msg}${kv ? " " + kv : ""}\n`));
     },
   });
-}
-
-/** Sets nico_clusters and nico_nodes from the cache, at scrape time. */
-function observeClusters(metrics: Metrics, clusters: KubernetesCluster[]): void {
-  metrics.clusters.reset();
-  metrics.nodes.reset();
-  for (const phase of ["Provisioning", "Ready", "Failed", "Deleting"]) metrics.clusters.set({ phase }, 0);
-  for (const c of clusters) {
-    metrics.clusters.inc({ phase: c.status?.phase ?? "Provisioning" });
-    for (const plane of ["controlPlane", "dataPlane"] as const) {
-      const p = c.status?.[plane];
-      if (!p) continue;
-      const base = { namespace: c.metadata.namespace ?? "", cluster: c.metadata.name, plane };
-      metrics.nodes.set({ ...base, state: "ready" }, p.ready);
-      metrics.nodes.set({ ...base, state: "not_ready" }, p.total - p.ready);
-    }
-  }
 }
 
 /** Serves /metrics, /healthz and /readyz (one server when both addresses are equal). */

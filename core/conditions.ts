@@ -1,12 +1,10 @@
 /** metav1.Condition bookkeeping: lastTransitionTime moves only when status flips. */
 import type { Condition } from "../crds/kubernetescluster.ts";
+import { timestamp } from "../lib/kube/meta.ts";
 
 export type ConditionInput = Omit<Condition, "lastTransitionTime" | "observedGeneration">;
 
-/** RFC 3339 with second precision, as Kubernetes stores it. */
-export function timestamp(d: Date): string {
-  return d.toISOString().replace(/\.\d+Z$/, "Z");
-}
+export { timestamp } from "../lib/kube/meta.ts";
 
 /**
  * The conditions after this pass: each new condition keeps its previous

@@ -5,7 +5,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { API_VERSION, KIND, type KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+import type { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+import { clusterOwnerReference } from "./owner.ts";
 import { BOOTSTRAP_LABEL, CLUSTER_LABEL, type Role, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "./labels.ts";
 import {
   type AdditionalFile,
@@ -161,14 +162,7 @@ export function desiredConfigurations(input: DesiredInput): NixosConfiguration[]
           ...(machine === input.bootstrap ? { [BOOTSTRAP_LABEL]: "true" } : {}),
         },
         annotations: { [SPEC_HASH_ANNOTATION]: specHash(spec) },
-        ownerReferences: [{
-          apiVersion: API_VERSION,
-          kind: KIND,
-          name: cluster.name,
-          uid: cluster.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        }],
+        ownerReferences: [clusterOwnerReference(cluster)],
       },
       spec,
     };

@@ -5,6 +5,7 @@
  * @module
  */
 import { stringify } from "yaml";
+import { decodeBase64, encodeBase64 } from "../lib/encoding.ts";
 import { certInfo, issueCert, type KeyPair, signedBy } from "../lib/pki.ts";
 
 export const ADMIN_COMMON_NAME = "nico-admin";
@@ -20,7 +21,7 @@ export function endpointUrl(host: string, port: number): string {
 }
 
 export function renderKubeconfig(cluster: string, server: string, caPem: string, client: KeyPair): string {
-  const b64 = (s: string) => btoa(s);
+  const b64 = encodeBase64;
   const user = `${cluster}-admin`;
   return stringify({
     apiVersion: "v1",
@@ -53,7 +54,7 @@ export function readKubeconfig(text: string): { server: string; certPem: string 
   const cert = /client-certificate-data: (\S+)/.exec(text)?.[1];
   if (!server || !cert) return undefined;
   try {
-    return { server, certPem: atob(cert) };
+    return { server, certPem: decodeBase64(cert) };
   } catch {
     return undefined;
   }

@@ -25,3 +25,34 @@ export type Role = "control-plane" | "worker";
  * cluster with `IdentityLost` instead of being replaced silently.
  */
 export const REGENERATE_IDENTITY_ANNOTATION = `${PREFIX}/regenerate-identity`;
+
+/** The two planes of a cluster, as status and the planner name them. */
+export type Plane = "controlPlane" | "dataPlane";
+
+/**
+ * The plane a node's `nico.homystack.com/role` label puts it in; anything
+ * but `control-plane` is a worker.
+ *
+ * @example
+ * ```ts
+ * import { planeOfRole } from "./labels.ts";
+ * planeOfRole("control-plane"); // "controlPlane"
+ * planeOfRole(undefined); // "dataPlane"
+ * ```
+ */
+export function planeOfRole(role: string | undefined): Plane {
+  return role === "control-plane" ? "controlPlane" : "dataPlane";
+}
+
+/**
+ * The role label value of a plane.
+ *
+ * @example
+ * ```ts
+ * import { roleOfPlane } from "./labels.ts";
+ * roleOfPlane("dataPlane"); // "worker"
+ * ```
+ */
+export function roleOfPlane(plane: Plane): Role {
+  return plane === "controlPlane" ? "control-plane" : "worker";
+}

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { formatDuration } from "../crds/kubernetescluster.ts";
+import { formatDuration } from "../lib/duration.ts";
 import { specDrift } from "./drift.ts";
 import { SPEC_CHANGED_ANNOTATION } from "./labels.ts";
 import { findCondition, type Machine, type NixosConfiguration, type NixosConfigurationSpec } from "./nio.ts";

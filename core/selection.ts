@@ -9,13 +9,15 @@
  * @module
  */
 import { durationMs, type KubernetesClusterSpec, type LabelSelector } from "../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL, ROLE_LABEL } from "./labels.ts";
+import { CLUSTER_LABEL, type Plane, planeOfRole, ROLE_LABEL } from "./labels.ts";
+import { type ClusterRef, isOwnedBy } from "./owner.ts";
 import { type Machine, machineAddress, type NixosConfiguration } from "./nio.ts";
 import { normalizeHost } from "./hosts.ts";
 import { describeSelector, matches } from "../lib/selector.ts";
 import { configName, configNameFits, legacyConfigName, MAX_NAME } from "./names.ts";
 
-export type Plane = "controlPlane" | "dataPlane";
+export type { Plane } from "./labels.ts";
+export { type ClusterRef, isOwnedBy } from "./owner.ts";
 
 export type UnavailableReason =
   | "NotFound"
@@ -35,12 +37,6 @@ export interface MachineProblem {
   message: string;
   /** True when the Machine stays a member despite the problem (an unreachable member is not dropped). */
   kept: boolean;
-}
-
-export interface ClusterRef {
-  name: string;
-  namespace: string;
-  uid?: string | undefined;
 }
 
 export interface SelectionInput {
@@ -68,13 +64,6 @@ export interface Selection {
   controlPlane: PlaneSelection;
   dataPlane: PlaneSelection;
   problems: MachineProblem[];
-}
-
-/** Whether a NixosConfiguration belongs to this cluster (label, and controller uid when known). */
-export function isOwnedBy(cfg: { metadata: NixosConfiguration["metadata"] }, cluster: ClusterRef): boolean {
-  if (cfg.metadata.labels?.[CLUSTER_LABEL] !== cluster.name) return false;
-  if (!cluster.uid) return true;
-  return (cfg.metadata.ownerReferences ?? []).some((o) => o.controller && o.uid === cluster.uid);
 }
 
 /**
@@ -110,7 +99,7 @@ export function currentMembers(cluster: ClusterRef, configurations: NixosConfigu
   const out: Record<Plane, string[]> = { controlPlane: [], dataPlane: [] };
   for (const c of configurations) {
     if (!isOwnedBy(c, cluster)) continue;
-    const plane = c.metadata.labels?.[ROLE_LABEL] === "control-plane" ? "controlPlane" : "dataPlane";
+    const plane = planeOfRole(c.metadata.labels?.[ROLE_LABEL]);
     out[plane].push(c.spec.machineRef.name);
   }
   out.controlPlane.sort();

@@ -6,6 +6,8 @@
  * @module
  */
 import { z } from "zod";
+import type { ObjectMeta } from "../lib/kube/meta.ts";
+import { durationPattern, parseDuration } from "../lib/duration.ts";
 
 /** A host as the CRD accepts it: an ASCII DNS name, an IPv4 or an IPv6 address, nothing else. */
 export const HOST_PATTERN = "^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$|^[0-9A-Fa-f:.]+$";
@@ -57,31 +59,21 @@ export const LabelSelector = z.object({
   "Kubernetes label selector over Machines in the cluster's namespace; an empty selector matches every Machine.",
 );
 
-/** A duration such as `90s`, `30m` or `2h`. */
-export const Duration = z.string().regex(/^\d+(s|m|h)$/, "expected a duration such as 90s, 30m or 2h");
+/** A duration such as `90s`, `30m` or `2h` (whole seconds at least: no `ms` in a spec). */
+export const Duration = z.string().regex(
+  durationPattern(["s", "m", "h"]),
+  "expected a duration such as 90s, 30m or 2h",
+);
 
-/** Milliseconds of a {@link Duration}. */
+/** Milliseconds of a {@link Duration} (see `lib/duration.ts`, the one parser). */
 export function durationMs(d: string): number {
-  const n = Number.parseInt(d, 10);
-  return n * ({ s: 1000, m: 60_000, h: 3_600_000 } as Record<string, number>)[d.slice(-1)]!;
+  const ms = parseDuration(d);
+  if (ms === undefined) throw new Error(`not a duration: ${JSON.stringify(d)}; expected one such as 90s, 30m or 2h`);
+  return ms;
 }
 
-/**
- * A {@link Duration} for people: the largest of h, m or s that states `ms`
- * exactly, else whole seconds (never `0m` for 20 seconds).
- *
- * @example
- * ```ts
- * import { formatDuration } from "./kubernetescluster.ts";
- * formatDuration(20_000); // "20s"
- * formatDuration(1_800_000); // "30m"
- * ```
- */
-export function formatDuration(ms: number): string {
-  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000}m`;
-  return `${Math.max(0, Math.round(ms / 1000))}s`;
-}
+/** A duration in the unit it reads back in (`20s`, `30m`): the one definition is in `lib/duration.ts`. */
+export { formatDuration } from "../lib/duration.ts";
 
 function planeSchema(plane: "control plane" | "worker") {
   return z.object({
@@ -249,31 +241,11 @@ export type KubernetesClusterStatus = z.output<typeof KubernetesClusterStatus>;
 export type Condition = z.output<typeof Condition>;
 export type PlaneStatus = z.output<typeof PlaneStatus>;
 export type Phase = z.output<typeof Phase>;
+/** Every phase, in the order the CRD lists them (metrics start each at zero). */
+export const PHASES: readonly Phase[] = Phase.options;
 export type LabelSelector = z.output<typeof LabelSelector>;
 
-/** Object metadata fields NICO reads; the rest passes through untouched. */
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+export type { ObjectMeta, OwnerReference } from "../lib/kube/meta.ts";
 
 export interface KubernetesCluster {
   apiVersion: typeof API_VERSION;

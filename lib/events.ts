@@ -5,6 +5,7 @@
  * @module
  */
 import type { KubeClient, KubeObject } from "./kube/client.ts";
+import { microTime } from "./kube/meta.ts";
 import { EVENTS } from "./kube/resources.ts";
 
 export type EventType = "Normal" | "Warning";
@@ -14,10 +15,6 @@ export interface EventRecorder {
   event(regarding: KubeObject, type: EventType, reason: string, note: string, action?: string): Promise<void>;
   /** Waits for every Event still being written (at shutdown). */
   flush(): Promise<void>;
-}
-
-function microTime(d: Date): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
 /** Writes Events as `controller` from `instance` (usually the pod name). */

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { microTime } from "./kube/meta.ts";
 import type { KubeClient } from "./kube/client.ts";
 import { isConflict, isNotFound } from "./kube/errors.ts";
 import { LEASES } from "./kube/resources.ts";
@@ -36,10 +37,6 @@ export interface LeaderElectionOptions {
   onStartedLeading(signal: AbortSignal): Promise<void> | void;
   /** Called when leadership ends for any reason. */
   onStoppedLeading?(): void;
-}
-
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
 /**

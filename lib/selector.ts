@@ -1,5 +1,5 @@
 /** Kubernetes label selectors: matching and the checks the API server makes. */
-import type { LabelSelector } from "../crds/kubernetescluster.ts";
+import type { LabelSelector } from "./kube/meta.ts";
 
 /**
  * Whether `labels` satisfy `selector`. An absent or empty selector matches

@@ -197,6 +197,31 @@ spec:
   }
 });
 
+Deno.test("a configuration of ours whose cluster label was removed is still ours: the label comes back", async () => {
+  const e = await setup("unlabelled");
+  try {
+    await createMachines(e.client, e.ns, ["cp-1"]);
+    await e.client.create(KUBERNETES_CLUSTERS, cluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] } }));
+    await eventually("Ready", async () => {
+      const x = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
+      return x?.status?.phase === "Ready";
+    });
+    // Ownership is the controller reference: without the label, NICO used to call its own object foreign.
+    await e.client.jsonPatch(NIXOS_CONFIGURATIONS, "c-cp-1", e.ns, [
+      { op: "remove", path: "/metadata/labels/nico.homystack.com~1cluster" },
+    ]);
+    await e.client.mergePatch(KUBERNETES_CLUSTERS, "c", e.ns, { metadata: { annotations: { poke: "1" } } });
+    await eventually("the label is back", async () => {
+      const cfg = await e.client.get<any>(NIXOS_CONFIGURATIONS, "c-cp-1", e.ns);
+      return cfg?.metadata.labels?.["nico.homystack.com/cluster"] === "c";
+    });
+    const c = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
+    assert.equal(c?.status?.phase, "Ready");
+  } finally {
+    await e.stop();
+  }
+});
+
 Deno.test("stop the shared control plane", async () => {
   await env.stop();
 });

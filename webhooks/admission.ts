@@ -5,6 +5,8 @@
  * @module
  */
 
+import { encodeBase64 as base64, isRecord } from "../lib/encoding.ts";
+
 export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
 export const ADMISSION_KIND = "AdmissionReview";
 
@@ -61,10 +63,6 @@ export class BadReview extends Error {
 }
 
 const OPERATIONS = new Set<string>(["CREATE", "UPDATE", "DELETE", "CONNECT"]);
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /**
  * Parses the body of a webhook call into its request, or throws
@@ -153,10 +151,5 @@ export function deny(uid: string, problems: string[], warnings: string[] = [], c
   });
 }
 
-/** Base64 of a UTF-8 string. */
-export function base64(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let bin = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(bin);
-}
+/** Base64 of a UTF-8 string (the one definition lives in `lib/encoding.ts`). */
+export { base64 };

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { isRecord } from "../lib/encoding.ts";
 import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
 import type { PatchOperation } from "./admission.ts";
 
@@ -13,10 +14,6 @@ import type { PatchOperation } from "./admission.ts";
 export interface DefaultingOptions {
   /** Written to `spec.gitRepo` when the cluster names none. */
   defaultGitRepo?: string | undefined;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** One JSON Pointer segment (RFC 6901). */

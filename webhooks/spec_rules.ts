@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isRecord } from "../lib/encoding.ts";
 import { KubernetesClusterSpec, type LabelSelector } from "../crds/kubernetescluster.ts";
 import { labelKeyProblems, labelValueProblems } from "../lib/selector.ts";
 
@@ -19,10 +20,6 @@ export function formatPath(base: string, path: readonly PropertyKey[]): string {
     else out += `[${JSON.stringify(String(p))}]`;
   }
   return out;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 const NAME_RULE =

@@ -5,7 +5,9 @@
  *
  * @module
  */
-import type { KubeClient, KubeObject } from "../lib/kube/client.ts";
+import { decodeBase64 } from "../lib/encoding.ts";
+import type { Secret } from "../lib/kube/meta.ts";
+import type { KubeClient } from "../lib/kube/client.ts";
 import { SECRETS } from "../lib/kube/resources.ts";
 import type { KeyPair } from "../lib/pki.ts";
 
@@ -18,10 +20,7 @@ export interface TlsProvider {
 }
 
 /** The Secret holding the webhook's certificates: `kubernetes.io/tls` plus `ca.crt` and `ca.key`. */
-export interface TlsSecret extends KubeObject {
-  type?: string;
-  data?: Record<string, string>;
-}
+export type TlsSecret = Secret;
 
 /** Default name of NICO's webhook Secret. */
 export const WEBHOOK_SECRET = "nico-webhook-tls";
@@ -30,8 +29,7 @@ export const WEBHOOK_SECRET = "nico-webhook-tls";
 export function secretText(secret: TlsSecret | undefined, key: string): string | undefined {
   const b64 = secret?.data?.[key];
   if (!b64) return undefined;
-  const bin = atob(b64);
-  return new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+  return decodeBase64(b64);
 }
 
 /** A fixed certificate. */

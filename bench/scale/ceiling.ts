@@ -26,6 +26,8 @@ import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { EVENTS, KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS, SECRETS } from "../../lib/kube/resources.ts";
 import { CLUSTER_LABEL } from "../../core/labels.ts";
 import { configName } from "../../core/names.ts";
+import { clusterOwnerReference } from "../../core/owner.ts";
+import { microTime } from "../../lib/kube/meta.ts";
 import type { Machine, NixosConfiguration } from "../../core/nio.ts";
 import { limiter } from "./pool.ts";
 
@@ -54,7 +56,7 @@ const REPLAYS: Record<string, Replay> = {
   "POST events": ({ client, ns, cluster, n }) =>
     client.create(EVENTS, {
       metadata: { name: `${cluster.metadata.name}.${n}.${crypto.randomUUID().slice(0, 8)}`, namespace: ns },
-      eventTime: new Date().toISOString().replace(/Z$/, "000Z"),
+      eventTime: microTime(new Date()),
       reportingController: "nico.homystack.com/nico",
       reportingInstance: "ceiling",
       action: "ConfigurationCreated",
@@ -149,14 +151,7 @@ export async function runCeiling(
         spec: spec(names),
       })
     );
-    const owner = [{
-      apiVersion: t.cluster.apiVersion,
-      kind: t.cluster.kind,
-      name,
-      uid: created.metadata.uid!,
-      controller: true,
-      blockOwnerDeletion: true,
-    }];
+    const owner = [clusterOwnerReference({ name, uid: created.metadata.uid! })];
     const labels = { [CLUSTER_LABEL]: name };
     await Promise.all(names.map((m) => req(() => client.mergePatch(MACHINES, m, namespace, { metadata: { labels } }))));
     await Promise.all(t.secrets.map((s) =>

@@ -101,7 +101,7 @@ export function clusterController(
     log: opts.log,
     defaultGitRepo: opts.defaultGitRepo,
     ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
-    revisions: tracker,
+    revisionTracker: tracker,
   });
   const ctl = new Controller(
     {

@@ -63,7 +63,7 @@ export interface ClusterReconcilerOptions {
   /** A node not applied this long after its last change is Failed (default 30 min). */
   nodeTimeoutMs?: number;
   /** Pins each node to the commit `ref` resolves to; absent: `ref` is passed to NIO as written. */
-  revisions?: RevisionTracker | undefined;
+  revisionTracker?: RevisionTracker | undefined;
   now?: () => Date;
 }
 
@@ -88,7 +88,7 @@ export class ClusterReconciler {
       recorder: opts.recorder,
       defaultGitRepo: opts.defaultGitRepo,
       nodeTimeoutMs: opts.nodeTimeoutMs ?? DEFAULT_NODE_TIMEOUT_MS,
-      revisions: opts.revisions,
+      revisionTracker: opts.revisionTracker,
     };
     this.#now = opts.now ?? (() => new Date());
   }

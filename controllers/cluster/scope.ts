@@ -37,7 +37,7 @@ export interface ClusterDeps {
   /** A node not applied this long after its last change is Failed, unless the spec says otherwise. */
   nodeTimeoutMs: number;
   /** Pins each node to the commit `ref` resolves to; absent: `ref` is passed to NIO as written. */
-  revisions?: RevisionTracker | undefined;
+  revisionTracker?: RevisionTracker | undefined;
 }
 
 /** The cached objects of the cluster's namespace a pass reads. */

@@ -6,8 +6,10 @@
  * @module
  */
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
-import { API_VERSION, KIND } from "../../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
+import { decodeBase64, encodeBase64 } from "../../lib/encoding.ts";
+import type { Secret } from "../../lib/kube/meta.ts";
+import { clusterOwnerReference, isOwnedBy } from "../../core/owner.ts";
 import { isAlreadyExists } from "../../lib/kube/errors.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { CLUSTER_LABEL, REGENERATE_IDENTITY_ANNOTATION } from "../../core/labels.ts";
@@ -18,13 +20,9 @@ import { issueKubeconfig, reissueReason } from "../../core/kubeconfig.ts";
 import { ClusterProblem } from "./problem.ts";
 import { caKeySecret, caSecret, joinTokenSecret, kubeconfigSecret } from "../../core/names.ts";
 
-export interface Secret extends KubeObject {
-  type?: string;
-  data?: Record<string, string>;
-}
+export type { Secret } from "../../lib/kube/meta.ts";
 
-const b64 = (s: string) => btoa(s);
-const unb64 = (s: string | undefined) => (s === undefined ? undefined : atob(s));
+const unb64 = (s: string | undefined) => (s === undefined ? undefined : decodeBase64(s));
 
 /** The text under `key` of a Secret's data, if any. */
 export function secretValue(secret: Secret | undefined, key: string): string | undefined {
@@ -35,9 +33,10 @@ function hex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Whether this cluster (this very object, by uid) controls the Secret. */
+/** Whether this cluster (this very object, by uid) controls the Secret: the one ownership rule, {@link isOwnedBy}. */
 export function ownsSecret(secret: KubeObject, cluster: KubernetesCluster): boolean {
-  return (secret.metadata.ownerReferences ?? []).some((o) => o.controller && o.uid === cluster.metadata.uid);
+  const { name, namespace, uid } = cluster.metadata;
+  return uid !== undefined && isOwnedBy(secret, { name, namespace: namespace!, uid });
 }
 
 function owned(cluster: KubernetesCluster, name: string, type: string, data: Record<string, string>): Secret {
@@ -46,17 +45,10 @@ function owned(cluster: KubernetesCluster, name: string, type: string, data: Rec
       name,
       namespace: cluster.metadata.namespace!,
       labels: { [CLUSTER_LABEL]: cluster.metadata.name },
-      ownerReferences: [{
-        apiVersion: API_VERSION,
-        kind: KIND,
-        name: cluster.metadata.name,
-        uid: cluster.metadata.uid!,
-        controller: true,
-        blockOwnerDeletion: true,
-      }],
+      ownerReferences: [clusterOwnerReference({ name: cluster.metadata.name, uid: cluster.metadata.uid! })],
     },
     type,
-    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, encodeBase64(v)])),
   };
 }
 
@@ -77,7 +69,8 @@ async function createOnce(
   }
 }
 
-export type SecretLookup = (name: string) => Secret | undefined;
+/** NICO's cached Secret of that name in the cluster's namespace (not lib/git's async `SecretLookup`). */
+export type CachedSecret = (name: string) => Secret | undefined;
 
 /** Reason of the problem a Secret named like NICO's but controlled by something else causes. */
 export const FOREIGN_SECRET = "ForeignSecret";
@@ -114,7 +107,7 @@ export interface IdentityPolicy {
 export async function ensureJoinToken(
   client: KubeClient,
   cluster: KubernetesCluster,
-  lookup: SecretLookup,
+  lookup: CachedSecret,
   policy: IdentityPolicy = { mayCreate: true },
 ) {
   const name = joinTokenSecret(cluster.metadata.name);
@@ -139,7 +132,7 @@ export async function ensureJoinToken(
 export async function ensureCa(
   client: KubeClient,
   cluster: KubernetesCluster,
-  lookup: SecretLookup,
+  lookup: CachedSecret,
   policy: IdentityPolicy = { mayCreate: true },
 ): Promise<{ ca: KeyPair; created: boolean; keyRestored: boolean }> {
   const name = caSecret(cluster.metadata.name);
@@ -184,7 +177,7 @@ export async function ensureKubeconfig(
   cluster: KubernetesCluster,
   server: string,
   ca: KeyPair,
-  lookup: SecretLookup,
+  lookup: CachedSecret,
   now: Date,
 ): Promise<string | undefined> {
   const name = kubeconfigSecret(cluster.metadata.name);

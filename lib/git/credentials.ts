@@ -5,6 +5,8 @@
  * @module
  */
 
+import { decodeBase64 } from "../encoding.ts";
+
 /** HTTP basic credentials for a Git server. */
 export interface Creds {
   username: string;
@@ -21,14 +23,11 @@ export const SSH_KEYS = ["ssh-privatekey", "identity"] as const;
 export const SSH_UNSUPPORTED =
   "SSH credentials are not supported for revision pinning yet: use an https:// gitRepo with a token or username/password, or set ref to a 40-hex commit";
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
-
 function decode(data: Record<string, string>, key: string): string | { error: string } | undefined {
   const value = data[key];
   if (value === undefined) return undefined;
   try {
-    const binary = atob(value);
-    return decoder.decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+    return decodeBase64(value);
   } catch {
     return { error: `key ${key} is not valid base64-encoded UTF-8` };
   }

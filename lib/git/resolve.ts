@@ -118,8 +118,8 @@ function parse(url: string) {
 export function parseLsRemote(out: string): Map<string, string> {
   const refs = new Map<string, string>();
   for (const line of out.split("\n")) {
-    const m = /^([0-9a-f]{40}|[0-9a-f]{64})\t(\S+)$/.exec(line.trim());
-    if (m) refs.set(m[2]!, m[1]!);
+    const [commit, ref, extra] = line.trim().split("\t");
+    if (commit && ref && extra === undefined && isCommit(commit) && !/\s/.test(ref)) refs.set(ref, commit);
   }
   return refs;
 }

@@ -8,7 +8,7 @@
  */
 import { HttpMethod, KubeConfig, RequestContext } from "@kubernetes/client-node";
 import { Agent, type Dispatcher, fetch } from "undici";
-import type { ObjectMeta } from "../../crds/kubernetescluster.ts";
+import type { ObjectMeta } from "./meta.ts";
 import { ApiError, isNotFound } from "./errors.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
 

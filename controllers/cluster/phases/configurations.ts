@@ -6,7 +6,7 @@
  * @module
  */
 import { NIXOS_CONFIGURATIONS } from "../../../lib/kube/resources.ts";
-import { ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
+import { planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
 import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
 import { endpointUrl } from "../../../core/kubeconfig.ts";
 import { planRollout } from "../../../core/rollout.ts";
@@ -59,7 +59,7 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     })),
     departing: s.ours.filter((c) => !members.has(c.spec.machineRef.name)).map((c) => ({
       machine: c.spec.machineRef.name,
-      plane: c.metadata.labels?.[ROLE_LABEL] === "control-plane" ? "controlPlane" as const : "dataPlane" as const,
+      plane: planeOfRole(c.metadata.labels?.[ROLE_LABEL]),
       deleting: c.metadata.deletionTimestamp !== undefined,
     })),
     bootstrap,

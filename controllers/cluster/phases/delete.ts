@@ -64,7 +64,7 @@ export async function reconcileDelete(
     { op: "test", path: "/metadata/finalizers", value: finalizers },
     { op: "replace", path: "/metadata/finalizers", value: finalizers.filter((f) => f !== FINALIZER) },
   ]);
-  deps.revisions?.release(`${ns}/${name}`);
+  deps.revisionTracker?.release(`${ns}/${name}`);
   log.info("released every machine and removed the finalizer", { released: released.length });
   return { remaining: [] };
 }

@@ -7,15 +7,13 @@
  *
  * @module
  */
+import { isCommit } from "../../../lib/git/url.ts";
 import type { ConditionInput } from "../../../core/conditions.ts";
 import type { ClusterScope } from "../scope.ts";
 
-/** A pinned revision: a full commit id. */
-const COMMIT = /^[0-9a-f]{40}$/;
-
 /** Records the pinned commit (or why there is none) and the `RevisionResolved` condition in `s.out`. */
 export function pinRevision(s: ClusterScope, gitRepo: string): void {
-  const tracker = s.deps.revisions;
+  const tracker = s.deps.revisionTracker;
   if (!tracker) return;
   const { spec, namespace: ns } = s;
   const ref = spec.ref ?? "the default branch";
@@ -36,7 +34,7 @@ export function pinRevision(s: ClusterScope, gitRepo: string): void {
   }
   // A commit that resolved for this very key before keeps its pair; otherwise the one pair the nodes carry.
   const carried = new Map(
-    s.ours.filter((c) => c.spec.ref && COMMIT.test(c.spec.ref)).map((c) => [`${c.spec.gitRepo} ${c.spec.ref}`, c.spec]),
+    s.ours.filter((c) => isCommit(c.spec.ref)).map((c) => [`${c.spec.gitRepo} ${c.spec.ref}`, c.spec]),
   );
   const only = carried.size === 1 ? [...carried.values()][0] : undefined;
   const held = rev.commit ? { gitRepo, revision: rev.commit } : only && { gitRepo: only.gitRepo, revision: only.ref! };
