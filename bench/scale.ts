@@ -31,7 +31,9 @@
 import { parseArgs } from "node:util";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../lib/kube/client.ts";
-import { KUBERNETES_CLUSTERS, MACHINES, NAMESPACES, NIXOS_CONFIGURATIONS, SECRETS } from "../lib/kube/resources.ts";
+import { NAMESPACES, SECRETS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { CLUSTER_LABEL } from "../core/labels.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { type ControlPlane, startControlPlane } from "../testing/envtest/controlplane.ts";

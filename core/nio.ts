@@ -5,7 +5,15 @@
  *
  * @module
  */
-import type { ObjectMeta } from "../crds/kubernetescluster.ts";
+import type { ObjectMeta } from "../lib/kube/meta.ts";
+import { resource } from "../lib/kube/resources.ts";
+
+/** NIO's API group. */
+export const NIO_GROUP = "nio.homystack.com";
+/** Where NIO serves Machines. */
+export const MACHINES = resource(NIO_GROUP, "v1alpha1", "Machine", "machines");
+/** Where NIO serves NixosConfigurations. */
+export const NIXOS_CONFIGURATIONS = resource(NIO_GROUP, "v1alpha1", "NixosConfiguration", "nixosconfigurations");
 
 export interface NioCondition {
   type: string;

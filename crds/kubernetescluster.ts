@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import type { ObjectMeta } from "../lib/kube/meta.ts";
+import { resource } from "../lib/kube/resources.ts";
 import { durationPattern, parseDuration } from "../lib/duration.ts";
 
 /** A host as the CRD accepts it: an ASCII DNS name, an IPv4 or an IPv6 address, nothing else. */
@@ -19,6 +20,8 @@ export const GROUP = "nico.homystack.com";
 export const VERSION = "v1alpha1";
 export const API_VERSION = `${GROUP}/${VERSION}`;
 export const KIND = "KubernetesCluster";
+/** Where KubernetesClusters are served. */
+export const KUBERNETES_CLUSTERS = resource(GROUP, VERSION, KIND, "kubernetesclusters");
 
 /** A CEL rule as the CRD schema carries it. */
 export interface CelRule {

@@ -9,7 +9,9 @@
  * @module
  */
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS, SECRETS } from "../lib/kube/resources.ts";
+import { SECRETS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import type { NixosConfiguration } from "../core/nio.ts";
 import { type ControlPlane, startControlPlane } from "../testing/envtest/controlplane.ts";
 import { freePort, type Guarded, startGuarded } from "../testing/envtest/process.ts";

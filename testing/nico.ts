@@ -2,7 +2,7 @@
 import { clusterController } from "../controllers/cluster/controller.ts";
 import { eventRecorder } from "../lib/events.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
-import { MACHINES } from "../lib/kube/resources.ts";
+import { MACHINES } from "../core/nio.ts";
 import { jsonLogger, type Logger, silentLogger } from "../lib/runtime/log.ts";
 import type { Machine } from "../core/nio.ts";
 

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { ApiError } from "../lib/kube/errors.ts";
-import { CRDS, KUBERNETES_CLUSTERS } from "../lib/kube/resources.ts";
+import { CRDS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import type { KubeObject, WatchEvent } from "../lib/kube/client.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { KUBERNETES_CLUSTERS, LEASES, MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS } from "../lib/kube/resources.ts";
+import { LEASES, MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { freePort, startGuarded } from "../testing/envtest/process.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";

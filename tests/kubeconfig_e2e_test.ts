@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { KUBERNETES_CLUSTERS, SECRETS } from "../lib/kube/resources.ts";
+import { SECRETS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { workloadClusters } from "../testing/workload.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";

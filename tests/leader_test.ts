@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { Lease } from "../lib/leader.ts";
-import { KUBERNETES_CLUSTERS, LEASES } from "../lib/kube/resources.ts";
+import { LEASES } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { freePort, type Guarded, startGuarded } from "../testing/envtest/process.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";

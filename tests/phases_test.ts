@@ -5,10 +5,11 @@
  * the test reads what it wrote and what it recorded in the scope.
  */
 import assert from "node:assert/strict";
-import { type KubernetesCluster, KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+import { KUBERNETES_CLUSTERS, type KubernetesCluster, KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
 import { eventRecorder } from "../lib/events.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
-import { KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS, SECRETS } from "../lib/kube/resources.ts";
+import { SECRETS } from "../lib/kube/resources.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { silentLogger } from "../lib/runtime/log.ts";
 import { CLUSTER_LABEL } from "../core/labels.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";

@@ -8,7 +8,9 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { EVENTS, KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS, SECRETS } from "../lib/kube/resources.ts";
+import { EVENTS, SECRETS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";

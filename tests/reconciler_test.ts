@@ -6,7 +6,9 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS, SECRETS } from "../lib/kube/resources.ts";
+import { SECRETS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { CLUSTER_LABEL, FINALIZER } from "../core/labels.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { certInfo, signedBy } from "../lib/pki.ts";

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
-import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { ROLE_LABEL } from "../core/labels.ts";
 import type { NixosConfiguration } from "../core/nio.ts";
 import { startSimNio } from "../testing/sim-nio.ts";

@@ -4,9 +4,8 @@
  */
 import assert from "node:assert/strict";
 import type { KubeClient } from "../lib/kube/client.ts";
-import { MACHINES, NIXOS_CONFIGURATIONS } from "../lib/kube/resources.ts";
 import { BOOTSTRAP_LABEL } from "../core/labels.ts";
-import { findCondition, type Machine, type NixosConfiguration } from "../core/nio.ts";
+import { findCondition, type Machine, MACHINES, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../core/nio.ts";
 import { startControlPlane } from "../testing/envtest/controlplane.ts";
 import { earliestConfiguration } from "../testing/sim-nio/status.ts";
 import {

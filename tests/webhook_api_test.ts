@@ -9,14 +9,9 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
-import {
-  KUBERNETES_CLUSTERS,
-  MACHINES,
-  MUTATING_WEBHOOKS,
-  NIXOS_CONFIGURATIONS,
-  SECRETS,
-  VALIDATING_WEBHOOKS,
-} from "../lib/kube/resources.ts";
+import { MUTATING_WEBHOOKS, SECRETS, VALIDATING_WEBHOOKS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { CLUSTER_LABEL, ROLE_LABEL } from "../core/labels.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { createCa, issueCert, signedBy } from "../lib/pki.ts";

@@ -23,7 +23,9 @@
  */
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
-import { EVENTS, KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS, SECRETS } from "../../lib/kube/resources.ts";
+import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
 import { CLUSTER_LABEL } from "../../core/labels.ts";
 import { configName } from "../../core/names.ts";
 import { clusterOwnerReference } from "../../core/owner.ts";

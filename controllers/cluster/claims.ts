@@ -6,7 +6,7 @@
  */
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { isConflict, isNotFound, isUnprocessable } from "../../lib/kube/errors.ts";
-import { MACHINES } from "../../lib/kube/resources.ts";
+import { MACHINES } from "../../core/nio.ts";
 import { CLUSTER_LABEL } from "../../core/labels.ts";
 import type { Machine } from "../../core/nio.ts";
 

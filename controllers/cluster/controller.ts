@@ -8,7 +8,9 @@
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { EventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
-import { KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS, SECRETS } from "../../lib/kube/resources.ts";
+import { SECRETS } from "../../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
 import { CLUSTER_LABEL } from "../../core/labels.ts";
 import type { Machine, NixosConfiguration } from "../../core/nio.ts";
 import { Controller, type ControllerHooks } from "../../lib/runtime/controller.ts";

@@ -13,10 +13,9 @@
  *
  * @module
  */
-import { type KubernetesCluster, KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
+import { KUBERNETES_CLUSTERS, type KubernetesCluster, KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
 import type { EventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
-import { KUBERNETES_CLUSTERS } from "../../lib/kube/resources.ts";
 import type { Informer } from "../../lib/runtime/informer.ts";
 import { keyOf, splitKey } from "../../lib/runtime/keys.ts";
 import { errorMessage, type Logger, withFields } from "../../lib/runtime/log.ts";

@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { KubernetesCluster, KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { isNotFound } from "../../lib/kube/errors.ts";
-import { KUBERNETES_CLUSTERS } from "../../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { errorMessage } from "../../lib/runtime/log.ts";
 
 /** Merge-patches `status` when it differs from what `cluster` carries; fields it lacks are removed. */

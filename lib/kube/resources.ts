@@ -1,5 +1,8 @@
-/** The resources NICO reads and writes, and how their URLs are built. */
-import { GROUP, VERSION } from "../../crds/kubernetescluster.ts";
+/**
+ * Kubernetes resources by group, version and plural, and how their URLs are
+ * built. Only built-in resources live here; NICO's own and NIO's are defined
+ * next to their types (`crds/`, `core/nio.ts`) with {@link resource}.
+ */
 
 export interface Resource {
   /** API group; "" for the core group. */
@@ -10,15 +13,12 @@ export interface Resource {
   namespaced: boolean;
 }
 
-function res(group: string, version: string, kind: string, plural: string, namespaced = true): Resource {
+/** A resource by group, version, kind and plural (namespaced unless said otherwise). */
+export function resource(group: string, version: string, kind: string, plural: string, namespaced = true): Resource {
   return { group, version, kind, plural, namespaced };
 }
+const res = resource;
 
-export const NIO_GROUP = "nio.homystack.com";
-
-export const KUBERNETES_CLUSTERS = res(GROUP, VERSION, "KubernetesCluster", "kubernetesclusters");
-export const MACHINES = res(NIO_GROUP, "v1alpha1", "Machine", "machines");
-export const NIXOS_CONFIGURATIONS = res(NIO_GROUP, "v1alpha1", "NixosConfiguration", "nixosconfigurations");
 export const SECRETS = res("", "v1", "Secret", "secrets");
 export const EVENTS = res("events.k8s.io", "v1", "Event", "events");
 export const NAMESPACES = res("", "v1", "Namespace", "namespaces", false);

@@ -6,7 +6,7 @@
  * @module
  */
 import { isConflict } from "../../../lib/kube/errors.ts";
-import { NIXOS_CONFIGURATIONS } from "../../../lib/kube/resources.ts";
+import { NIXOS_CONFIGURATIONS } from "../../../core/nio.ts";
 import { BOOTSTRAP_LABEL, SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
 import type { NixosConfiguration } from "../../../core/nio.ts";
 import { isOwnedBy } from "../../../core/selection.ts";

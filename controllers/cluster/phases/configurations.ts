@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { NIXOS_CONFIGURATIONS } from "../../../lib/kube/resources.ts";
+import { NIXOS_CONFIGURATIONS } from "../../../core/nio.ts";
 import { planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
 import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
 import { endpointUrl } from "../../../core/kubeconfig.ts";

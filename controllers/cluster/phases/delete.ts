@@ -6,7 +6,9 @@
  * @module
  */
 import type { KubernetesCluster } from "../../../crds/kubernetescluster.ts";
-import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS, SECRETS } from "../../../lib/kube/resources.ts";
+import { SECRETS } from "../../../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../../../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../../../core/nio.ts";
 import { CLUSTER_LABEL, FINALIZER } from "../../../core/labels.ts";
 import { listNames } from "../../../core/conditions.ts";
 import { ownedSecretNames } from "../../../core/names.ts";
