@@ -7,13 +7,12 @@
 
 import { clusterController } from "../controllers/cluster/controller.ts";
 import { observeClusters } from "../controllers/cluster/metrics.ts";
-import { kubernetesClusterCrd } from "../crds/generate.ts";
+import { installCrd } from "../crds/install.ts";
 import { eventRecorder } from "../lib/events.ts";
-import { KubeClient, type KubeObject } from "../lib/kube/client.ts";
-import { CRDS } from "../lib/kube/resources.ts";
+import { KubeClient } from "../lib/kube/client.ts";
 import { runLeaderElection } from "../lib/leader.ts";
 import { Metrics } from "../lib/metrics.ts";
-import { errorMessage, jsonLogger, type Logger, type LogLevel } from "../lib/runtime/log.ts";
+import { errorMessage, jsonLogger, type Logger, type LogLevel, textLogger } from "../lib/runtime/log.ts";
 import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage } from "./options.ts";
 import type { ClusterInformers } from "../controllers/cluster/reconciler.ts";
 import { runWebhookCertificates, serviceDnsNames } from "../webhooks/certificates.ts";
@@ -27,18 +26,7 @@ export const USER_AGENT = `nico/${denoJson.version}`;
 
 /** A logger in the chosen format: JSON lines, or `time level message key=value`. */
 export function makeLogger(level: LogLevel, format: "json" | "text"): Logger {
-  if (format === "json") return jsonLogger({ level });
-  const enc = new TextEncoder();
-  return jsonLogger({
-    level,
-    write(line) {
-      const { ts, level: l, msg, ...rest } = JSON.parse(line);
-      const kv = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(
-        " ",
-      );
-      Deno.stderr.writeSync(enc.encode(`${ts} ${String(l).toUpperCase().padEnd(5)} ${msg}${kv ? " " + kv : ""}\n`));
-    },
-  });
+  return format === "json" ? jsonLogger({ level }) : textLogger({ level });
 }
 
 /** Serves /metrics, /healthz and /readyz (one server when both addresses are equal). */
@@ -119,21 +107,6 @@ async function startWebhook(
   const server = await startWebhookServer({ app: metered, ...listenOn(o.webhookAddr), tls, log, signal });
   log.info("webhook serving", { address: `${server.hostname}:${server.port}`, certificates: o.webhookCertMode });
   return server;
-}
-
-/** Applies NICO's CRD (for `deno task dev`). */
-export async function installCrd(client: KubeClient): Promise<void> {
-  const crd = kubernetesClusterCrd() as unknown as KubeObject;
-  await client.apply(CRDS, crd);
-  for (let i = 0; i < 100; i++) {
-    const got = await client.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(
-      CRDS,
-      crd.metadata.name,
-    );
-    if (got?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`CRD ${crd.metadata.name} was not established within 10 s`);
 }
 
 /** Entry point of `nico run`; answers the exit code. */

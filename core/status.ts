@@ -223,7 +223,12 @@ export type ClusterStatusInput =
     previous: KubernetesClusterStatus | undefined;
     now: Date;
   }
-  | ({ kind: "pass"; problem?: Problem | undefined } & StatusInput);
+  | ({
+    kind: "pass";
+    problem?: Problem | undefined;
+    /** The pass stopped early for a reason that is no problem (a lost race): nothing overrides Ready. */
+    cutShort?: boolean | undefined;
+  } & StatusInput);
 
 /**
  * The one status function: every exit of a reconcile, error or not, writes
@@ -266,15 +271,18 @@ export function clusterStatus(i: ClusterStatusInput): KubernetesClusterStatus {
       conditions: deleting ? [merged!] : [merged!, ...others],
     };
   }
-  const { kind: _kind, problem, ...pass } = i;
-  if (!problem) return computeStatus(pass);
-  // A pass cut short: what it observed, with the problem as Ready; what it could not compute stays as it was.
-  const s = computeStatus({ ...pass, blocked: { reason: problem.reason, message: problem.message } });
+  const { kind: _kind, problem, cutShort, ...pass } = i;
+  if (!problem && !cutShort) return computeStatus(pass);
+  // A pass cut short: what it observed (with the problem as Ready); what it could not compute stays as it was.
+  const s = computeStatus(problem ? { ...pass, blocked: { reason: problem.reason, message: problem.message } } : pass);
   const kept = (i.previous?.conditions ?? []).filter((c) => !s.conditions?.some((n) => n.type === c.type));
+  const keptPhase = i.previous?.phase === "Ready" || i.previous?.phase === "Updating";
   return {
     ...s,
     ...(s.rollout || !i.previous?.rollout ? {} : { rollout: i.previous.rollout }),
-    ...(problem.blocking ? { phase: "Failed" as const } : {}),
+    // Cut short, this pass cannot tell a Ready cluster from a new one: it does not move it back to Provisioning.
+    ...(s.phase === "Provisioning" && keptPhase ? { phase: "Updating" as const } : {}),
+    ...(problem?.blocking ? { phase: "Failed" as const } : {}),
     conditions: [...(s.conditions ?? []), ...kept],
   };
 }

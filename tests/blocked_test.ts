@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { KUBERNETES_CLUSTERS, MACHINES } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { MACHINES } from "../core/nio.ts";
 import { CLUSTER_LABEL } from "../core/labels.ts";
 import type { Machine } from "../core/nio.ts";
 import { startSimNio } from "../testing/sim-nio.ts";

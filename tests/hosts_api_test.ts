@@ -5,7 +5,9 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { EVENTS, KUBERNETES_CLUSTERS, MACHINES, SECRETS } from "../lib/kube/resources.ts";
+import { EVENTS, SECRETS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { MACHINES } from "../core/nio.ts";
 import type { KubeObject } from "../lib/kube/client.ts";
 import { isUnprocessable } from "../lib/kube/errors.ts";
 import type { Machine } from "../core/nio.ts";

@@ -6,7 +6,9 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { EVENTS, KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS, SECRETS } from "../lib/kube/resources.ts";
+import { EVENTS, SECRETS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import type { KubeObject } from "../lib/kube/client.ts";
 import { REGENERATE_IDENTITY_ANNOTATION } from "../core/labels.ts";
 import { caKeySecret, caSecret, joinTokenSecret } from "../core/names.ts";

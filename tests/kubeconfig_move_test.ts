@@ -5,7 +5,9 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS, SECRETS } from "../lib/kube/resources.ts";
+import { SECRETS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { configName, kubeconfigSecret } from "../core/names.ts";
 import { readKubeconfig } from "../core/kubeconfig.ts";
 import { NEVER_FINISH_ANNOTATION, startSimNio } from "../testing/sim-nio.ts";

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { CLUSTER_LABEL, FINALIZER, ROLE_LABEL } from "../core/labels.ts";
 import type { NixosConfiguration } from "../core/nio.ts";
 import { configName, legacyConfigName } from "../core/names.ts";

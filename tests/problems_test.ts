@@ -217,8 +217,10 @@ Deno.test("a configuration of ours whose cluster label was removed is still ours
       const cfg = await e.client.get<any>(NIXOS_CONFIGURATIONS, "c-cp-1", e.ns);
       return cfg?.metadata.labels?.["nico.homystack.com/cluster"] === "c";
     });
-    const c = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
-    assert.equal(c?.status?.phase, "Ready");
+    await eventually("still Ready, no problem reported", async () => {
+      const x = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
+      return x?.status?.phase === "Ready" && readyOf(x)?.status === "True";
+    });
   } finally {
     await e.stop();
   }

@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import type { NixosConfiguration } from "../core/nio.ts";
 import { startGitServer } from "../testing/git_server.ts";
 import { startSimNio } from "../testing/sim-nio.ts";

@@ -198,6 +198,15 @@ Deno.test("clusterStatus: every exit has a phase and says what stopped it", asyn
     assert.deepEqual(s.rollout, previous.rollout);
   });
 
+  await t.step("cut short by a lost race: no problem shown, a Ready cluster does not fall back to Provisioning", () => {
+    const partial = input(HA, ALL, { "cp-2": "Applying" }, { previous: ready, kubeconfigSecret: undefined });
+    const s = clusterStatus({ kind: "pass", cutShort: true, ...partial });
+    assert.equal(s.phase, "Updating");
+    assert.equal(cond(s, "Ready").reason, "WaitingForControlPlane");
+    const plain = clusterStatus({ kind: "pass", ...partial });
+    assert.equal(plain.phase, "Provisioning", "what a full pass that found no kubeconfig would say");
+  });
+
   await t.step("stopped before observing anything: Ready says why, the phase is never empty", () => {
     const base = { generation: 1, previous: undefined, now: NOW };
     const invalid = clusterStatus({

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { type ClusterRef, currentMembers, selectMachines } from "../core/selection.ts";
+import { type ClusterRef, currentMembers, type Selection, selectMachines } from "../core/selection.ts";
 import type { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
 
@@ -19,6 +19,8 @@ export interface UpdateContext {
   bootstrap?: string | undefined;
   machines: Machine[];
   configurations: NixosConfiguration[];
+  /** The selection of `spec`, when the caller already made it (validation does): not selected again. */
+  selection?: Selection | undefined;
 }
 
 function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
@@ -54,9 +56,9 @@ export function updateProblems(ctx: UpdateContext): { errors: string[]; warnings
       machines: ctx.machines,
       configurations: ctx.configurations,
       bootstrap: ctx.bootstrap,
-    }).controlPlane.members;
-  const before = new Set(select(ctx.oldSpec));
-  const after = new Set(select(ctx.spec));
+    });
+  const before = new Set(select(ctx.oldSpec).controlPlane.members);
+  const after = new Set((ctx.selection ?? select(ctx.spec)).controlPlane.members);
   const staying = current.filter((m) => before.has(m));
   const removed = staying.filter((m) => !after.has(m));
   const field = controlPlaneField(ctx.oldSpec, ctx.spec);

@@ -119,6 +119,7 @@ export function validateCluster(input: ValidationInput): Verdict {
       bootstrap,
       machines: input.machines,
       configurations: input.configurations,
+      selection: machines.selection,
     });
     verdict.errors.push(...update.errors);
     verdict.warnings.push(...update.warnings);

@@ -20,6 +20,8 @@ import type { Informer } from "../../lib/runtime/informer.ts";
 import { keyOf, splitKey } from "../../lib/runtime/keys.ts";
 import { errorMessage, type Logger, withFields } from "../../lib/runtime/log.ts";
 import { FINALIZER } from "../../core/labels.ts";
+import { kubeconfigSecret } from "../../core/names.ts";
+import { isConflict } from "../../lib/kube/errors.ts";
 import type { Machine, NixosConfiguration } from "../../core/nio.ts";
 import type { NodeReport } from "../../core/readiness.ts";
 import { clusterHash } from "../../core/desired.ts";
@@ -67,8 +69,10 @@ export interface ClusterReconcilerOptions {
 }
 
 const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
-/** Look again this soon after losing a claim race: the cache catches up and selection runs again. */
-const CLAIM_RACE_REQUEUE_MS = 500;
+/** Look again this soon after losing a race (doubling while it repeats): the cache catches up. */
+const RACE_REQUEUE_MS = 500;
+/** Races in a row after which a race is an error the user sees (a cache that does not catch up). */
+const MAX_RACES = 6;
 /** Look again this often while a problem only the user can fix stands in the way. */
 const PROBLEM_REQUEUE_MS = 30_000;
 
@@ -79,6 +83,8 @@ export class ClusterReconciler {
   readonly #deps: ClusterDeps;
   readonly #now: () => Date;
   readonly #warnings = new WarningLimiter();
+  /** Races in a row, by cluster key. */
+  readonly #races = new Map<string, number>();
 
   constructor(opts: ClusterReconcilerOptions) {
     this.#o = opts;
@@ -102,6 +108,7 @@ export class ClusterReconciler {
     const cluster = this.#o.informers.clusters.get(namespace, name);
     if (!cluster) {
       this.#warnings.clear(key);
+      this.#races.delete(key);
       return;
     }
     log = withFields(log ?? withFields(this.#o.log, { reconcileID: crypto.randomUUID().slice(0, 8) }), {
@@ -153,6 +160,7 @@ export class ClusterReconciler {
     let problem: Problem | undefined;
     let error: unknown;
     let raced = false;
+    const key = keyOf(s.namespace, s.name);
     try {
       await reconcileSecrets(s);
       await reconcileClaims(s);
@@ -161,8 +169,11 @@ export class ClusterReconciler {
       nodes = s.out.blocked ? [] : nodeReports(s);
       await reconcileKubeconfig(s, nodes);
     } catch (err) {
-      if (err instanceof ClaimConflictError) {
-        s.log.info("lost a claim race; selecting again", { reason: err.message });
+      const races = (err instanceof ClaimConflictError || isConflict(err)) ? (this.#races.get(key) ?? 0) + 1 : 0;
+      if (races > 0 && races < MAX_RACES) {
+        this.#races.set(key, races);
+        // Optimistic concurrency at work (a claim race, a stale cache): look again, nothing to report.
+        s.log.info("lost a race; looking again", { reason: errorMessage(err) });
         raced = true;
       } else {
         problem = problemOf(err);
@@ -174,6 +185,7 @@ export class ClusterReconciler {
     const input: ClusterStatusInput = {
       kind: "pass",
       problem,
+      cutShort: raced,
       rollout: out.plan && {
         plan: out.plan,
         paused: s.paused,
@@ -187,15 +199,20 @@ export class ClusterReconciler {
       nodes,
       bootstrap: s.bootstrap,
       endpoint: out.endpoint,
-      kubeconfigSecret: out.kubeconfig,
+      kubeconfigSecret: out.kubeconfig ??
+        (s.cache.secret(kubeconfigSecret(s.name)) ? kubeconfigSecret(s.name) : undefined),
       blocked: out.blocked,
       revision: out.revision,
       extra: out.extra,
       now: s.now,
     };
+    if (raced) {
+      await this.#finish(s.deps, cluster, input, undefined, s.log);
+      return { requeueAfter: RACE_REQUEUE_MS * 2 ** ((this.#races.get(key) ?? 1) - 1) };
+    }
+    this.#races.delete(key);
     await this.#finish(s.deps, cluster, input, error, s.log);
     if (problem) return { requeueAfter: PROBLEM_REQUEUE_MS };
-    if (raced) return { requeueAfter: CLAIM_RACE_REQUEUE_MS };
     return { requeueAfter: nextLookMs(s, nodes) };
   }
 

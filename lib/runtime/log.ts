@@ -58,23 +58,49 @@ function isSecretLike(holder: unknown): boolean {
   return typeof holder === "object" && holder !== null && (holder as { kind?: unknown }).kind === "Secret";
 }
 
-/** A logger that writes `{"ts","level","msg",...fields}` lines. */
-export function jsonLogger(opts: JsonLoggerOptions = {}): Logger {
+/** One line: when, how bad, what, and the fields. */
+interface LogRecord {
+  ts: string;
+  level: LogLevel;
+  msg: string;
+  fields: LogFields;
+}
+
+function lineLogger(opts: JsonLoggerOptions, format: (r: LogRecord) => string): Logger {
   const min = RANK[opts.level ?? "info"];
   const write = opts.write ?? writeStderr;
   const now = opts.now ?? Date.now;
   const base = opts.fields ?? {};
   const emit = (level: LogLevel) => (msg: string, fields: LogFields = {}) => {
     if (RANK[level] < min) return;
+    const ts = new Date(now()).toISOString();
     let line: string;
     try {
-      line = JSON.stringify({ ts: new Date(now()).toISOString(), level, msg, ...base, ...fields }, replacer);
+      line = format({ ts, level, msg, fields: { ...base, ...fields } });
     } catch (err) {
-      line = JSON.stringify({ ts: new Date(now()).toISOString(), level, msg, logError: String(err) });
+      line = format({ ts, level, msg, fields: { logError: String(err) } });
     }
     write(line);
   };
   return { debug: emit("debug"), info: emit("info"), error: emit("error") };
+}
+
+/** A logger that writes `{"ts","level","msg",...fields}` lines. */
+export function jsonLogger(opts: JsonLoggerOptions = {}): Logger {
+  return lineLogger(opts, (r) => JSON.stringify({ ts: r.ts, level: r.level, msg: r.msg, ...r.fields }, replacer));
+}
+
+/**
+ * A logger for people: `time LEVEL message key=value …`; strings as they
+ * are, anything else as JSON (with the same redaction as {@link jsonLogger}).
+ */
+export function textLogger(opts: JsonLoggerOptions = {}): Logger {
+  return lineLogger(opts, (r) => {
+    const kv = Object.entries(r.fields).map(([k, v]) =>
+      `${k}=${typeof v === "string" ? v : JSON.stringify(v, replacer)}`
+    );
+    return `${r.ts} ${r.level.toUpperCase().padEnd(5)} ${r.msg}${kv.length ? " " + kv.join(" ") : ""}`;
+  });
 }
 
 /** A logger that adds `fields` to every line of `inner`. */

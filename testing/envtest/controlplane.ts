@@ -10,8 +10,9 @@
  * @module
  */
 import { parseAllDocuments } from "yaml";
-import { KubeClient } from "../../lib/kube/client.ts";
-import { CRDS, NAMESPACES } from "../../lib/kube/resources.ts";
+import { KubeClient, type KubeObject } from "../../lib/kube/client.ts";
+import { applyCrds } from "../../lib/kube/crd.ts";
+import { NAMESPACES } from "../../lib/kube/resources.ts";
 import { createCa, issueCert, type KeyPair } from "../../lib/pki.ts";
 import { freePort, type Guarded, startGuarded } from "./process.ts";
 
@@ -239,24 +240,12 @@ async function waitReady(client: KubeClient, procs: Guarded[], timeoutMs = 60_00
 
 /** Applies CRD manifests and waits until each is Established. */
 export async function installCrds(client: KubeClient, paths: string[]): Promise<void> {
-  const names: string[] = [];
+  const crds: KubeObject[] = [];
   for (const path of paths) {
     for (const doc of parseAllDocuments(await Deno.readTextFile(path))) {
       const obj = doc.toJS();
-      if (!obj) continue;
-      await client.apply(CRDS, obj);
-      names.push(obj.metadata.name);
+      if (obj) crds.push(obj);
     }
   }
-  const deadline = Date.now() + 30_000;
-  for (const name of names) {
-    while (true) {
-      const crd = await client.get<
-        { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }
-      >(CRDS, name);
-      if (crd?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
-      if (Date.now() > deadline) throw new Error(`CRD ${name} was not Established within 30s`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  await applyCrds(client, crds);
 }

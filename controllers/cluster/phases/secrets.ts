@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { KUBERNETES_CLUSTERS } from "../../../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../../../crds/kubernetescluster.ts";
 import { wasBootstrapped } from "../../../core/identity.ts";
 import { REGENERATE_IDENTITY_ANNOTATION } from "../../../core/labels.ts";
 import { caKeySecret, caSecret, kubeconfigSecret } from "../../../core/names.ts";
