@@ -13,7 +13,7 @@ import { MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { silentLogger } from "../lib/runtime/log.ts";
 import { CLUSTER_LABEL } from "../core/labels.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
-import { ClaimConflictError } from "../controllers/cluster/claims.ts";
+import { ClaimConflictError, claimMachine, releaseMachine } from "../controllers/cluster/claims.ts";
 import { reconcileClaims } from "../controllers/cluster/phases/claims.ts";
 import { reconcileConfigurations } from "../controllers/cluster/phases/configurations.ts";
 import { reconcileSecrets } from "../controllers/cluster/phases/secrets.ts";
@@ -113,6 +113,24 @@ Deno.test("configurations phase alone: a foreign configuration of the same name 
   assert.ok(err instanceof ClusterProblem, `expected a ClusterProblem, got ${err}`);
   assert.equal(err.reason, "ForeignConfiguration");
   assert.match(err.message, /NixosConfiguration c\.cp-1 .* delete it, or remove Machine cp-1/);
+});
+
+Deno.test("claims are version-checked and a release never removes someone else's claim", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("claim");
+  await machines(cp.client, ns, ["m"]);
+  const fresh = (await cp.client.get<Machine>(MACHINES, "m", ns))!;
+  const mine = await claimMachine(cp.client, fresh, "a");
+  assert.equal(mine.metadata.labels?.[CLUSTER_LABEL], "a");
+  // A second claim from the same stale read loses.
+  await assert.rejects(claimMachine(cp.client, fresh, "b"), ClaimConflictError);
+  // Another cluster takes it over; releasing with our stale view of it leaves their claim alone.
+  await cp.client.mergePatch(MACHINES, "m", ns, { metadata: { labels: { [CLUSTER_LABEL]: "b" } } });
+  assert.equal(await releaseMachine(cp.client, mine, "a"), false);
+  assert.equal((await cp.client.get<Machine>(MACHINES, "m", ns))!.metadata.labels?.[CLUSTER_LABEL], "b");
+  const theirs = (await cp.client.get<Machine>(MACHINES, "m", ns))!;
+  assert.equal(await releaseMachine(cp.client, theirs, "b"), true);
+  assert.equal((await cp.client.get<Machine>(MACHINES, "m", ns))!.metadata.labels?.[CLUSTER_LABEL], undefined);
 });
 
 Deno.test("stop the shared control plane", async () => {

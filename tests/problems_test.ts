@@ -226,6 +226,56 @@ Deno.test("a configuration of ours whose cluster label was removed is still ours
   }
 });
 
+Deno.test("an explicit Machine that is missing is named in status", async () => {
+  const e = await setup("miss");
+  try {
+    await createMachines(e.client, e.ns, ["cp-1"]);
+    await e.client.create(KUBERNETES_CLUSTERS, cluster(e.ns, "c", { controlPlane: { machines: ["cp-1", "ghost"] } }));
+    const c = await eventually("MachinesUnavailable", async () => {
+      const x = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
+      return x && x.status?.conditions?.find((y) => y.type === "MachinesAvailable")?.reason === "MachinesUnavailable"
+        ? x
+        : undefined;
+    });
+    assert.match(
+      c.status!.conditions!.find((y) => y.type === "MachinesAvailable")!.message,
+      /Machine ghost does not exist/,
+    );
+  } finally {
+    await e.stop();
+  }
+});
+
+Deno.test("a NIO failure makes the cluster Failed with the node named, then it recovers", async () => {
+  const e = await setup("fail");
+  try {
+    await createMachines(e.client, e.ns, ["cp-1", "w-1"]);
+    await e.client.create(
+      KUBERNETES_CLUSTERS,
+      cluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } }),
+    );
+    await eventually("configuration of w-1", () => e.client.get(NIXOS_CONFIGURATIONS, "c-w-1", e.ns));
+    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c-w-1", e.ns, {
+      metadata: { annotations: { "sim.nio.homystack.com/fail-apply": "true" } },
+    });
+    const failed = await eventually("Failed", async () => {
+      const c = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
+      return c?.status?.phase === "Failed" ? c : undefined;
+    });
+    assert.match(readyOf(failed)!.message, /w-1 \(ApplyFailed/);
+    assert.equal(failed.status!.conditions!.find((x) => x.type === "DataPlaneReady")!.reason, "NodeFailed");
+    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c-w-1", e.ns, {
+      metadata: { annotations: { "sim.nio.homystack.com/fail-apply": null } },
+    });
+    await eventually("Ready again", async () => {
+      const x = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
+      return x?.status?.phase === "Ready";
+    }, 30_000);
+  } finally {
+    await e.stop();
+  }
+});
+
 Deno.test("stop the shared control plane", async () => {
   await env.stop();
 });

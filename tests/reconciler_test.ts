@@ -13,7 +13,6 @@ import { CLUSTER_LABEL, FINALIZER } from "../core/labels.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { certInfo, signedBy } from "../lib/pki.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
-import { ClaimConflictError, claimMachine, releaseMachine } from "../controllers/cluster/claims.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { createMachines, startNico } from "../testing/nico.ts";
 
@@ -164,21 +163,6 @@ Deno.test("explicit lists take precedence; underprovisioned selectors say so", a
   }
 });
 
-Deno.test("an explicit Machine that is missing is named in status", async () => {
-  const e = await setup("miss");
-  try {
-    await createMachines(e.client, e.ns, ["cp-1"]);
-    await e.client.create(KUBERNETES_CLUSTERS, kcluster(e.ns, "c", { controlPlane: { machines: ["cp-1", "ghost"] } }));
-    const c = await eventually("MachinesUnavailable", async () => {
-      const x = await getCluster(e, "c");
-      return x && cond(x, "MachinesAvailable")?.reason === "MachinesUnavailable" ? x : undefined;
-    });
-    assert.match(cond(c, "MachinesAvailable")!.message, /Machine ghost does not exist/);
-  } finally {
-    await e.stop();
-  }
-});
-
 Deno.test("many clusters created at once over one pool never share a Machine", async () => {
   const e = await setup("race");
   try {
@@ -279,33 +263,6 @@ Deno.test("an operator restart mid-provisioning continues without duplicates", a
   }
 });
 
-Deno.test("a NIO failure makes the cluster Failed with the node named, then it recovers", async () => {
-  const e = await setup("fail");
-  try {
-    await createMachines(e.client, e.ns, ["cp-1", "w-1"]);
-    await e.client.create(
-      KUBERNETES_CLUSTERS,
-      kcluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } }),
-    );
-    await eventually("configuration of w-1", () => e.client.get(NIXOS_CONFIGURATIONS, "c.w-1", e.ns));
-    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", e.ns, {
-      metadata: { annotations: { "sim.nio.homystack.com/fail-apply": "true" } },
-    });
-    const failed = await eventually("Failed", async () => {
-      const c = await getCluster(e, "c");
-      return c?.status?.phase === "Failed" ? c : undefined;
-    });
-    assert.match(cond(failed, "Ready")!.message, /w-1 \(ApplyFailed/);
-    assert.equal(cond(failed, "DataPlaneReady")!.reason, "NodeFailed");
-    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", e.ns, {
-      metadata: { annotations: { "sim.nio.homystack.com/fail-apply": null } },
-    });
-    await readyCluster(e, "c");
-  } finally {
-    await e.stop();
-  }
-});
-
 Deno.test("a node NIO never finishes fails after the operator's node timeout when the spec sets none", async () => {
   const cp = await env.get();
   const ns = await cp.namespace("timeout");
@@ -378,24 +335,6 @@ Deno.test("deletion releases every Machine and removes every owned Secret", asyn
   } finally {
     await e.stop();
   }
-});
-
-Deno.test("claims are version-checked and a release never removes someone else's claim", async () => {
-  const cp = await env.get();
-  const ns = await cp.namespace("claim");
-  await createMachines(cp.client, ns, ["m"]);
-  const fresh = (await cp.client.get<Machine>(MACHINES, "m", ns))!;
-  const mine = await claimMachine(cp.client, fresh, "a");
-  assert.equal(mine.metadata.labels?.[CLUSTER_LABEL], "a");
-  // A second claim from the same stale read loses.
-  await assert.rejects(claimMachine(cp.client, fresh, "b"), ClaimConflictError);
-  // Another cluster takes it over; releasing with our stale view of it leaves their claim alone.
-  await cp.client.mergePatch(MACHINES, "m", ns, { metadata: { labels: { [CLUSTER_LABEL]: "b" } } });
-  assert.equal(await releaseMachine(cp.client, mine, "a"), false);
-  assert.equal((await cp.client.get<Machine>(MACHINES, "m", ns))!.metadata.labels?.[CLUSTER_LABEL], "b");
-  const theirs = (await cp.client.get<Machine>(MACHINES, "m", ns))!;
-  assert.equal(await releaseMachine(cp.client, theirs, "b"), true);
-  assert.equal((await cp.client.get<Machine>(MACHINES, "m", ns))!.metadata.labels?.[CLUSTER_LABEL], undefined);
 });
 
 Deno.test("stop the shared control plane", async () => {

@@ -4,14 +4,18 @@
  *
  * @example
  * ```ts
- * const machines = new Informer<Machine>(client, MACHINES);
- * const controller = new Controller({ name: "machines", workers: 2 }, async (key, signal) => {
+ * import { Controller, Informer, splitKey } from "./mod.ts";
+ * import type { KubeClient, KubeObject } from "../kube/client.ts";
+ * import { SECRETS } from "../kube/resources.ts";
+ * declare const client: KubeClient;
+ * declare const signal: AbortSignal;
+ * const secrets = new Informer<KubeObject>(client, SECRETS);
+ * const controller = new Controller({ name: "secrets", workers: 2 }, async (key, _signal, log) => {
  *   const { namespace, name } = splitKey(key);
- *   const machine = machines.get(namespace, name);
- *   if (!machine) return;
- *   // ...
+ *   if (!secrets.get(namespace, name)) return;
+ *   log.info("seen"); // the runtime's logger carries the key and reconcile ID
  *   return { requeueAfter: 60_000 };
- * }).watch(machines);
+ * }).watch(secrets);
  * await controller.run(signal);
  * ```
  * @module

@@ -1,0 +1,92 @@
+/** NICO as a separate process for the scale benchmark: start, settle, controller figures. */
+import { type ControlPlane } from "../../testing/envtest/controlplane.ts";
+import { freePort, type Guarded, startGuarded } from "../../testing/envtest/process.ts";
+import { findProgram } from "./procfs.ts";
+import { delta, histogramQuantile, parseMetrics, type Sample, sum } from "./promtext.ts";
+import { Options } from "./options.ts";
+import { NICO_USER, ROOT, round, waitHttp } from "./util.ts";
+
+// ---------------------------------------------------------------- NICO
+
+export interface Nico {
+  proc: Guarded;
+  pid: number;
+  metricsUrl: string;
+  logPath: string;
+  metrics(): Promise<Sample[]>;
+}
+
+export async function startNico(cp: ControlPlane, dir: string, opts: Options): Promise<Nico> {
+  const kubeconfig = await cp.userKubeconfig(NICO_USER, ["system:masters"]);
+  const metricsPort = freePort();
+  const healthPort = freePort();
+  const logPath = `${dir}/nico.log`;
+  const proc = startGuarded("nico", Deno.execPath(), [
+    "run",
+    "--allow-all",
+    ...(opts.nicoV8Flags ? [`--v8-flags=${opts.nicoV8Flags}`] : []),
+    `${ROOT}main.ts`,
+    "run",
+    `--kubeconfig=${kubeconfig}`,
+    "--leader-elect=false",
+    "--webhook-cert-mode=off",
+    `--metrics-addr=127.0.0.1:${metricsPort}`,
+    `--health-addr=127.0.0.1:${healthPort}`,
+    `--log-level=${opts.nicoLogLevel}`,
+    ...(opts.workers ? [`--workers=${opts.workers}`] : []),
+  ], logPath);
+  await waitHttp(`http://127.0.0.1:${healthPort}/readyz`, proc, 60_000);
+  const pid = await findProgram(proc.pid, "main.ts");
+  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+  return {
+    proc,
+    pid,
+    metricsUrl,
+    logPath,
+    metrics: async () => parseMetrics(await (await fetch(metricsUrl)).text()),
+  };
+}
+
+/** Waits until NICO has reconciled nothing for `quietMs` with an empty queue; answers how long that took. */
+export async function settle(nico: Nico, quietMs: number, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  let last = -1;
+  let since = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    const m = await nico.metrics();
+    const n = sum(m, "controller_runtime_reconcile_total") + sum(m, "workqueue_adds_total");
+    const depth = sum(m, "workqueue_depth");
+    if (n !== last || depth > 0) {
+      last = n;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) {
+      return since - started;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return Date.now() - started;
+}
+
+export function nicoControllerFigures(before: Sample[], after: Sample[], wallS: number, workers: number) {
+  const d = (name: string, match: Record<string, string> = {}) => delta(before, after, name, match);
+  const reconciles = d("controller_runtime_reconcile_total");
+  const reconcileSeconds = d("controller_runtime_reconcile_time_seconds_sum");
+  return {
+    reconciles,
+    byResult: Object.fromEntries(
+      ["success", "requeue", "error", "terminal"].map((
+        r,
+      ) => [r, d("controller_runtime_reconcile_total", { result: r })]),
+    ),
+    reconcileMeanMs: reconciles ? round((reconcileSeconds / reconciles) * 1000, 1) : null,
+    reconcileP50s: histogramQuantile(before, after, "controller_runtime_reconcile_time_seconds", 0.5) ?? null,
+    reconcileP99s: histogramQuantile(before, after, "controller_runtime_reconcile_time_seconds", 0.99) ?? null,
+    queueAdds: d("workqueue_adds_total"),
+    queueRetries: d("workqueue_retries_total"),
+    queueWaitMeanMs: d("workqueue_queue_duration_seconds_count")
+      ? round((d("workqueue_queue_duration_seconds_sum") / d("workqueue_queue_duration_seconds_count")) * 1000, 1)
+      : null,
+    /** Reconcile time over (workers × wall time): near 1 means the workers were the bottleneck. */
+    workerUtilisation: round(reconcileSeconds / (workers * wallS), 2),
+  };
+}

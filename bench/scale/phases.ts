@@ -1,0 +1,336 @@
+/** The phases of one size: prepare, provision, idle, rollout, and what NICO caches. */
+import type { CacheFigures, IdleWindow, ProvisionFigures, RolloutFigures } from "./result.ts";
+import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
+import { NAMESPACES, SECRETS } from "../../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { CLUSTER_LABEL } from "../../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../../core/nio.ts";
+import { type ControlPlane } from "../../testing/envtest/controlplane.ts";
+import { type SimNio, startSimNio } from "../../testing/sim-nio.ts";
+import { type Templates } from "./ceiling.ts";
+import { type GitServer } from "./gitserver.ts";
+import { Observer, until } from "./observer.ts";
+import { forEachLimited } from "./pool.ts";
+import { cpuSeconds } from "./procfs.ts";
+import { delta } from "./promtext.ts";
+import { Options, Size } from "./options.ts";
+import {
+  apiserverMetrics,
+  apiserverWork,
+  clusterName,
+  cpuDelta,
+  cpuOf,
+  createClusters,
+  createMachines,
+  dist,
+  log,
+  machineNames,
+  round,
+  secs,
+} from "./util.ts";
+import { Nico, nicoControllerFigures, settle } from "./nico.ts";
+
+// ---------------------------------------------------------------- phases
+
+export interface Env {
+  cp: ControlPlane;
+  dir: string;
+  auditPath: string;
+  bench: KubeClient;
+  observer: Observer;
+  nico: Nico;
+  pids: Record<string, number | undefined>;
+  git: GitServer;
+  opts: Options;
+}
+
+export function placements(prefix: string, clusters: number, namespaces: number) {
+  const nss = Array.from({ length: namespaces }, (_, k) => (namespaces === 1 ? prefix : `${prefix}-${k}`));
+  return {
+    namespaces: nss,
+    clusters: Array.from({ length: clusters }, (_, i) => ({ ns: nss[i % namespaces]!, name: clusterName(i) })),
+  };
+}
+
+export async function prepare(
+  env: Env,
+  prefix: string,
+  size: Size,
+  applyDelayMs: number,
+): Promise<{ nss: Set<string>; placement: { ns: string; name: string }[]; nios: SimNio[] }> {
+  const { bench, observer, opts } = env;
+  const p = placements(prefix, size.clusters, opts.namespaces);
+  for (const ns of p.namespaces) await bench.create(NAMESPACES, { metadata: { name: ns } });
+  let nioErrors = 0;
+  const nios = p.namespaces.map((ns) =>
+    startSimNio(bench, {
+      namespace: ns,
+      applyDelayMs,
+      removeDelayMs: 0,
+      onError: (err, what) => {
+        if (nioErrors++ < 5) log(`sim-nio ${ns}: ${what}: ${(err as Error).message}`);
+      },
+    })
+  );
+  const t = Date.now();
+  for (const ns of p.namespaces) {
+    const names = p.clusters.filter((c) => c.ns === ns).flatMap((c) => machineNames(c.name, size.machinesPerCluster));
+    await createMachines(bench, ns, names, opts.concurrency);
+  }
+  const total = size.clusters * size.machinesPerCluster;
+  const ok = await until(
+    () => p.namespaces.reduce((n, ns) => n + (observer.discoverable.get(ns)?.size ?? 0), 0) >= total,
+    opts.timeoutSeconds * 1000,
+  );
+  if (!ok) throw new Error(`the simulated NIO did not discover ${total} machines in ${opts.timeoutSeconds}s`);
+  log(`${total} machines created and discovered in ${secs(Date.now() - t)} s`);
+  return { nss: new Set(p.namespaces), placement: p.clusters, nios };
+}
+
+export async function provision(
+  env: Env,
+  size: Size,
+  nss: Set<string>,
+  placement: { ns: string; name: string }[],
+): Promise<{ result: ProvisionFigures; t0: number; tEnd: number }> {
+  const { bench, observer, nico, opts } = env;
+  const nodes = size.clusters * size.machinesPerCluster;
+  await settle(nico, 1000, 10_000);
+  const a0 = await apiserverMetrics(bench);
+  const cpu0 = await cpuOf(env.pids);
+  const m0 = await nico.metrics();
+  const t0 = Date.now();
+  await createClusters(bench, placement, size.machinesPerCluster, opts.cp, env.git.url("flake"), opts.concurrency);
+  const tCreated = Date.now();
+  const progress = () => {
+    const cfgs = observer.configsIn(nss).length;
+    const ready = observer.clustersIn(nss).filter(([, c]) => c.ready.size > 0).length;
+    log(`  ${secs(Date.now() - t0)} s: ${cfgs}/${nodes} configurations, ${ready}/${size.clusters} clusters Ready`);
+  };
+  const timeout = opts.timeoutSeconds * 1000;
+  const allConfigs = await until(() => observer.configsIn(nss).length >= nodes, timeout, progress);
+  const cfgTimes = observer.configsIn(nss);
+  const tConfigs = allConfigs ? Math.max(...cfgTimes.map((c) => c.seen)) : NaN;
+  const allReady = await until(
+    () => observer.clustersIn(nss).filter(([, c]) => c.ready.size > 0).length >= size.clusters,
+    Math.max(1000, timeout - (Date.now() - t0)),
+    progress,
+  );
+  const clusters = observer.clustersIn(nss);
+  const tReady = allReady ? Math.max(...clusters.map(([, c]) => Math.min(...c.ready.values()))) : NaN;
+  const tEnd = allReady ? tReady : Date.now();
+  const cpu1 = await cpuOf(env.pids);
+  const m1 = await nico.metrics();
+  const a1 = await apiserverMetrics(bench);
+  const wallS = (tEnd - t0) / 1000;
+
+  // Per cluster: when its configurations appeared, when the bootstrap node was applied, when it was Ready.
+  const byCluster = new Map<string, typeof cfgTimes>();
+  for (const c of cfgTimes) {
+    const list = byCluster.get(c.cluster) ?? [];
+    list.push(c);
+    byCluster.set(c.cluster, list);
+  }
+  const toReady: number[] = [];
+  const serial: number[] = [];
+  const bootstrapApply: number[] = [];
+  const afterBootstrap: number[] = [];
+  for (const [key, ct] of clusters) {
+    const ready = ct.ready.size ? Math.min(...ct.ready.values()) : undefined;
+    if (ready !== undefined) toReady.push(ready - t0);
+    const cfgs = byCluster.get(key) ?? [];
+    if (cfgs.length < size.machinesPerCluster) continue;
+    const first = Math.min(...cfgs.map((c) => c.seen));
+    const last = Math.max(...cfgs.map((c) => c.seen));
+    serial.push(last - first);
+    const boot = cfgs.find((c) => c.bootstrap);
+    const bootApplied = boot?.applied.get(1);
+    if (boot && bootApplied !== undefined) {
+      bootstrapApply.push(bootApplied - boot.seen);
+      const next = cfgs.filter((c) => c !== boot).map((c) => c.seen);
+      if (next.length) afterBootstrap.push(Math.min(...next) - bootApplied);
+    }
+  }
+  const result = {
+    clusters: size.clusters,
+    machines: nodes,
+    complete: allConfigs && allReady,
+    createSeconds: secs(tCreated - t0),
+    allConfigurationsSeconds: allConfigs ? secs(tConfigs - t0) : null,
+    allReadySeconds: allReady ? secs(tReady - t0) : null,
+    clusterReadySeconds: dist(toReady),
+    /** From a cluster's first to its last NixosConfiguration: what one-at-a-time ordering costs per cluster. */
+    orderingSpanSeconds: dist(serial),
+    /** Bootstrap configuration created → applied by the simulated NIO (apply delay 0). */
+    bootstrapApplySeconds: dist(bootstrapApply),
+    /** Bootstrap applied → NICO creates the next configuration of the cluster. */
+    nicoReactionSeconds: dist(afterBootstrap),
+    cpu: cpuDelta(cpu0, cpu1, wallS),
+    /** Everything the API server served meanwhile: NICO, the simulated NIO and the benchmark's watches. */
+    apiserver: apiserverWork(a0, a1, size.clusters),
+    nicoController: nicoControllerFigures(m0, m1, wallS, opts.workers ?? 2),
+  };
+  return { result, t0, tEnd };
+}
+
+export async function idle(env: Env): Promise<IdleWindow> {
+  const { nico, opts } = env;
+  const settleMs = await settle(nico, 3000, 60_000);
+  const m0 = await nico.metrics();
+  const cpu0 = await cpuSeconds(nico.pid);
+  const t0 = Date.now();
+  // CPU per 10 s slice (reading /proc costs NICO nothing): tells a GC tail after the burst from steady work.
+  const slices: number[] = [];
+  let prev = cpu0 ?? NaN;
+  while (Date.now() - t0 < opts.idleSeconds * 1000) {
+    await new Promise((r) => setTimeout(r, Math.min(10_000, opts.idleSeconds * 1000 - (Date.now() - t0))));
+    const c = (await cpuSeconds(nico.pid)) ?? NaN;
+    slices.push(round(c - prev, 3));
+    prev = c;
+  }
+  const t1 = Date.now();
+  const cpu1 = await cpuSeconds(nico.pid);
+  const m1 = await nico.metrics();
+  const cpuS = (cpu1 ?? NaN) - (cpu0 ?? NaN);
+  return {
+    settleSeconds: secs(settleMs),
+    t0,
+    t1,
+    seconds: secs(t1 - t0),
+    nicoCpuSeconds: round(cpuS, 3),
+    nicoCpuPercent: round((100 * cpuS) / ((t1 - t0) / 1000), 2),
+    nicoCpuPer10sSlice: slices,
+    reconciles: delta(m0, m1, "controller_runtime_reconcile_total"),
+  };
+}
+
+export async function rollout(
+  env: Env,
+  machinesPerCluster: number,
+): Promise<RolloutFigures & { window: { from: number; to: number } }> {
+  const { bench, observer, opts } = env;
+  const size = { clusters: opts.rolloutClusters, machinesPerCluster };
+  log(`rollout: ${size.clusters} clusters of ${machinesPerCluster}, simulated apply ${opts.rolloutApplyMs} ms`);
+  const { nss, placement, nios } = await prepare(env, "rollout", size, opts.rolloutApplyMs);
+  try {
+    const workers = machinesPerCluster - opts.cp;
+    const d = opts.rolloutApplyMs;
+    // Provisioning with the apply delay: bootstrap first, then the other control-plane nodes one at a time;
+    // workers start as soon as the bootstrap node is up, so they overlap the control plane.
+    const provisionSteps = Math.max(opts.cp, workers > 0 ? 2 : 1);
+    const t0 = Date.now();
+    await createClusters(bench, placement, machinesPerCluster, opts.cp, env.git.url("flake"), opts.concurrency);
+    const timeout = opts.timeoutSeconds * 1000;
+    const provisioned = await until(
+      () => observer.clustersIn(nss).filter(([, c]) => c.ready.size > 0).length >= size.clusters,
+      timeout,
+    );
+    if (!provisioned) throw new Error("rollout clusters did not become Ready");
+    const tProv = Math.max(...observer.clustersIn(nss).map(([, c]) => Math.min(...c.ready.values())));
+    await new Promise((r) => setTimeout(r, 1000));
+
+    // The change: a new gitRepo on every cluster at once.
+    const newRepo = env.git.url("flake-v2");
+    const gens = new Map<string, number>();
+    const r0 = Date.now();
+    await forEachLimited(placement, opts.concurrency, async ({ ns, name }) => {
+      const c = await bench.mergePatch<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns, {
+        spec: { gitRepo: newRepo },
+      });
+      gens.set(`${ns}/${name}`, c.metadata.generation ?? 0);
+    });
+    const done = () =>
+      [...gens.entries()].every(([k, g]) => observer.clusters.get(k)?.ready.has(g)) &&
+      observer.configsIn(nss).every((c) => c.gitRepo === newRepo && c.applied.has(c.generation));
+    const ok = await until(done, timeout, () => {
+      const n = [...gens.entries()].filter(([k, g]) => observer.clusters.get(k)?.ready.has(g)).length;
+      log(`  ${secs(Date.now() - r0)} s: ${n}/${gens.size} clusters rolled out`);
+    });
+    const tDone = ok ? Math.max(...[...gens.entries()].map(([k, g]) => observer.clusters.get(k)!.ready.get(g)!)) : NaN;
+
+    // Steps per cluster, from the configurations' generations: updated (spec changed) → applied.
+    const reaction: number[] = [];
+    const nioLag: number[] = [];
+    const perCluster: number[] = [];
+    const cfgs = observer.configsIn(nss);
+    for (const [k, g] of gens) {
+      const steps = cfgs.filter((c) => c.cluster === k && c.generation >= 2).map((c) => ({
+        updated: c.genSeen.get(c.generation)!,
+        applied: c.applied.get(c.generation),
+      })).sort((a, b) => a.updated - b.updated);
+      if (steps.some((s) => s.applied === undefined)) continue;
+      let prev = r0;
+      for (const s of steps) {
+        reaction.push(s.updated - prev);
+        nioLag.push(s.applied! - s.updated - d);
+        prev = s.applied!;
+      }
+      const ready = observer.clusters.get(k)?.ready.get(g);
+      if (ready !== undefined) perCluster.push(ready - r0);
+    }
+    const steps = workers + opts.cp; // maxUnavailable 1: workers one at a time, then the control plane one at a time
+    return {
+      clusters: size.clusters,
+      machinesPerCluster,
+      applyMs: d,
+      provisioning: {
+        seconds: secs(tProv - t0),
+        minimumSeconds: secs(provisionSteps * d),
+        steps: provisionSteps,
+      },
+      complete: ok,
+      seconds: ok ? secs(tDone - r0) : null,
+      minimumSeconds: secs(steps * d),
+      sequentialSteps: steps,
+      ratio: ok ? round((tDone - r0) / (steps * d), 2) : null,
+      overheadPerStepSeconds: ok ? round((tDone - r0 - steps * d) / steps / 1000, 3) : null,
+      clusterSeconds: dist(perCluster),
+      /** Previous node applied (or the spec change) → NICO updates the next node's configuration. */
+      nicoReactionSeconds: dist(reaction),
+      /** Configuration updated → applied, minus the apply delay: the simulated NIO's own latency. */
+      nioLatencySeconds: dist(nioLag),
+      window: { from: r0, to: ok ? tDone : Date.now() },
+    };
+  } finally {
+    for (const n of nios) await n.stop();
+  }
+}
+
+/** What NICO's informers hold, as JSON bytes, and how much of it is metadata.managedFields. */
+export async function cacheFootprint(bench: KubeClient): Promise<CacheFigures> {
+  const out: Record<string, { objects: number; jsonMiB: number; managedFieldsMiB: number }> = {};
+  const lists: [string, Promise<{ items: KubeObject[] }>][] = [
+    ["kubernetesclusters", bench.list(KUBERNETES_CLUSTERS)],
+    ["machines", bench.list(MACHINES)],
+    ["nixosconfigurations", bench.list(NIXOS_CONFIGURATIONS)],
+    ["secrets (labelled)", bench.list(SECRETS, { labelSelector: CLUSTER_LABEL })],
+  ];
+  for (const [name, p] of lists) {
+    const { items } = await p;
+    let bytes = 0;
+    let mf = 0;
+    for (const i of items) {
+      bytes += JSON.stringify(i).length;
+      mf += JSON.stringify((i.metadata as { managedFields?: unknown }).managedFields ?? null).length;
+    }
+    out[name] = { objects: items.length, jsonMiB: round(bytes / 2 ** 20, 2), managedFieldsMiB: round(mf / 2 ** 20, 2) };
+  }
+  return out;
+}
+
+/** Copies of one Ready cluster's objects, for the ceiling. */
+export async function templates(bench: KubeClient, ns: string, name: string): Promise<Templates> {
+  const cluster = (await bench.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns))!;
+  const secrets = (await bench.list<Templates["secrets"][number]>(SECRETS, {
+    namespace: ns,
+    labelSelector: `${CLUSTER_LABEL}=${name}`,
+  })).items;
+  const configs = (await bench.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
+    namespace: ns,
+    labelSelector: `${CLUSTER_LABEL}=${name}`,
+  })).items;
+  const machine = (await bench.get<Machine>(MACHINES, configs[0]!.spec.machineRef.name, ns))!;
+  return { cluster, secrets, configs, machineStatus: machine.status! };
+}
