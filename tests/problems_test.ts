@@ -209,12 +209,12 @@ Deno.test("a configuration of ours whose cluster label was removed is still ours
       return x?.status?.phase === "Ready";
     });
     // Ownership is the controller reference: without the label, NICO used to call its own object foreign.
-    await e.client.jsonPatch(NIXOS_CONFIGURATIONS, "c-cp-1", e.ns, [
+    await e.client.jsonPatch(NIXOS_CONFIGURATIONS, "c.cp-1", e.ns, [
       { op: "remove", path: "/metadata/labels/nico.homystack.com~1cluster" },
     ]);
     await e.client.mergePatch(KUBERNETES_CLUSTERS, "c", e.ns, { metadata: { annotations: { poke: "1" } } });
     await eventually("the label is back", async () => {
-      const cfg = await e.client.get<any>(NIXOS_CONFIGURATIONS, "c-cp-1", e.ns);
+      const cfg = await e.client.get<any>(NIXOS_CONFIGURATIONS, "c.cp-1", e.ns);
       return cfg?.metadata.labels?.["nico.homystack.com/cluster"] === "c";
     });
     await eventually("still Ready, no problem reported", async () => {
@@ -254,8 +254,8 @@ Deno.test("a NIO failure makes the cluster Failed with the node named, then it r
       KUBERNETES_CLUSTERS,
       cluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } }),
     );
-    await eventually("configuration of w-1", () => e.client.get(NIXOS_CONFIGURATIONS, "c-w-1", e.ns));
-    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c-w-1", e.ns, {
+    await eventually("configuration of w-1", () => e.client.get(NIXOS_CONFIGURATIONS, "c.w-1", e.ns));
+    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", e.ns, {
       metadata: { annotations: { "sim.nio.homystack.com/fail-apply": "true" } },
     });
     const failed = await eventually("Failed", async () => {
@@ -264,7 +264,7 @@ Deno.test("a NIO failure makes the cluster Failed with the node named, then it r
     });
     assert.match(readyOf(failed)!.message, /w-1 \(ApplyFailed/);
     assert.equal(failed.status!.conditions!.find((x) => x.type === "DataPlaneReady")!.reason, "NodeFailed");
-    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c-w-1", e.ns, {
+    await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", e.ns, {
       metadata: { annotations: { "sim.nio.homystack.com/fail-apply": null } },
     });
     await eventually("Ready again", async () => {
