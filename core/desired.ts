@@ -134,7 +134,15 @@ function nodeSpec(
   };
 }
 
-/** A short hash of every node's spec hash: the cluster-wide revision being rolled out. */
+/**
+ * A short hash of every node's spec hash: the cluster-wide revision being rolled out.
+ *
+ * @example
+ * ```ts
+ * import { clusterHash } from "./desired.ts";
+ * clusterHash(["b", "a"]) === clusterHash(["a", "b"]); // true: the order of nodes does not matter
+ * ```
+ */
 export function clusterHash(nodeHashes: string[]): string {
   return createHash("sha256").update([...nodeHashes].sort().join(",")).digest("hex").slice(0, 12);
 }

@@ -14,12 +14,29 @@ export const CLIENT_CERT_DAYS = 365;
 /** Re-sign when less than this remains (about six months). */
 export const RENEW_BEFORE_MS = 182 * 24 * 60 * 60 * 1000;
 
-/** `https://host:port`, with brackets around an IPv6 address. */
+/**
+ * `https://host:port`, with brackets around an IPv6 address.
+ *
+ * @example
+ * ```ts
+ * import { endpointUrl } from "./kubeconfig.ts";
+ * endpointUrl("::1", 6443); // "https://[::1]:6443"
+ * ```
+ */
 export function endpointUrl(host: string, port: number): string {
   const h = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
   return `https://${h}:${port}`;
 }
 
+/**
+ * renderKubeconfig.
+ *
+ * @example
+ * ```ts
+ * import { renderKubeconfig } from "./kubeconfig.ts";
+ * renderKubeconfig("c", "https://127.0.0.1:6443", "CA", { certPem: "CERT", keyPem: "KEY" }).includes("current-context: c"); // true
+ * ```
+ */
 export function renderKubeconfig(cluster: string, server: string, caPem: string, client: KeyPair): string {
   const b64 = encodeBase64;
   const user = `${cluster}-admin`;
@@ -48,7 +65,16 @@ export async function issueKubeconfig(cluster: string, server: string, ca: KeyPa
   return renderKubeconfig(cluster, server, ca.certPem, client);
 }
 
-/** Reads back the server and client certificate of a kubeconfig NICO wrote. */
+/**
+ * Reads back the server and client certificate of a kubeconfig NICO wrote.
+ *
+ * @example
+ * ```ts
+ * import { readKubeconfig, renderKubeconfig } from "./kubeconfig.ts";
+ * const text = renderKubeconfig("c", "https://127.0.0.1:6443", "CA", { certPem: "CERT", keyPem: "KEY" });
+ * readKubeconfig(text)?.server; // "https://127.0.0.1:6443"
+ * ```
+ */
 export function readKubeconfig(text: string): { server: string; certPem: string } | undefined {
   const server = /server: (\S+)/.exec(text)?.[1];
   const cert = /client-certificate-data: (\S+)/.exec(text)?.[1];

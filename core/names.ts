@@ -21,7 +21,16 @@ export function configName(cluster: string, machine: string): string {
 /** Object names are at most 253 characters. */
 export const MAX_NAME = 253;
 
-/** Whether `<cluster>.<machine>` is a valid object name. */
+/**
+ * Whether `<cluster>.<machine>` is a valid object name.
+ *
+ * @example
+ * ```ts
+ * import { configNameFits } from "./names.ts";
+ * configNameFits("prod", "cp-1"); // true
+ * configNameFits("prod", "m".repeat(260)); // false
+ * ```
+ */
 export function configNameFits(cluster: string, machine: string): boolean {
   return configName(cluster, machine).length <= MAX_NAME;
 }
@@ -31,6 +40,12 @@ export function configNameFits(cluster: string, machine: string): boolean {
  * could collide between clusters. Existing children keep it: NICO adopts them
  * by owner and Machine, never renames them (a rename would make NIO apply
  * `#minimal` to a running node).
+ *
+ * @example
+ * ```ts
+ * import { legacyConfigName } from "./names.ts";
+ * legacyConfigName("prod", "cp-1"); // "prod-cp-1"
+ * ```
  */
 export function legacyConfigName(cluster: string, machine: string): string {
   return `${cluster}-${machine}`;
@@ -42,7 +57,15 @@ export const caSecret = (cluster: string) => `${cluster}-ca`;
 export const caKeySecret = (cluster: string) => `${cluster}-ca-key`;
 export const kubeconfigSecret = (cluster: string) => `${cluster}-kubeconfig`;
 
-/** Every Secret a cluster owns. */
+/**
+ * Every Secret a cluster owns.
+ *
+ * @example
+ * ```ts
+ * import { ownedSecretNames } from "./names.ts";
+ * ownedSecretNames("prod"); // ["prod-join-token", "prod-ca", "prod-ca-key", "prod-kubeconfig"]
+ * ```
+ */
 export function ownedSecretNames(cluster: string): string[] {
   return [joinTokenSecret(cluster), caSecret(cluster), caKeySecret(cluster), kubeconfigSecret(cluster)];
 }

@@ -83,12 +83,28 @@ export interface NixosConfiguration {
   };
 }
 
-/** The address NICO gives a node: `spec.host`, else `spec.ipAddress`, else `spec.hostname`. */
+/**
+ * The address NICO gives a node: `spec.host`, else `spec.ipAddress`, else `spec.hostname`.
+ *
+ * @example
+ * ```ts
+ * import { machineAddress } from "./nio.ts";
+ * machineAddress({ metadata: { name: "m" }, spec: { host: "127.0.0.5" } }); // "127.0.0.5"
+ * ```
+ */
 export function machineAddress(m: Machine): string | undefined {
   return m.spec?.host || m.spec?.ipAddress || m.spec?.hostname || undefined;
 }
 
-/** The Secret holding the Machine's SSH private key, if it names one in its own namespace. */
+/**
+ * The Secret holding the Machine's SSH private key, if it names one in its own namespace.
+ *
+ * @example
+ * ```ts
+ * import { machineSshKeySecret } from "./nio.ts";
+ * machineSshKeySecret({ metadata: { name: "m" }, spec: { sshKeySecretRef: { name: "m-ssh" } } }); // "m-ssh"
+ * ```
+ */
 export function machineSshKeySecret(m: Machine): string | undefined {
   const ref = m.spec?.sshKeySecretRef;
   if (!ref?.name) return undefined;
@@ -99,6 +115,15 @@ export function machineSshKeySecret(m: Machine): string | undefined {
 /** Key of the SSH private key inside the Machine's key Secret (newer NIO's convention). */
 export const SSH_KEY_SECRET_KEY = "ssh-privatekey";
 
+/**
+ * findCondition.
+ *
+ * @example
+ * ```ts
+ * import { findCondition } from "./nio.ts";
+ * findCondition([{ type: "Ready", status: "True" }], "Ready")?.status; // "True"
+ * ```
+ */
 export function findCondition<T extends { type: string }>(conds: T[] | undefined, type: string): T | undefined {
   return conds?.find((c) => c.type === type);
 }

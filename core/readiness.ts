@@ -37,7 +37,16 @@ export interface NodeInput {
   timeoutMs: number;
 }
 
-/** When NICO last changed the spec: its annotation, else the object's creation. */
+/**
+ * When NICO last changed the spec: its annotation, else the object's creation.
+ *
+ * @example
+ * ```ts
+ * import { specChangedAt } from "./readiness.ts";
+ * const cfg = { metadata: { name: "c.m", creationTimestamp: "2026-01-01T00:00:00Z" }, spec: { machineRef: { name: "m" } } };
+ * specChangedAt(cfg as never)?.toISOString(); // "2026-01-01T00:00:00.000Z"
+ * ```
+ */
 export function specChangedAt(cfg: NixosConfiguration): Date | undefined {
   const t = cfg.metadata.annotations?.[SPEC_CHANGED_ANNOTATION] ?? cfg.metadata.creationTimestamp;
   return t ? new Date(t) : undefined;

@@ -85,7 +85,24 @@ function cpOrder(nodes: PlanNode[], bootstrap: string): PlanNode[] {
   });
 }
 
-/** Plans one pass. */
+/**
+ * Plans one pass.
+ *
+ * @example
+ * ```ts
+ * import { planRollout } from "./rollout.ts";
+ * const node = (machine: string) => ({ machine, plane: "controlPlane" as const, exists: false, upToDate: false, available: false, failed: false });
+ * const plan = planRollout({
+ *   nodes: [node("cp-1"), node("cp-2")],
+ *   departing: [],
+ *   bootstrap: "cp-1",
+ *   order: "WorkersFirst",
+ *   maxUnavailable: 1,
+ *   paused: false,
+ * });
+ * plan.create; // ["cp-1"]: the bootstrap node first, the others once it is up
+ * ```
+ */
 export function planRollout(i: RolloutInput): RolloutPlan {
   const cp = cpOrder(i.nodes.filter((n) => n.plane === "controlPlane"), i.bootstrap);
   const workers = i.nodes.filter((n) => n.plane === "dataPlane").sort((a, b) => byName(a.machine, b.machine));

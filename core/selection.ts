@@ -187,7 +187,19 @@ function unhealthyTooLong(m: Machine, after: string | undefined, now: Date | und
   return now.getTime() - new Date(c.lastTransitionTime).getTime() > durationMs(after);
 }
 
-/** Selects the Machines of both planes. */
+/**
+ * Selects the Machines of both planes.
+ *
+ * @example
+ * ```ts
+ * import { selectMachines } from "./selection.ts";
+ * import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+ * const spec = KubernetesClusterSpec.parse({ controlPlane: { machines: ["cp-1"] } });
+ * const machine = (name: string) => ({ metadata: { name, namespace: "ns" }, spec: { host: "127.0.0.1" }, status: { discoverable: true } });
+ * const s = selectMachines({ cluster: { name: "c", namespace: "ns", spec }, machines: [machine("cp-1")], configurations: [] });
+ * s.controlPlane.members; // ["cp-1"]
+ * ```
+ */
 export function selectMachines(input: SelectionInput): Selection {
   const { cluster, machines, configurations } = input;
   const byName = new Map(machines.map((m) => [m.metadata.name, m]));
