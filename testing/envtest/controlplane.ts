@@ -12,6 +12,7 @@
 import { parseAllDocuments } from "yaml";
 import { KubeClient, type KubeObject } from "../../lib/kube/client.ts";
 import { applyCrds } from "../../lib/kube/crd.ts";
+import { encodeBase64 } from "../../lib/encoding.ts";
 import { NAMESPACES } from "../../lib/kube/resources.ts";
 import { createCa, issueCert, type KeyPair } from "../../lib/pki.ts";
 import { freePort, type Guarded, startGuarded } from "./process.ts";
@@ -72,7 +73,7 @@ export interface ControlPlane extends AsyncDisposable {
 
 /** Writes a kubeconfig file with client-certificate auth. */
 export function kubeconfigYaml(server: string, caPem: string, user: string, client: KeyPair): string {
-  const b64 = (s: string) => btoa(s);
+  const b64 = encodeBase64;
   return JSON.stringify(
     {
       apiVersion: "v1",
