@@ -53,6 +53,7 @@ const STATE_PAINT: Record<string, Paint> = {
   Deleting: "gray",
 };
 const POSITION_PAINT: Record<string, Paint> = {
+  failed: "red",
   updating: "yellow",
   pending: "cyan",
   held: "red",
@@ -111,10 +112,9 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
   const s = c.status;
   const rows: Cell[][] = [];
   const conds = s?.conditions ?? [];
-  const worst =
-    conds.filter(clusterAbnormal).sort((a, b) =>
-      (b.lastTransitionTime ?? "").localeCompare(a.lastTransitionTime ?? "")
-    )[0];
+  // The Ready condition sums the cluster up when it is not True; otherwise the newest one that is not fine.
+  const notReady = conds.find((x) => x.type === "Ready" && x.status !== "True");
+  const worst = notReady ?? newestAbnormal(conds.filter(clusterAbnormal));
   const rollout = s?.rollout;
   const phase = s?.phase ?? "Provisioning";
   rows.push([

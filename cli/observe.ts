@@ -17,7 +17,7 @@ import type { PlanNode, RolloutInput } from "../core/rollout.ts";
 import { isOwnedBy, type Plane } from "../core/selection.ts";
 
 /** Where a node stands in the rollout. */
-export type Position = "updating" | "pending" | "held" | "removing" | "up to date";
+export type Position = "failed" | "updating" | "pending" | "held" | "removing" | "up to date";
 
 export interface NodeView {
   machine: string;
@@ -132,6 +132,7 @@ export function clusterView(
     });
     let position: Position = "up to date";
     if (departing || removing.has(machine)) position = "removing";
+    else if (r.state === "Failed") position = "failed";
     else if (updating.has(machine)) position = "updating";
     else if (inPlan >= 0) position = paused || halted ? "held" : "pending";
     return {

@@ -28,7 +28,7 @@ function stepRows(steps: RolloutSteps): Cell[][] {
   for (const step of steps.steps) {
     const waitsFor = previous ? previous.nodes : step.waitingFor;
     const why = previous ? previous.why : step.waitingFor.length ? step.waiting : undefined;
-    const label = step.index === 0 && !step.waitingFor.length ? "now" : String(++n);
+    const label = step.index === 0 && !step.waitingFor.length ? "now" : String(step.actions.length ? ++n : n);
     for (const a of step.actions) {
       rows.push([
         { text: label, paint: label === "now" ? "yellow" : undefined },
