@@ -18,7 +18,7 @@ import {
   type NodeView,
   readCluster,
 } from "./observe.ts";
-import { age, type Cell, type Paint, stdoutStyle, type Style, table } from "./term.ts";
+import { age, type Cell, type Paint, paint, type Row, stdoutStyle, type Style, table, tableWidth } from "./term.ts";
 
 const FLAGS: FlagSpec[] = [
   {
@@ -72,11 +72,17 @@ function conditionText(c: AnyCondition): string {
   return c.message ? `${head}: ${c.message}` : head;
 }
 
-function conditionRows(prefix: string, conds: AnyCondition[], o: DescribeOptions): Cell[][] {
+/** A row of the tree, and the prefix of the lines that hang below it. */
+interface Entry {
+  cells: Cell[];
+  below: string;
+}
+
+function conditionRows(prefix: string, conds: AnyCondition[], o: DescribeOptions): Entry[] {
   return conds.map((c, i) => {
     const last = i === conds.length - 1;
     const bad = c.type === "RollingOut" ? c.reason !== "RolloutComplete" : isAbnormal(c);
-    return [
+    const cells: Cell[] = [
       `${prefix}${last ? "└─" : "├─"}${c.type}`,
       { text: c.status, paint: bad ? "yellow" : "green" },
       "",
@@ -85,6 +91,7 @@ function conditionRows(prefix: string, conds: AnyCondition[], o: DescribeOptions
       age(c.lastTransitionTime, o.now),
       `${c.reason ?? ""}${c.message ? `: ${c.message}` : ""}`,
     ];
+    return { cells, below: `${prefix}${last ? "  " : "│ "}` };
   });
 }
 
@@ -110,22 +117,25 @@ function nodeRow(prefix: string, n: NodeView, cluster: string, o: DescribeOption
 export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions): string {
   const c = v.cluster;
   const s = c.status;
-  const rows: Cell[][] = [];
+  const rows: Entry[] = [];
   const conds = s?.conditions ?? [];
   // The Ready condition sums the cluster up when it is not True; otherwise the newest one that is not fine.
   const notReady = conds.find((x) => x.type === "Ready" && x.status !== "True");
   const worst = notReady ?? newestAbnormal(conds.filter(clusterAbnormal));
   const rollout = s?.rollout;
   const phase = s?.phase ?? "Provisioning";
-  rows.push([
-    `KubernetesCluster/${c.metadata.name}`,
-    { text: phase, paint: STATE_PAINT[phase] },
-    "",
-    s?.revision ? s.revision.slice(0, 12) : "-",
-    rollout ? { text: `${rollout.upToDate}/${rollout.total} up to date`, paint: v.halted ? "red" : undefined } : "",
-    worst ? age(worst.lastTransitionTime, o.now) : age(c.metadata.creationTimestamp, o.now),
-    worst ? conditionText(worst) : "",
-  ]);
+  rows.push({
+    below: "│ ",
+    cells: [
+      `KubernetesCluster/${c.metadata.name}`,
+      { text: phase, paint: STATE_PAINT[phase] },
+      "",
+      s?.revision ? s.revision.slice(0, 7) : "-",
+      rollout ? { text: `${rollout.upToDate}/${rollout.total} up to date`, paint: v.halted ? "red" : undefined } : "",
+      worst ? age(worst.lastTransitionTime, o.now) : age(c.metadata.creationTimestamp, o.now),
+      worst ? conditionText(worst) : "",
+    ],
+  });
   const all = o.showConditions === "all";
   if (all) rows.push(...conditionRows("│ ", conds, o));
   const planes = [
@@ -139,16 +149,31 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
       ? `${p.status.ready}/${p.status.total}`
       : `${nodes.filter((n) => n.state === "Ready").length}/${nodes.length}`;
     const allReady = nodes.every((n) => n.state === "Ready");
-    rows.push([`${lastPlane ? "└─" : "├─"}${p.title}`, { text: summary, paint: allReady ? "green" : "yellow" }]);
+    rows.push({
+      cells: [`${lastPlane ? "└─" : "├─"}${p.title}`, { text: summary, paint: allReady ? "green" : "yellow" }],
+      below: lastPlane ? "  " : "│ ",
+    });
     const indent = lastPlane ? "  " : "│ ";
     nodes.forEach((n, ni) => {
       const lastNode = ni === nodes.length - 1;
-      rows.push(nodeRow(`${indent}${lastNode ? "└─" : "├─"}`, n, c.metadata.name, o));
+      rows.push({
+        cells: nodeRow(`${indent}${lastNode ? "└─" : "├─"}`, n, c.metadata.name, o),
+        below: `${indent}${lastNode ? "  " : "│ "}`,
+      });
       if (all) rows.push(...conditionRows(`${indent}${lastNode ? "  " : "│ "}`, n.config?.status?.conditions ?? [], o));
     });
   });
   const header = ["NAME", "STATE", "NIO PHASE", "REVISION", "ROLLOUT", "SINCE", "CONDITION"];
-  return table(style, header, rows);
+  const wide = table({ ...style, width: Infinity }, header, rows.map((r) => r.cells));
+  if (tableWidth(wide) <= style.width) return wide;
+  // Too wide for the terminal: the condition goes on a line of its own under its row.
+  const narrow: Row[] = [];
+  for (const r of rows) {
+    narrow.push(r.cells.slice(0, 5));
+    const [since, note] = [r.cells[5], r.cells[6]].map((x) => (typeof x === "object" ? x.text : x ?? ""));
+    if (note) narrow.push({ line: `${r.below}  ${since ? paint(style, "gray", `${since} `) : ""}${note}` });
+  }
+  return table(style, header.slice(0, 5), narrow);
 }
 
 /** Entry point of `nico describe`; answers the exit code. */

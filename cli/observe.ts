@@ -79,10 +79,10 @@ export function nioPhase(cfg: NixosConfiguration | undefined): string {
   return "-";
 }
 
-/** The commit NIO applied, shortened to 12 characters. */
+/** The commit NIO applied, shortened to 7 characters as git does. */
 export function appliedRevision(cfg: NixosConfiguration | undefined, m: Machine | undefined): string {
   const rev = cfg?.status?.resolvedRevision ?? cfg?.status?.appliedCommit ?? m?.status?.appliedCommit;
-  return rev ? rev.slice(0, 12) : "-";
+  return rev ? rev.slice(0, 7) : "-";
 }
 
 /** The view of one cluster from its objects. Pure. */

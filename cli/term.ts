@@ -78,22 +78,31 @@ export function age(since: string | undefined, now: Date): string {
 /** A cell: text and an optional paint. */
 export type Cell = string | { text: string; paint?: Paint | undefined };
 
+/** A table row: cells in columns, or a free line (a note under the row before it) that no column is sized by. */
+export type Row = Cell[] | { line: string };
+
 const cellText = (c: Cell) => (typeof c === "string" ? c : c.text);
 
 /**
- * Columns padded to the widest cell; the last column takes what is left of
- * the width and is cut when it does not fit.
+ * Columns padded to the widest cell, three spaces apart; every line is cut
+ * to the style's width.
  */
-export function table(style: Style, header: string[], rows: Cell[][]): string {
+export function table(style: Style, header: string[], rows: Row[]): string {
+  const cellRows = rows.filter((r): r is Cell[] => Array.isArray(r));
   const widths = header.map((h, i) =>
-    Math.max(visibleLength(h), ...rows.map((r) => visibleLength(cellText(r[i] ?? ""))))
+    Math.max(visibleLength(h), ...cellRows.map((r) => visibleLength(cellText(r[i] ?? ""))))
   );
   const render = (cells: Cell[], head: boolean) =>
     cells.map((c, i) => {
       const text = cellText(c);
-      const padded = i === cells.length - 1 ? text : text + " ".repeat(widths[i]! - visibleLength(text));
-      if (head) return paint(style, "bold", padded);
-      return typeof c === "string" ? padded : paint(style, c.paint, padded);
+      const pad = i === cells.length - 1 ? "" : " ".repeat(Math.max(0, widths[i]! - visibleLength(text)));
+      return paint(style, head ? "bold" : typeof c === "string" ? undefined : c.paint, text) + pad;
     }).join("   ").trimEnd();
-  return [render(header, true), ...rows.map((r) => render(r, false))].map((l) => fit(l, style.width)).join("\n");
+  const lines = [render(header, true), ...rows.map((r) => (Array.isArray(r) ? render(r, false) : r.line))];
+  return lines.map((l) => fit(l, style.width)).join("\n");
+}
+
+/** The printed width of the widest line of a table. */
+export function tableWidth(text: string): number {
+  return Math.max(0, ...text.split("\n").map(visibleLength));
 }
