@@ -16,6 +16,7 @@
  */
 import type { KubeClient } from "../lib/kube/client.ts";
 import { isNotFound } from "../lib/kube/errors.ts";
+import { NAMESPACES } from "../lib/kube/resources.ts";
 import { errorMessage } from "../lib/runtime/log.ts";
 import { commandHelp, type FlagSpec, kubeConfigFor, parseArgs, targetFor, UsageError } from "./flags.ts";
 import { startLocal } from "./devlocal.ts";
@@ -171,9 +172,17 @@ async function remote(
     kubeconfig = `${dir}/kubeconfig`;
     await Deno.writeTextFile(kubeconfig, kubeConfigFor(flags).exportConfig(), { mode: 0o600 });
   }
+  if (passThrough.some((f) => f.startsWith("--webhook-url"))) {
+    // The self-signed webhook keeps its CA and certificate in a Secret there: make sure the namespace exists.
+    const flag = passThrough.find((f) => f.startsWith("--lease-namespace="));
+    const ns = flag ? flag.slice("--lease-namespace=".length) : "nico-system";
+    await client.apply(NAMESPACES, { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+  }
   console.log(
-    `nico dev: running NICO against ${where}. The admission webhook is off: that cluster cannot call this ` +
-      "machine (pass -- --webhook-url=https://<address it can reach>:9443 to turn it on).",
+    `nico dev: running NICO against ${where}. The admission webhook is ` +
+      (passThrough.some((f) => f.startsWith("--webhook-url"))
+        ? "registered at the --webhook-url you gave."
+        : "off: that cluster cannot call this machine (add -- --webhook-url=https://<address it can reach>:9443)."),
   );
   const nico = startNicoChild(kubeconfig, { local: false, textLogs, extra: passThrough });
   cleanups.push(() => stopChild(nico));

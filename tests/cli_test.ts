@@ -117,3 +117,16 @@ Deno.test("kubeconfig merge replaces entries of the same name and keeps the curr
   assert.equal(defaultKubeconfigPath({ KUBECONFIG: ":/a:/b", HOME: "/h" }), "/a");
   assert.equal(defaultKubeconfigPath({ HOME: "/h" }), "/h/.kube/config");
 });
+
+Deno.test("docs/cli.md quotes every CLI golden file as it is", async () => {
+  const doc = await Deno.readTextFile(new URL("../docs/cli.md", import.meta.url));
+  const dir = new URL("./golden/", import.meta.url);
+  let n = 0;
+  for await (const e of Deno.readDir(dir)) {
+    if (!e.name.startsWith("cli-")) continue;
+    n++;
+    const text = (await Deno.readTextFile(new URL(e.name, dir))).trimEnd();
+    assert.ok(doc.includes(`\n${text}\n\`\`\``), `docs/cli.md does not show tests/golden/${e.name} as it is`);
+  }
+  assert.ok(n >= 9, `only ${n} CLI golden files`);
+});

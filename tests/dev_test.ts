@@ -125,3 +125,43 @@ Deno.test("deno task dev against a cluster without NIO says NIO's CRDs are missi
   assert.match(stderr, /deno task dev --local/);
   assert.doesNotMatch(stderr, /404 page not found/);
 });
+
+Deno.test("deno task dev --install-nio: NIO's development CRDs and the simulated NIO in that cluster; Ctrl-C stops NICO", async () => {
+  await using cp = await startControlPlane({ crds: [`${ROOT}crds/kubernetescluster.yaml`] });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", `${ROOT}main.ts`, "dev", "--kubeconfig", cp.kubeconfigPath, "--install-nio"],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let output = "";
+  const dec = new TextDecoder();
+  const drain = (s: ReadableStream<Uint8Array>) =>
+    s.pipeTo(new WritableStream({ write: (chunk) => void (output += dec.decode(chunk)) }));
+  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  try {
+    await eventually(
+      "NICO started",
+      () => output.includes('"nico started"') || output.includes("nico started"),
+      60_000,
+    );
+    assert.match(output, /installed NIO's development CRDs in the cluster at/);
+    assert.match(output, /The admission webhook is off/);
+    assert.match(output, /"level":"info"/, "JSON logs when stderr is not a terminal");
+    const crds = await cp.kubectl(["get", "crd", "machines.nio.homystack.com", "-o", "name"]);
+    assert.equal(crds.code, 0, crds.stderr);
+    const running = descendants(child.pid);
+    child.kill("SIGINT");
+    assert.equal((await child.status).code, 0, output.slice(-3000));
+    await drained;
+    await eventually("every child process gone", () => running.every((p) => !alive(p)), 10_000);
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already exited
+    }
+    await child.status;
+  }
+});
