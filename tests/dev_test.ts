@@ -48,6 +48,17 @@ const alive = (pid: number) => {
   }
 };
 
+/** Fails when any of `pids` still runs 10 s later; kills the leftovers (they are this test's) so nothing hangs. */
+async function gone(pids: number[]): Promise<void> {
+  try {
+    await eventually("every child process gone", () => pids.every((p) => !alive(p)), 10_000);
+  } catch (err) {
+    const left = pids.filter(alive);
+    for (const p of left) Deno.kill(p, "SIGKILL");
+    throw new Error(`${err}; still running: ${left.join(", ")}`);
+  }
+}
+
 Deno.test("deno task dev --local: a kubeconfig to use, an example cluster reaches Ready, Ctrl-C leaves nothing behind", async () => {
   const dir = await Deno.makeTempDir({ prefix: "nico-dev-test-" });
   const child = new Deno.Command(Deno.execPath(), {
@@ -91,10 +102,10 @@ Deno.test("deno task dev --local: a kubeconfig to use, an example cluster reache
     assert.ok(running.length >= 3, `expected the control plane and NICO below nico dev, found ${running.length}`);
     child.kill("SIGINT");
     const status = await child.status;
-    await drained;
     assert.equal(status.code, 0, output.slice(-3000));
+    await gone(running);
+    await drained;
     assert.match(output, /nico stopped/);
-    await eventually("every child process gone", () => running.every((p) => !alive(p)), 10_000);
     assert.equal(await Deno.stat(kubeconfig).then(() => true, () => false), false, "the kubeconfig is removed");
   } finally {
     await client?.close();
@@ -154,8 +165,8 @@ Deno.test("deno task dev --install-nio: NIO's development CRDs and the simulated
     const running = descendants(child.pid);
     child.kill("SIGINT");
     assert.equal((await child.status).code, 0, output.slice(-3000));
+    await gone(running);
     await drained;
-    await eventually("every child process gone", () => running.every((p) => !alive(p)), 10_000);
   } finally {
     try {
       child.kill("SIGKILL");
@@ -163,5 +174,57 @@ Deno.test("deno task dev --install-nio: NIO's development CRDs and the simulated
       // already exited
     }
     await child.status;
+  }
+});
+
+Deno.test("deno task dev with a configured cluster that does not answer falls back to the local control plane", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "nico-dev-test-" });
+  const port = (() => {
+    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const p = (l.addr as Deno.NetAddr).port;
+    l.close();
+    return p;
+  })();
+  const kubeconfig = `${dir}/down.kubeconfig`;
+  await Deno.writeTextFile(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "down", cluster: { server: `https://127.0.0.1:${port}` } }],
+      users: [{ name: "me", user: { token: "not-a-secret" } }],
+      contexts: [{ name: "down", context: { cluster: "down", user: "me" } }],
+      "current-context": "down",
+    }),
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", `${ROOT}main.ts`, "dev", "--dir", `${dir}/dev`],
+    cwd: ROOT,
+    env: { KUBECONFIG: kubeconfig },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let output = "";
+  const dec = new TextDecoder();
+  const drain = (s: ReadableStream<Uint8Array>) =>
+    s.pipeTo(new WritableStream({ write: (chunk) => void (output += dec.decode(chunk)) }));
+  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  try {
+    await eventually("the printed kubeconfig", () => /export KUBECONFIG=(\S+)/.exec(output)?.[1], 600_000, 200);
+    assert.match(output, new RegExp(`the configured cluster https://127\\.0\\.0\\.1:${port} does not answer`));
+    const running = descendants(child.pid);
+    child.kill("SIGINT");
+    assert.equal((await child.status).code, 0, output.slice(-3000));
+    await gone(running);
+    await drained;
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already exited
+    }
+    await child.status;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });
