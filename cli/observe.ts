@@ -9,7 +9,7 @@
 import { durationMs, type KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS } from "../lib/kube/resources.ts";
-import { CLUSTER_LABEL, PAUSED_ANNOTATION, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../core/labels.ts";
+import { CLUSTER_LABEL, PAUSED_ANNOTATION, ROLE_LABEL } from "../core/labels.ts";
 import { configName } from "../core/names.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { nodeReport, type NodeState } from "../core/readiness.ts";
@@ -62,10 +62,15 @@ export function isAbnormal(c: AnyCondition): boolean {
   return ABNORMAL_WHEN_TRUE.has(c.type) ? c.status === "True" : c.status !== "True";
 }
 
-/** The newest condition that reports a problem or work in progress. */
+/**
+ * The newest condition that reports a problem or work in progress; on a tie
+ * (timestamps have second precision) a condition that is bad when True, such
+ * as Stalled, wins: it is the more specific one.
+ */
 export function newestAbnormal<T extends AnyCondition>(conds: T[] | undefined): T | undefined {
+  const specific = (c: T) => (ABNORMAL_WHEN_TRUE.has(c.type) ? 0 : 1);
   return (conds ?? []).filter(isAbnormal).sort((a, b) =>
-    (b.lastTransitionTime ?? "").localeCompare(a.lastTransitionTime ?? "")
+    (b.lastTransitionTime ?? "").localeCompare(a.lastTransitionTime ?? "") || specific(a) - specific(b)
   )[0];
 }
 
@@ -119,12 +124,11 @@ export function clusterView(
     const inPlan = pending.indexOf(machine);
     const upToDate = !departing && config !== undefined && inPlan < 0;
     // Up to date means "not in NICO's plan": readiness then compares the configuration with itself.
-    const hash = upToDate ? config.metadata.annotations?.[SPEC_HASH_ANNOTATION] ?? "" : "\0outdated";
     const r = nodeReport({
       machine,
       plane,
       cluster: ref,
-      desiredHash: hash,
+      desired: upToDate ? config.spec : undefined,
       config,
       machineObj: machineByName.get(machine),
       now,

@@ -14,6 +14,7 @@ import { binDir } from "../testing/envtest/controlplane.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { createMachines, startNico } from "../testing/nico.ts";
 import { normalise, runNicoCli } from "../testing/cli.ts";
+import { configName } from "../core/names.ts";
 import { assertGolden } from "./golden.ts";
 
 const env = sharedControlPlane();
@@ -45,8 +46,8 @@ async function setUp(client: KubeClient, ns: string) {
   for (const name of ["ready", "rolling", "halted"]) await ready(client, ns, name);
   const annotate = (cfg: string, key: string) =>
     client.mergePatch(NIXOS_CONFIGURATIONS, cfg, ns, { metadata: { annotations: { [key]: "true" } } });
-  await annotate("rolling-w-r1", NEVER_FINISH_ANNOTATION);
-  await annotate("halted-w-h1", FAIL_APPLY_ANNOTATION);
+  await annotate(configName("rolling", "w-r1"), NEVER_FINISH_ANNOTATION);
+  await annotate(configName("halted", "w-h1"), FAIL_APPLY_ANNOTATION);
   for (const name of ["rolling", "halted"]) {
     await client.mergePatch(KUBERNETES_CLUSTERS, name, ns, { spec: { gitRepo: V2 } });
   }

@@ -6,6 +6,7 @@ import { invokedAsKubectlPlugin } from "../cli/commands.ts";
 import { defaultKubeconfigPath, mergeKubeconfig } from "../cli/kubeconfig.ts";
 import { age, fit, table, visibleLength } from "../cli/term.ts";
 import { rolloutSteps } from "../core/rolloutsteps.ts";
+import { newestAbnormal } from "../cli/observe.ts";
 import type { PlanNode } from "../core/rollout.ts";
 import { normalise } from "../testing/cli.ts";
 
@@ -129,4 +130,14 @@ Deno.test("docs/cli.md quotes every CLI golden file as it is", async () => {
     assert.ok(doc.includes(`\n${text}\n\`\`\``), `docs/cli.md does not show tests/golden/${e.name} as it is`);
   }
   assert.ok(n >= 9, `only ${n} CLI golden files`);
+});
+
+Deno.test("the newest condition that is not fine: by time, then the specific one (Stalled) on a tie", () => {
+  const t = (s: number) => `2026-01-01T00:00:0${s}Z`;
+  const ready = { type: "Ready", status: "False", reason: "ApplyFailed", lastTransitionTime: t(1) };
+  const stalled = { type: "Stalled", status: "True", reason: "ApplyFailed", lastTransitionTime: t(1) };
+  const fine = { type: "Reconciling", status: "False", lastTransitionTime: t(5) };
+  assert.equal(newestAbnormal([ready, stalled, fine])?.type, "Stalled");
+  assert.equal(newestAbnormal([{ ...ready, lastTransitionTime: t(2) }, stalled])?.type, "Ready");
+  assert.equal(newestAbnormal([fine, { type: "Ready", status: "True" }]), undefined);
 });

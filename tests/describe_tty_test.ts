@@ -10,6 +10,7 @@ import { NEVER_FINISH_ANNOTATION, startSimNio } from "../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { createMachines, startNico } from "../testing/nico.ts";
 import { visibleLength } from "../cli/term.ts";
+import { configName } from "../core/names.ts";
 
 const env = sharedControlPlane();
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -70,7 +71,7 @@ Deno.test({
         const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "prod", ns);
         return c?.status?.phase === "Ready";
       }, 60_000);
-      await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "prod-w-1", ns, {
+      await cp.client.mergePatch(NIXOS_CONFIGURATIONS, configName("prod", "w-1"), ns, {
         metadata: { annotations: { [NEVER_FINISH_ANNOTATION]: "true" } },
       });
       await cp.client.mergePatch(KUBERNETES_CLUSTERS, "prod", ns, {
