@@ -61,8 +61,8 @@ export function renderGet(clusters: KubernetesCluster[], allNamespaces: boolean,
       { text: phase, paint: PHASE_PAINT[phase] ?? "yellow" },
       c.status?.controlPlane?.summary ?? "",
       c.status?.dataPlane?.summary ?? "",
-      age(c.metadata.creationTimestamp, now),
       { text: r.text, paint: r.paint },
+      age(c.metadata.creationTimestamp, now),
     ];
   });
   const header = [
@@ -71,8 +71,8 @@ export function renderGet(clusters: KubernetesCluster[], allNamespaces: boolean,
     "PHASE",
     "CONTROL PLANE",
     "WORKERS",
-    "AGE",
     "ROLLOUT",
+    "AGE",
   ];
   return table(style, header, rows);
 }
