@@ -2,18 +2,49 @@
  * NICO: NixOS Infrastructure Cluster Orchestration.
  *
  * `nico run` (the default) runs the controllers and the admission webhook;
- * `nico crds` prints the CRD YAML; `nico version` prints the version.
+ * `nico get`, `describe`, `plan` and `kubeconfig` show clusters to people
+ * (also as `kubectl nico …` when installed as `kubectl-nico`);
+ * `nico dev` runs NICO from a checkout; `nico crds` prints the CRD YAML;
+ * `nico version` prints the version.
  *
  * @module
  */
 import { kubernetesClusterCrdYaml } from "./crds/generate.ts";
+import { invokedAsKubectlPlugin, runUserCommand, USER_COMMANDS } from "./cli/commands.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
 export const VERSION = denoJson.version;
 
+function help(plugin: boolean): string {
+  const me = plugin ? "kubectl nico" : "nico";
+  const lines = [`Usage: ${me} <command> [flags]`, "", "Commands:"];
+  if (!plugin) lines.push(`  ${"run".padEnd(12)} run the operator (the default); nico run --help`);
+  for (const [name, about] of Object.entries(USER_COMMANDS)) lines.push(`  ${name.padEnd(12)} ${about}`);
+  if (!plugin) lines.push(`  ${"dev".padEnd(12)} run NICO from a checkout, with a local control plane when needed`);
+  lines.push(`  ${"crds".padEnd(12)} print the CRD YAML`, `  ${"version".padEnd(12)} print the version`);
+  lines.push("", `Each command takes --help.`);
+  return lines.join("\n");
+}
+
+/** argv[0] as the process was started (Linux), so a symlink named kubectl-nico counts. */
+function argv0(): string | undefined {
+  try {
+    return Deno.readTextFileSync("/proc/self/cmdline").split("\0")[0];
+  } catch {
+    return undefined;
+  }
+}
+
 async function main(args: string[]): Promise<number> {
-  const [command = "run"] = args;
+  const plugin = invokedAsKubectlPlugin(Deno.execPath(), argv0());
+  const [command = plugin ? "help" : "run"] = args;
+  if (command in USER_COMMANDS) return await runUserCommand(command, args.slice(1));
   switch (command) {
+    case "help":
+    case "--help":
+    case "-h":
+      console.log(help(plugin));
+      return 0;
     case "crds":
       console.log(kubernetesClusterCrdYaml());
       return 0;
@@ -22,8 +53,10 @@ async function main(args: string[]): Promise<number> {
       return 0;
     case "run":
       return await (await import("./cli/run.ts")).run(args.slice(1));
+    case "dev":
+      return await (await import("./cli/dev.ts")).dev(args.slice(1));
     default:
-      console.error(`nico: unknown command '${command}': expected run, crds or version`);
+      console.error(`${plugin ? "kubectl nico" : "nico"}: unknown command '${command}'; see --help`);
       return 2;
   }
 }

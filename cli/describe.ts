@@ -1,0 +1,202 @@
+/**
+ * `nico describe <cluster>`: a tree of the cluster, its control plane and
+ * workers, and each node with its Machine, NixosConfiguration phase, applied
+ * revision, place in the rollout and the newest condition that is not fine.
+ *
+ * @module
+ */
+import type { Condition } from "../crds/kubernetescluster.ts";
+import { commandHelp, type FlagSpec, parseArgs, targetFor, UsageError } from "./flags.ts";
+import {
+  type AnyCondition,
+  appliedRevision,
+  type ClusterView,
+  configNameOf,
+  isAbnormal,
+  newestAbnormal,
+  nioPhase,
+  type NodeView,
+  readCluster,
+} from "./observe.ts";
+import { age, type Cell, type Paint, paint, type Row, stdoutStyle, type Style, table, tableWidth } from "./term.ts";
+
+const FLAGS: FlagSpec[] = [
+  {
+    name: "show-conditions",
+    choices: ["all", "problems"],
+    help: "all: every condition under each object; problems (default): the newest one that is not fine",
+  },
+  { name: "color", choices: ["auto", "always", "never"], help: "colour: auto (on a terminal, unless NO_COLOR)" },
+];
+
+export const DESCRIBE_HELP = commandHelp(
+  "nico describe <cluster> [flags]",
+  "Shows the cluster as a tree: control plane and workers, each node's Machine, NIO phase, applied revision,\n" +
+    "place in the rollout (updating, pending, held, removing) and its newest condition that is not fine.",
+  FLAGS,
+);
+
+export interface DescribeOptions {
+  showConditions: "all" | "problems";
+  now: Date;
+}
+
+const STATE_PAINT: Record<string, Paint> = {
+  Ready: "green",
+  Failed: "red",
+  Blocked: "red",
+  Applying: "yellow",
+  Pending: "yellow",
+  Removing: "gray",
+  Provisioning: "yellow",
+  Updating: "yellow",
+  Deleting: "gray",
+};
+const POSITION_PAINT: Record<string, Paint> = {
+  failed: "red",
+  updating: "yellow",
+  pending: "cyan",
+  held: "red",
+  removing: "gray",
+  "up to date": "green",
+};
+
+/** A cluster condition that is not fine: RollingOut is fine only once complete. */
+function clusterAbnormal(c: Condition): boolean {
+  if (c.type === "RollingOut") return c.reason !== "RolloutComplete";
+  return isAbnormal(c);
+}
+
+function conditionText(c: AnyCondition): string {
+  const head = `${c.type}=${c.status}${c.reason ? ` ${c.reason}` : ""}`;
+  return c.message ? `${head}: ${c.message}` : head;
+}
+
+/** A row of the tree, and the prefix of the lines that hang below it. */
+interface Entry {
+  cells: Cell[];
+  below: string;
+}
+
+function conditionRows(prefix: string, conds: AnyCondition[], o: DescribeOptions): Entry[] {
+  return conds.map((c, i) => {
+    const last = i === conds.length - 1;
+    const bad = c.type === "RollingOut" ? c.reason !== "RolloutComplete" : isAbnormal(c);
+    const cells: Cell[] = [
+      `${prefix}${last ? "└─" : "├─"}${c.type}`,
+      { text: c.status, paint: bad ? "yellow" : "green" },
+      "",
+      "",
+      "",
+      age(c.lastTransitionTime, o.now),
+      `${c.reason ?? ""}${c.message ? `: ${c.message}` : ""}`,
+    ];
+    return { cells, below: `${prefix}${last ? "  " : "│ "}` };
+  });
+}
+
+function nodeRow(prefix: string, n: NodeView, cluster: string, o: DescribeOptions): Cell[] {
+  const cond = newestAbnormal(n.config?.status?.conditions);
+  let note = cond ? conditionText(cond) : n.state === "Ready" ? "" : n.detail;
+  if (!n.machineObj) note = `Machine ${n.machine} not found${note ? `; ${note}` : ""}`;
+  const tags = [n.bootstrap ? "bootstrap" : "", n.config ? "" : `no ${configNameOf(cluster, n.machine)} yet`]
+    .filter(Boolean);
+  const position = n.order && n.position !== "up to date" ? `${n.position} #${n.order}` : n.position;
+  return [
+    `${prefix}Machine/${n.machine}${tags.length ? ` (${tags.join(", ")})` : ""}`,
+    { text: n.state, paint: STATE_PAINT[n.state] },
+    nioPhase(n.config),
+    appliedRevision(n.config, n.machineObj),
+    { text: position, paint: POSITION_PAINT[n.position] },
+    cond ? age(cond.lastTransitionTime, o.now) : "",
+    note,
+  ];
+}
+
+/** The tree, as text. Pure apart from the style it is given. */
+export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions): string {
+  const c = v.cluster;
+  const s = c.status;
+  const rows: Entry[] = [];
+  const conds = s?.conditions ?? [];
+  // The Ready condition sums the cluster up when it is not True; otherwise the newest one that is not fine.
+  const notReady = conds.find((x) => x.type === "Ready" && x.status !== "True");
+  const worst = notReady ?? newestAbnormal(conds.filter(clusterAbnormal));
+  const rollout = s?.rollout;
+  const phase = s?.phase ?? "Provisioning";
+  rows.push({
+    below: "│ ",
+    cells: [
+      `KubernetesCluster/${c.metadata.name}`,
+      { text: phase, paint: STATE_PAINT[phase] },
+      "",
+      s?.revision ? s.revision.slice(0, 7) : "-",
+      rollout ? { text: `${rollout.upToDate}/${rollout.total} up to date`, paint: v.halted ? "red" : undefined } : "",
+      worst ? age(worst.lastTransitionTime, o.now) : age(c.metadata.creationTimestamp, o.now),
+      worst ? conditionText(worst) : "",
+    ],
+  });
+  const all = o.showConditions === "all";
+  if (all) rows.push(...conditionRows("│ ", conds, o));
+  const planes = [
+    { plane: "controlPlane", title: "ControlPlane", status: s?.controlPlane },
+    { plane: "dataPlane", title: "Workers", status: s?.dataPlane },
+  ] as const;
+  planes.forEach((p, pi) => {
+    const lastPlane = pi === planes.length - 1;
+    const nodes = v.nodes.filter((n) => n.plane === p.plane);
+    const summary = p.status
+      ? `${p.status.ready}/${p.status.total}`
+      : `${nodes.filter((n) => n.state === "Ready").length}/${nodes.length}`;
+    const allReady = nodes.every((n) => n.state === "Ready");
+    rows.push({
+      cells: [`${lastPlane ? "└─" : "├─"}${p.title}`, { text: summary, paint: allReady ? "green" : "yellow" }],
+      below: lastPlane ? "  " : "│ ",
+    });
+    const indent = lastPlane ? "  " : "│ ";
+    nodes.forEach((n, ni) => {
+      const lastNode = ni === nodes.length - 1;
+      rows.push({
+        cells: nodeRow(`${indent}${lastNode ? "└─" : "├─"}`, n, c.metadata.name, o),
+        below: `${indent}${lastNode ? "  " : "│ "}`,
+      });
+      if (all) rows.push(...conditionRows(`${indent}${lastNode ? "  " : "│ "}`, n.config?.status?.conditions ?? [], o));
+    });
+  });
+  const header = ["NAME", "STATE", "NIO PHASE", "REVISION", "ROLLOUT", "SINCE", "CONDITION"];
+  const wide = table({ ...style, width: Infinity }, header, rows.map((r) => r.cells));
+  if (tableWidth(wide) <= style.width) return wide;
+  // Too wide for the terminal: the condition goes on a line of its own under its row.
+  const narrow: Row[] = [];
+  for (const r of rows) {
+    narrow.push(r.cells.slice(0, 5));
+    const [since, note] = [r.cells[5], r.cells[6]].map((x) => (typeof x === "object" ? x.text : x ?? ""));
+    if (note) narrow.push({ line: `${r.below}  ${since ? paint(style, "gray", `${since} `) : ""}${note}` });
+  }
+  return table(style, header.slice(0, 5), narrow);
+}
+
+/** Entry point of `nico describe`; answers the exit code. */
+export async function describe(args: string[], now = new Date()): Promise<number> {
+  const { flags, positional } = parseArgs("describe", args, FLAGS);
+  if (flags.help) {
+    console.log(DESCRIBE_HELP);
+    return 0;
+  }
+  if (positional.length !== 1) throw new UsageError("describe needs one cluster name: nico describe <cluster>");
+  const name = positional[0]!;
+  const { client, namespace } = targetFor(flags);
+  try {
+    const v = await readCluster(client, namespace, name, now);
+    if (!v) {
+      console.error(`nico describe: no KubernetesCluster ${name} in namespace ${namespace} (try nico get -A)`);
+      return 1;
+    }
+    const style = stdoutStyle(typeof flags.color === "string" ? flags.color : undefined);
+    const showConditions = flags["show-conditions"] === "all" ? "all" : "problems";
+    console.log(renderDescribe(v, style, { showConditions, now }));
+    return 0;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * What the user commands show about a cluster: its nodes with their Machine,
+ * NixosConfiguration, readiness (core/readiness.ts) and place in the
+ * rollout, read from the API server. {@link clusterView} is pure; {@link
+ * readCluster} does the reads.
+ *
+ * @module
+ */
+import { durationMs, type KubernetesCluster } from "../crds/kubernetescluster.ts";
+import type { KubeClient } from "../lib/kube/client.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
+import { CLUSTER_LABEL, PAUSED_ANNOTATION, ROLE_LABEL } from "../core/labels.ts";
+import { configName } from "../core/names.ts";
+import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import { nodeReport, type NodeState } from "../core/readiness.ts";
+import type { PlanNode, RolloutInput } from "../core/rollout.ts";
+import { isOwnedBy, type Plane } from "../core/selection.ts";
+
+/** Where a node stands in the rollout. */
+export type Position = "failed" | "updating" | "pending" | "held" | "removing" | "up to date";
+
+export interface NodeView {
+  machine: string;
+  plane: Plane;
+  bootstrap: boolean;
+  machineObj: Machine | undefined;
+  config: NixosConfiguration | undefined;
+  /** A node that is no longer a member; its configuration is on its way out. */
+  departing: boolean;
+  state: NodeState;
+  detail: string;
+  upToDate: boolean;
+  position: Position;
+  /** 1-based place in status.rollout.pending. */
+  order?: number | undefined;
+}
+
+export interface ClusterView {
+  cluster: KubernetesCluster;
+  nodes: NodeView[];
+  paused: boolean;
+  halted: boolean;
+}
+
+/** NICO's default --node-timeout; the CLI cannot know the operator's flag, the spec wins when set. */
+const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
+
+/** Any condition, of NICO or NIO. */
+export interface AnyCondition {
+  type: string;
+  status: string;
+  reason?: string | undefined;
+  message?: string | undefined;
+  lastTransitionTime?: string | undefined;
+}
+
+/** Conditions whose True is the bad news (NIO's kstatus-style conditions). */
+const ABNORMAL_WHEN_TRUE = new Set(["Stalled", "Degraded", "Reconciling", "Paused"]);
+
+/** Whether a condition reports a problem or work in progress. */
+export function isAbnormal(c: AnyCondition): boolean {
+  return ABNORMAL_WHEN_TRUE.has(c.type) ? c.status === "True" : c.status !== "True";
+}
+
+/**
+ * The newest condition that reports a problem or work in progress; on a tie
+ * (timestamps have second precision) a condition that is bad when True, such
+ * as Stalled, wins: it is the more specific one.
+ */
+export function newestAbnormal<T extends AnyCondition>(conds: T[] | undefined): T | undefined {
+  const specific = (c: T) => (ABNORMAL_WHEN_TRUE.has(c.type) ? 0 : 1);
+  return (conds ?? []).filter(isAbnormal).sort((a, b) =>
+    (b.lastTransitionTime ?? "").localeCompare(a.lastTransitionTime ?? "") || specific(a) - specific(b)
+  )[0];
+}
+
+/** The NIO phase of a configuration, for either NIO generation. */
+export function nioPhase(cfg: NixosConfiguration | undefined): string {
+  if (!cfg) return "-";
+  if (cfg.metadata.deletionTimestamp) return "Removing";
+  if (cfg.status?.phase) return cfg.status.phase;
+  const applied = cfg.status?.conditions?.find((c) => c.type === "Applied");
+  if (applied) return applied.status === "True" ? "Applied" : applied.reason ?? "NotApplied";
+  return "-";
+}
+
+/** The commit NIO applied, shortened to 7 characters as git does. */
+export function appliedRevision(cfg: NixosConfiguration | undefined, m: Machine | undefined): string {
+  const rev = cfg?.status?.resolvedRevision ?? cfg?.status?.appliedCommit ?? m?.status?.appliedCommit;
+  return rev ? rev.slice(0, 7) : "-";
+}
+
+/** The view of one cluster from its objects. Pure. */
+export function clusterView(
+  cluster: KubernetesCluster,
+  configs: NixosConfiguration[],
+  machines: Machine[],
+  now: Date,
+): ClusterView {
+  const ref = { name: cluster.metadata.name, namespace: cluster.metadata.namespace!, uid: cluster.metadata.uid };
+  const ours = configs.filter((c) => isOwnedBy(c, ref));
+  const byMachine = new Map(ours.map((c) => [c.spec.machineRef.name, c]));
+  const machineByName = new Map(machines.map((m) => [m.metadata.name, m]));
+  const s = cluster.status;
+  const roleOf = (c: NixosConfiguration): Plane =>
+    c.metadata.labels?.[ROLE_LABEL] === "control-plane" ? "controlPlane" : "dataPlane";
+  const members: Record<Plane, string[]> = {
+    controlPlane: s?.controlPlane?.machines ??
+      ours.filter((c) => roleOf(c) === "controlPlane").map((c) => c.spec.machineRef.name),
+    dataPlane: s?.dataPlane?.machines ??
+      ours.filter((c) => roleOf(c) === "dataPlane").map((c) => c.spec.machineRef.name),
+  };
+  const memberSet = new Set([...members.controlPlane, ...members.dataPlane]);
+  const pending = s?.rollout?.pending ?? [];
+  const updating = new Set(s?.rollout?.updating ?? []);
+  const removing = new Set(s?.rollout?.removing ?? []);
+  const paused = cluster.spec.paused === true || cluster.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
+  const halted = s?.conditions?.some((c) => c.type === "RollingOut" && c.reason === "RolloutStalled") ?? false;
+  const timeoutMs = cluster.spec.rollout?.nodeTimeout
+    ? durationMs(cluster.spec.rollout.nodeTimeout)
+    : DEFAULT_NODE_TIMEOUT_MS;
+  const view = (machine: string, plane: Plane, departing: boolean): NodeView => {
+    const config = byMachine.get(machine);
+    const inPlan = pending.indexOf(machine);
+    const upToDate = !departing && config !== undefined && inPlan < 0;
+    // Up to date means "not in NICO's plan": readiness then compares the configuration with itself.
+    const r = nodeReport({
+      machine,
+      plane,
+      cluster: ref,
+      desired: upToDate ? config.spec : undefined,
+      config,
+      machineObj: machineByName.get(machine),
+      now,
+      timeoutMs,
+    });
+    let position: Position = "up to date";
+    if (departing || removing.has(machine)) position = "removing";
+    else if (r.state === "Failed") position = "failed";
+    else if (updating.has(machine)) position = "updating";
+    else if (inPlan >= 0) position = paused || halted ? "held" : "pending";
+    return {
+      machine,
+      plane,
+      bootstrap: s?.bootstrapNode === machine,
+      machineObj: machineByName.get(machine),
+      config,
+      departing,
+      state: r.state,
+      detail: r.detail,
+      upToDate: r.upToDate,
+      position,
+      order: inPlan >= 0 ? inPlan + 1 : undefined,
+    };
+  };
+  const nodes: NodeView[] = [];
+  for (const plane of ["controlPlane", "dataPlane"] as const) {
+    for (const m of [...members[plane]].sort()) nodes.push(view(m, plane, false));
+    for (const c of ours) {
+      const m = c.spec.machineRef.name;
+      if (roleOf(c) === plane && !memberSet.has(m)) nodes.push(view(m, plane, true));
+    }
+  }
+  return { cluster, nodes, paused, halted };
+}
+
+/** The planner's input as NICO would see it now, from the view. */
+export function rolloutInput(v: ClusterView): RolloutInput {
+  const nodes: PlanNode[] = v.nodes.filter((n) => !n.departing).map((n) => ({
+    machine: n.machine,
+    plane: n.plane,
+    exists: n.state !== "Pending",
+    upToDate: n.upToDate,
+    available: n.state === "Ready",
+    failed: n.state === "Failed",
+    detail: n.detail,
+  }));
+  const spec = v.cluster.spec;
+  return {
+    nodes,
+    departing: v.nodes.filter((n) => n.departing).map((n) => ({
+      machine: n.machine,
+      plane: n.plane,
+      deleting: n.config?.metadata.deletionTimestamp !== undefined,
+    })),
+    bootstrap: v.cluster.status?.bootstrapNode ?? nodes.find((n) => n.plane === "controlPlane")?.machine ?? "",
+    order: spec.rollout?.order ?? "WorkersFirst",
+    maxUnavailable: spec.rollout?.maxUnavailable ?? 1,
+    paused: v.paused,
+    endpointIsBootstrap: !spec.controlPlaneEndpoint,
+  };
+}
+
+/** Reads one cluster, its configurations and the Machines; `undefined` when the cluster does not exist. */
+export async function readCluster(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  now: Date,
+): Promise<ClusterView | undefined> {
+  const cluster = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, namespace);
+  if (!cluster) return undefined;
+  const [configs, machines] = await Promise.all([
+    client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace, labelSelector: `${CLUSTER_LABEL}=${name}` }),
+    client.list<Machine>(MACHINES, { namespace }),
+  ]);
+  return clusterView(cluster, configs.items, machines.items, now);
+}
+
+/** The configuration name NICO gives a node (shown when it does not exist yet). */
+export const configNameOf = (cluster: string, machine: string) => configName(cluster, machine);

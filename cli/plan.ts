@@ -1,0 +1,101 @@
+/**
+ * `nico plan <cluster>`: the pending rollout in order, and why each step
+ * waits. It runs NICO's own planner (core/rollout.ts) over the cluster as
+ * it is now (core/rolloutsteps.ts), so it says what NICO will do.
+ *
+ * @module
+ */
+import { type RolloutSteps, rolloutSteps } from "../core/rolloutsteps.ts";
+import { commandHelp, type FlagSpec, parseArgs, targetFor, UsageError } from "./flags.ts";
+import { type ClusterView, readCluster, rolloutInput } from "./observe.ts";
+import { type Cell, paint, stdoutStyle, type Style, table } from "./term.ts";
+
+const FLAGS: FlagSpec[] = [
+  { name: "color", choices: ["auto", "always", "never"], help: "colour: auto (on a terminal, unless NO_COLOR)" },
+];
+
+export const PLAN_HELP = commandHelp(
+  "nico plan <cluster> [flags]",
+  "Shows the pending rollout step by step, in the order NICO will do it, and why each step waits.\n" +
+    "Each step assumes the nodes of the steps before it finished applying.",
+  FLAGS,
+);
+
+function stepRows(steps: RolloutSteps): Cell[][] {
+  const rows: Cell[][] = [];
+  let previous: { nodes: string[]; why: string | undefined } | undefined;
+  let n = 0;
+  for (const step of steps.steps) {
+    const waitsFor = previous ? previous.nodes : step.waitingFor;
+    const why = previous ? previous.why : step.waitingFor.length ? step.waiting : undefined;
+    const label = step.index === 0 && !step.waitingFor.length ? "now" : String(step.actions.length ? ++n : n);
+    for (const a of step.actions) {
+      rows.push([
+        { text: label, paint: label === "now" ? "yellow" : undefined },
+        a.action,
+        a.machine,
+        waitsFor.length ? waitsFor.join(", ") : "-",
+        why ?? "",
+      ]);
+    }
+    previous = { nodes: [...step.waitingFor, ...step.actions.map((a) => a.machine)].sort(), why: step.waiting };
+  }
+  return rows;
+}
+
+/** The plan, as text. Pure apart from the style. */
+export function renderPlan(v: ClusterView, style: Style): string {
+  const input = rolloutInput(v);
+  const steps = rolloutSteps(input);
+  const c = v.cluster;
+  const r = c.status?.rollout;
+  const counted = r ? `${r.upToDate}/${r.total} nodes up to date` : "no rollout recorded yet";
+  const lines = [
+    `Cluster ${c.metadata.name} (namespace ${c.metadata.namespace}): ${counted}; order ${input.order}, ` +
+    `maxUnavailable ${input.maxUnavailable}`,
+  ];
+  const updating = v.nodes.filter((x) => x.position === "updating").map((x) => `${x.machine} (${x.detail})`);
+  if (updating.length) lines.push(`Updating now: ${updating.join(", ")}`);
+  if (steps.stopped) {
+    const what = steps.stopped.reason === "halted"
+      ? paint(style, "red", `Halted at ${steps.stopped.machine} (${steps.stopped.detail})`) +
+        ": nothing else is touched until it recovers or the spec changes."
+      : paint(style, "yellow", "Paused") +
+        ": NICO changes nothing until spec.paused and the nico.homystack.com/paused annotation are cleared.";
+    lines.push(what);
+    if (steps.unfinished.length) lines.push(`Held, in order: ${steps.unfinished.join(", ")}`);
+  }
+  const rows = stepRows(steps);
+  if (rows.length) {
+    lines.push("", table(style, ["STEP", "ACTION", "NODE", "WAITS FOR", "WHY"], rows));
+  } else if (!steps.stopped) {
+    lines.push(updating.length ? "Nothing else to roll out." : "Nothing to roll out.");
+  }
+  if (steps.unfinished.length && !steps.stopped) {
+    lines.push(`The planner did not finish: ${steps.unfinished.join(", ")} left over`);
+  }
+  return lines.join("\n");
+}
+
+/** Entry point of `nico plan`; answers the exit code. */
+export async function plan(args: string[], now = new Date()): Promise<number> {
+  const { flags, positional } = parseArgs("plan", args, FLAGS);
+  if (flags.help) {
+    console.log(PLAN_HELP);
+    return 0;
+  }
+  if (positional.length !== 1) throw new UsageError("plan needs one cluster name: nico plan <cluster>");
+  const name = positional[0]!;
+  const { client, namespace } = targetFor(flags);
+  try {
+    const v = await readCluster(client, namespace, name, now);
+    if (!v) {
+      console.error(`nico plan: no KubernetesCluster ${name} in namespace ${namespace} (try nico get -A)`);
+      return 1;
+    }
+    console.log(renderPlan(v, stdoutStyle(typeof flags.color === "string" ? flags.color : undefined)));
+    return 0;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The whole pending rollout, step by step: runs the rollout planner
+ * (core/rollout.ts) pass after pass, assuming every node it touches
+ * converges before the next pass, and records what each pass starts and why
+ * the rest waits. `nico plan` prints it. Pure.
+ *
+ * @module
+ */
+import { planRollout, type RolloutInput } from "./rollout.ts";
+
+export type StepAction = "create" | "update" | "remove";
+
+/** One pass of the planner: what it starts, and why it starts nothing more. */
+export interface RolloutStep {
+  /** 0 is the pass NICO makes now; later steps assume the earlier ones finished. */
+  index: number;
+  actions: { machine: string; action: StepAction }[];
+  /** Nodes still converging from earlier passes that this pass waits for. */
+  waitingFor: string[];
+  /** The planner's reason for not starting more in this pass. */
+  waiting?: string | undefined;
+}
+
+export interface RolloutSteps {
+  steps: RolloutStep[];
+  /** The rollout cannot go on by itself: a failed node or a pause. */
+  stopped?: { reason: "halted" | "paused"; machine?: string; detail: string } | undefined;
+  /** Nodes left over when the simulation gave up (it should not happen; a guard against a loop). */
+  unfinished: string[];
+}
+
+/**
+ * Simulates the rollout from `input` to its end. A halted or paused
+ * rollout stops at once: what follows depends on people, not on NICO.
+ */
+export function rolloutSteps(input: RolloutInput, maxSteps = 200): RolloutSteps {
+  let nodes = input.nodes.map((n) => ({ ...n }));
+  let departing = input.departing.map((d) => ({ ...d }));
+  const steps: RolloutStep[] = [];
+  for (let index = 0; index < maxSteps; index++) {
+    const plan = planRollout({ ...input, nodes, departing });
+    const actions = [
+      ...plan.create.map((machine) => ({ machine, action: "create" as const })),
+      ...plan.update.map((machine) => ({ machine, action: "update" as const })),
+      ...plan.remove.map((machine) => ({ machine, action: "remove" as const })),
+    ];
+    const converging = [
+      ...nodes.filter((n) => n.exists && !n.available && !n.failed).map((n) => n.machine),
+      ...departing.filter((d) => d.deleting).map((d) => d.machine),
+    ].filter((m) => !actions.some((a) => a.machine === m)).sort();
+    if (plan.halted || input.paused) {
+      if (actions.length || converging.length) {
+        steps.push({ index, actions, waitingFor: converging, waiting: plan.waiting });
+      }
+      return {
+        steps,
+        stopped: plan.halted
+          ? { reason: "halted", machine: plan.halted.machine, detail: plan.halted.detail }
+          : { reason: "paused", detail: plan.waiting ?? "paused" },
+        unfinished: plan.pending,
+      };
+    }
+    const done = !plan.pending.length && !plan.removing.length && !converging.length;
+    if (done) return { steps, unfinished: [] };
+    steps.push({ index, actions, waitingFor: converging, waiting: plan.waiting });
+    // The next pass: whatever was started or converging has finished.
+    const started = new Set(actions.map((a) => a.machine));
+    nodes = nodes.map((n) =>
+      started.has(n.machine) || (n.exists && !n.available && !n.failed)
+        ? { ...n, exists: true, upToDate: true, available: true }
+        : n
+    );
+    departing = departing.filter((d) => !d.deleting && !started.has(d.machine));
+  }
+  const last = planRollout({ ...input, nodes, departing });
+  return { steps, unfinished: [...last.pending, ...last.removing] };
+}
