@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { durationPattern, parseDuration } from "../lib/duration.ts";
+import { durationPattern, formatDuration, parseDuration } from "../lib/duration.ts";
 
 const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
 const address = z.string().regex(
@@ -41,8 +41,8 @@ export const RunOptions = z.object({
   identity: z.string().min(1).optional().describe(
     "This replica's name in the Lease and in Events; default host name plus a random suffix.",
   ),
-  logLevel: z.enum(["debug", "info", "error"]).default("info"),
-  logFormat: z.enum(["json", "text"]).default("json"),
+  logLevel: z.enum(["debug", "info", "error"]).default("info").describe("Least severe log lines written."),
+  logFormat: z.enum(["json", "text"]).default("json").describe("JSON lines, or text for people."),
   installCrds: bool.default(false).describe("Apply NICO's CRD at start (for development)."),
 });
 
@@ -76,11 +76,30 @@ const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /** Usage text, generated from the schema. */
 export function usage(): string {
-  const lines = ["Usage: nico run [flags]", "", "Flags (environment variable in brackets):"];
+  const lines = ["Usage: nico run [flags]", "", "Flags (default and environment variable in brackets):"];
   for (const [key, schema] of Object.entries(RunOptions.shape)) {
-    lines.push(`  --${kebab(key).padEnd(20)} ${(schema as z.ZodType).description ?? ""} [${ENV[key]}]`);
+    const text = [(schema as z.ZodType).description, choices(schema)].filter(Boolean).join(" ");
+    const dflt = defaultText(schema);
+    lines.push(`  --${kebab(key).padEnd(20)} ${text} [${dflt ? `default ${dflt}; ` : ""}${ENV[key]}]`);
   }
   return lines.join("\n");
+}
+
+/** The default of a flag as a person writes it (durations as 30m, not milliseconds). */
+function defaultText(schema: unknown): string | undefined {
+  const def = (schema as { def?: { type?: string; defaultValue?: unknown; innerType?: { def?: { type?: string } } } })
+    .def;
+  if (def?.type !== "default" || def.defaultValue === undefined) return undefined;
+  const v = def.defaultValue;
+  if (typeof v === "number" && def.innerType?.def?.type === "pipe") return formatDuration(v);
+  return String(v);
+}
+
+/** The values an enum flag takes. */
+function choices(schema: unknown): string | undefined {
+  const inner = (schema as { def?: { innerType?: unknown } }).def?.innerType ?? schema;
+  const entries = (inner as { def?: { type?: string; entries?: Record<string, string> } }).def;
+  return entries?.type === "enum" && entries.entries ? `One of ${Object.keys(entries.entries).join(", ")}.` : undefined;
 }
 
 export class OptionsError extends Error {

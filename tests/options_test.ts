@@ -36,6 +36,15 @@ Deno.test("nico run options: flags over environment, defaults, clear refusals", 
       assert.throws(() => parseRunOptions(args, env), (e: unknown) => e instanceof OptionsError && re.test(e.message));
     });
   }
+  await t.step("usage shows each flag's default, as written on the command line", () => {
+    const u = usage();
+    assert.match(u, /--node-timeout\s+.*\[default 30m; NICO_NODE_TIMEOUT\]/);
+    assert.match(u, /--ref-poll-interval\s+.*\[default 5m; NICO_REF_POLL_INTERVAL\]/);
+    assert.match(u, /--workers\s+.*\[default 2; NICO_WORKERS\]/);
+    assert.match(u, /--log-format\s+.*One of json, text\. \[default json; NICO_LOG_FORMAT\]/);
+    assert.match(u, /--webhook-addr\s+.*\[default :9443; NICO_WEBHOOK_ADDR\]/);
+    assert.match(u, /--kubeconfig\s+.*\[KUBECONFIG\]/, "no default shown where there is none");
+  });
   await t.step("usage lists every flag with its variable", () => {
     assert.match(usage(), /--default-git-repo\s+.*\[NICO_DEFAULT_GIT_REPO\]/);
     assert.match(usage(), /--kubeconfig\s+.*\[KUBECONFIG\]/);
