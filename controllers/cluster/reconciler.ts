@@ -83,6 +83,8 @@ export class ClusterReconciler {
   readonly #deps: ClusterDeps;
   readonly #now: () => Date;
   readonly #warnings = new WarningLimiter();
+  /** The phase last announced by an Event, by cluster key: a stale cache does not announce it twice. */
+  readonly #announced = new Map<string, string>();
   /** Races in a row, by cluster key. */
   readonly #races = new Map<string, number>();
 
@@ -109,6 +111,7 @@ export class ClusterReconciler {
     if (!cluster) {
       this.#warnings.clear(key);
       this.#races.delete(key);
+      this.#announced.delete(key);
       return;
     }
     log = withFields(log ?? withFields(this.#o.log, { reconcileID: crypto.randomUUID().slice(0, 8) }), {
@@ -291,7 +294,10 @@ export class ClusterReconciler {
       return;
     }
     this.#warnings.clear(key);
-    if (input.kind === "pass" && status.phase !== cluster.status?.phase) {
+    if (
+      input.kind === "pass" && status.phase !== cluster.status?.phase && this.#announced.get(key) !== status.phase
+    ) {
+      this.#announced.set(key, status.phase!);
       log.info("phase changed", { from: cluster.status?.phase, to: status.phase });
       const ready = status.conditions?.find((c) => c.type === "Ready");
       await recorder.event(

@@ -39,7 +39,6 @@ export async function applyConfiguration(
     });
     if (created && !isOwnedBy(created, s.ref)) throw foreign(s, created, desired);
     s.log.info("created configuration", { configuration: name });
-    await recorder.event(s.cluster, "Normal", "ConfigurationCreated", `created NixosConfiguration ${name}`);
     return created;
   }
   if (!isOwnedBy(existing, s.ref)) throw foreign(s, existing, desired);
@@ -79,7 +78,6 @@ export async function applyConfiguration(
       );
     }
     s.log.info("updated configuration", { configuration: name, fields: drift });
-    await recorder.event(s.cluster, "Normal", "ConfigurationUpdated", `updated NixosConfiguration ${name}`);
   }
   return updated;
 }

@@ -6,7 +6,6 @@
  * @module
  */
 import { CLUSTER_LABEL } from "../../../core/labels.ts";
-import { listNames } from "../../../core/conditions.ts";
 import { claimMachine } from "../claims.ts";
 import type { ClusterScope } from "../scope.ts";
 
@@ -20,9 +19,6 @@ export async function reconcileClaims(s: ClusterScope): Promise<string[]> {
       claimed.push(member);
     }
   }
-  if (claimed.length) {
-    s.log.info("claimed machines", { machines: claimed });
-    await s.deps.recorder.event(s.cluster, "Normal", "MachinesClaimed", `claimed ${listNames(claimed)}`);
-  }
+  if (claimed.length) s.log.info("claimed machines", { machines: claimed });
   return claimed;
 }

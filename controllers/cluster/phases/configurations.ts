@@ -81,14 +81,6 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     const deleted = await s.deps.client.delete(NIXOS_CONFIGURATIONS, c.metadata.name, s.namespace, {
       uid: c.metadata.uid!,
     });
-    if (deleted) {
-      s.log.info("deleted configuration of a departed node", { configuration: c.metadata.name });
-      await s.deps.recorder.event(
-        s.cluster,
-        "Normal",
-        "ConfigurationDeleted",
-        `deleted NixosConfiguration ${c.metadata.name}`,
-      );
-    }
+    if (deleted) s.log.info("deleted configuration of a departed node", { configuration: c.metadata.name });
   }
 }

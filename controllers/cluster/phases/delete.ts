@@ -39,7 +39,7 @@ export async function reconcileDelete(
   for (const c of ours) {
     if (c.metadata.deletionTimestamp) continue;
     if (await client.delete(NIXOS_CONFIGURATIONS, c.metadata.name, ns, { uid: c.metadata.uid! })) {
-      await recorder.event(cluster, "Normal", "ConfigurationDeleted", `deleted NixosConfiguration ${c.metadata.name}`);
+      log.info("deleted configuration", { configuration: c.metadata.name });
     }
   }
   if (ours.length) {

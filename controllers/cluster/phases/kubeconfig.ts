@@ -20,7 +20,10 @@ export async function reconcileKubeconfig(s: ClusterScope, nodes: NodeReport[]):
     const why = await ensureKubeconfig(s.deps.client, s.cluster, target, s.out.ca, lookup, s.now);
     if (why) {
       s.log.info("issued kubeconfig", { reason: why, secret });
-      await s.deps.recorder.event(s.cluster, "Normal", "KubeconfigIssued", `wrote Secret ${secret} (${why})`);
+      // The first one is part of bring-up (the Ready Event says so); a re-issue is worth an Event of its own.
+      if (why !== "missing") {
+        await s.deps.recorder.event(s.cluster, "Normal", "KubeconfigIssued", `wrote Secret ${secret} (${why})`);
+      }
     }
     s.out.kubeconfig = secret;
   } else if (s.cache.secret(secret)) {

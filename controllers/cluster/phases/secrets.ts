@@ -27,11 +27,9 @@ export async function reconcileSecrets(s: ClusterScope): Promise<void> {
       }),
   };
   const token = await ensureJoinToken(client, s.cluster, lookup, policy);
-  if (token.created) {
-    await recorder.event(s.cluster, "Normal", "JoinTokenCreated", `created Secret ${token.secret.metadata.name}`);
-  }
+  if (token.created) s.log.info("created the join token", { secret: token.secret.metadata.name });
   const { ca, created, keyRestored } = await ensureCa(client, s.cluster, lookup, policy);
-  if (created) await recorder.event(s.cluster, "Normal", "CertificateAuthorityCreated", "created the cluster CA");
+  if (created) s.log.info("created the cluster CA", {});
   if (keyRestored) {
     await recorder.event(
       s.cluster,
