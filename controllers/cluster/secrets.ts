@@ -117,7 +117,7 @@ export function ensureJoinToken(
 export function ensureAgentToken(
   client: KubeClient,
   cluster: KubernetesCluster,
-  lookup: SecretLookup,
+  lookup: CachedSecret,
   policy: IdentityPolicy = { mayCreate: true },
 ) {
   return ensureToken(client, cluster, lookup, agentTokenSecret(cluster.metadata.name), policy);
@@ -126,7 +126,7 @@ export function ensureAgentToken(
 async function ensureToken(
   client: KubeClient,
   cluster: KubernetesCluster,
-  lookup: SecretLookup,
+  lookup: CachedSecret,
   name: string,
   policy: IdentityPolicy,
 ) {
