@@ -87,6 +87,7 @@ Deno.test("a leader paused past its renew deadline writes nothing after it resum
       replicas[old].exited,
       new Promise<undefined>((r) => timer = setTimeout(() => r(undefined), 30_000)),
     ]).finally(() => clearTimeout(timer));
+    const exitedAfter = (Date.now() - resumedAt) / 1000;
     assert.ok(status, `the old leader did not exit within 30 s of its resume:\n${await replicas[old].tail(20)}`);
     assert.equal(status.code, 1, "a leader that lost its lease exits with 1");
 
@@ -98,7 +99,8 @@ Deno.test("a leader paused past its renew deadline writes nothing after it resum
     console.log(
       `old leader (${USERS[old]}): ${tally(before).writes} writes before the pause; after the resume ` +
         `${after.length} requests, ${after.filter(isWrite).length} writes ` +
-        `${JSON.stringify(tally(after).byVerbResource)}; ${refused} log lines of writes refused by the fence`,
+        `${JSON.stringify(tally(after).byVerbResource)}; ${refused} log lines of writes refused by the fence; ` +
+        `exited ${exitedAfter.toFixed(1)} s after SIGCONT`,
     );
     assert.ok(before.some(isWrite), "the audit log attributes the leader's writes to its user (sanity check)");
     assert.deepEqual(after.filter(isWrite).map((r) => `${r.verb} ${r.resource} ${r.code}`), []);
