@@ -42,6 +42,11 @@ export class LeaderFence {
     return monotonic() < this.#until;
   }
 
+  /** Milliseconds until it stops holding (zero or less once it does not hold). */
+  remainingMs(): number {
+    return this.#until - monotonic();
+  }
+
   /** A renew that started at monotonic time `startedAt` succeeded: hold for `validMs` from then. */
   confirm(startedAt: number, validMs: number): void {
     this.#until = Math.max(this.#until, startedAt + validMs);
@@ -121,13 +126,11 @@ export async function runLeaderElection(
     return true;
   }
 
-  let lastRenew = -Infinity;
   const attempt = async () => {
     const started = monotonic();
     try {
       const ok = await tryAcquireOrRenew();
       if (ok) {
-        lastRenew = started;
         fence.confirm(started, renewDeadline);
       }
       return ok;
@@ -151,15 +154,21 @@ export async function runLeaderElection(
   const work = Promise.resolve().then(() => opts.onStartedLeading(leading.signal));
   let outcome: "released" | "lost" = "released";
   const lose = () => {
+    if (leading.signal.aborted) return;
     fence.revoke();
     log.error("leader election: lost the lease (renew deadline passed)", { lease: `${namespace}/${name}` });
     outcome = "lost";
     leading.abort();
   };
+  // A watchdog, so work is aborted at the deadline even while a renew request hangs.
+  let watchdog: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    watchdog = setTimeout(() => (fence.holds() ? arm() : lose()), Math.max(0, fence.remainingMs()));
+  };
+  arm();
   while (!leading.signal.aborted) {
     // Wake up no later than the deadline, so in-flight work is aborted on time.
-    const left = lastRenew + renewDeadline - monotonic();
-    await sleep(Math.max(0, Math.min(retry, left)), leading.signal).catch(() => {});
+    await sleep(Math.max(0, Math.min(retry, fence.remainingMs())), leading.signal).catch(() => {});
     if (leading.signal.aborted) break;
     // Checked before renewing: a process resumed after a pause must not act on a stale lease.
     if (!fence.holds()) {
@@ -168,6 +177,7 @@ export async function runLeaderElection(
     }
     if (!(await attempt()) && !fence.holds()) lose();
   }
+  clearTimeout(watchdog);
   signal.removeEventListener("abort", stopLeading);
   await work.catch((err) => log.error("leader work failed", { error: errorMessage(err) }));
   fence.revoke();
