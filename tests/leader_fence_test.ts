@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { WriteRefusedError } from "../lib/kube/errors.ts";
-import { KUBERNETES_CLUSTERS, LEASES } from "../lib/kube/resources.ts";
+import { LEASES } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { LeaderFence, type Lease, runLeaderElection } from "../lib/leader.ts";
 import { silentLogger } from "../lib/runtime/log.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";

@@ -7,10 +7,10 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { API_VERSION, KIND } from "../crds/kubernetescluster.ts";
-import { EVENTS, KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS, SECRETS } from "../lib/kube/resources.ts";
+import { API_VERSION, KIND, KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { EVENTS, SECRETS } from "../lib/kube/resources.ts";
 import { CLUSTER_LABEL } from "../core/labels.ts";
-import type { NixosConfiguration } from "../core/nio.ts";
+import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../core/nio.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { createMachines, startNico } from "../testing/nico.ts";
