@@ -10,7 +10,7 @@ import { observeClusters } from "../controllers/cluster/metrics.ts";
 import { installCrd } from "../crds/install.ts";
 import { eventRecorder } from "../lib/events.ts";
 import { KubeClient } from "../lib/kube/client.ts";
-import { runLeaderElection } from "../lib/leader.ts";
+import { LeaderFence, runLeaderElection } from "../lib/leader.ts";
 import { Metrics } from "../lib/metrics.ts";
 import { errorMessage, jsonLogger, type Logger, type LogLevel, textLogger } from "../lib/runtime/log.ts";
 import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage } from "./options.ts";
@@ -148,14 +148,18 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
 
   const metrics = new Metrics();
   const identity = o.identity ?? `${Deno.hostname()}-${crypto.randomUUID().slice(0, 6)}`;
+  // Fencing: everything that writes as the leader goes through `writer`, which refuses once the
+  // renew deadline passed. The webhook and the leader election itself use the plain client.
+  const fence = new LeaderFence();
+  const writer = o.leaderElect ? client.with({ mayWrite: () => fence.holds() }) : client;
   const recorder = eventRecorder(
-    client,
+    writer,
     "nico.homystack.com/nico",
     identity,
     (err) => log.debug("event not recorded", { error: errorMessage(err) }),
   );
   const { controller, informers, revisions } = clusterController({
-    client,
+    client: writer,
     recorder,
     log,
     namespace: o.namespace,
@@ -176,7 +180,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     if (o.webhookCertMode === "self-signed") {
       background.push(
         runWebhookCertificates({
-          client,
+          client: writer,
           namespace: o.leaseNamespace,
           ...webhookNames(o),
           webhook: o.webhookUrl
@@ -212,6 +216,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
         name: o.leaseName,
         identity,
         log,
+        fence,
         onStartedLeading: async (signal) => {
           leading = true;
           metrics.leader.set({ name: o.leaseName }, 1);

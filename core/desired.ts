@@ -19,10 +19,13 @@ import {
 } from "./nio.ts";
 import { type ClusterNode, renderClusterNix } from "./clusternix.ts";
 import { normalizeHost } from "./hosts.ts";
-import { caKeySecret, caSecret, configName, joinTokenSecret } from "./names.ts";
+import { agentTokenSecret, caKeySecret, caSecret, configName, joinTokenSecret } from "./names.ts";
 import type { Selection } from "./selection.ts";
 
+/** Key of the token inside both token Secrets (server and agent). */
 export const JOIN_TOKEN_KEY = "token";
+/** The file that carries the agent token to every node. */
+export const AGENT_TOKEN_FILE = "agent-token";
 
 export interface DesiredInput {
   cluster: { name: string; namespace: string; uid: string; spec: KubernetesClusterSpec };
@@ -102,22 +105,25 @@ function nodeSpec(
   m: Machine | undefined,
 ): NixosConfigurationSpec {
   const { spec, name } = input.cluster;
+  const secretFile = (path: string, secret: string, key: string): AdditionalFile => ({
+    path,
+    valueType: "SecretRef",
+    secretRef: { name: secret, key },
+  });
+  // Workers get only what joins a worker; the server token and the CA key stay on the control plane.
   const files: AdditionalFile[] = [
     { path: "cluster.nix", valueType: "Inline", inline: clusterNix },
-    { path: "join-token", valueType: "SecretRef", secretRef: { name: joinTokenSecret(name), key: JOIN_TOKEN_KEY } },
+    ...(role === "control-plane" ? [secretFile("join-token", joinTokenSecret(name), JOIN_TOKEN_KEY)] : []),
+    secretFile(AGENT_TOKEN_FILE, agentTokenSecret(name), JOIN_TOKEN_KEY),
   ];
-  const sshSecret = m && machineSshKeySecret(m);
+  const sshSecret = spec.machineSshKey && m && machineSshKeySecret(m);
   if (sshSecret) {
-    files.push({
-      path: "machine-ssh-key",
-      valueType: "SecretRef",
-      secretRef: { name: sshSecret, key: SSH_KEY_SECRET_KEY },
-    });
+    files.push(secretFile("machine-ssh-key", sshSecret, SSH_KEY_SECRET_KEY));
   }
   if (role === "control-plane") {
     files.push(
-      { path: "cluster-ca.crt", valueType: "SecretRef", secretRef: { name: caSecret(name), key: "tls.crt" } },
-      { path: "cluster-ca.key", valueType: "SecretRef", secretRef: { name: caKeySecret(name), key: "tls.key" } },
+      secretFile("cluster-ca.crt", caSecret(name), "tls.crt"),
+      secretFile("cluster-ca.key", caKeySecret(name), "tls.key"),
     );
   }
   const ref = input.revision ?? spec.ref;

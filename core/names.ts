@@ -51,7 +51,14 @@ export function legacyConfigName(cluster: string, machine: string): string {
   return `${cluster}-${machine}`;
 }
 
+/**
+ * The server token, for control-plane nodes only (k3s `--token`): it also
+ * decrypts k3s's bootstrap data, which holds the cluster's CA keys. Named
+ * `join-token` because clusters made before the split used it on every node.
+ */
 export const joinTokenSecret = (cluster: string) => `${cluster}-join-token`;
+/** The agent token, for every node (k3s `--agent-token` on servers, `--token` on agents): joins workers only. */
+export const agentTokenSecret = (cluster: string) => `${cluster}-agent-token`;
 export const caSecret = (cluster: string) => `${cluster}-ca`;
 /** The CA key alone: older NIO hands over a Secret's first key, so this Secret has only `tls.key`. */
 export const caKeySecret = (cluster: string) => `${cluster}-ca-key`;
@@ -67,5 +74,11 @@ export const kubeconfigSecret = (cluster: string) => `${cluster}-kubeconfig`;
  * ```
  */
 export function ownedSecretNames(cluster: string): string[] {
-  return [joinTokenSecret(cluster), caSecret(cluster), caKeySecret(cluster), kubeconfigSecret(cluster)];
+  return [
+    joinTokenSecret(cluster),
+    agentTokenSecret(cluster),
+    caSecret(cluster),
+    caKeySecret(cluster),
+    kubeconfigSecret(cluster),
+  ];
 }

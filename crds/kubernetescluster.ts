@@ -155,6 +155,10 @@ export const KubernetesClusterSpec = z.object({
     .describe(
       "When true NIO installs NixOS from scratch with nixos-anywhere, WIPING THE DISK of every node. Leave false for Machines that already run NixOS.",
     ),
+  machineSshKey: z.boolean().default(false)
+    .describe(
+      "When true every node also receives its own Machine's SSH private key (the key NIO logs in with) as the file machine-ssh-key. Leave false unless the flake needs it: whoever can read files on a node then holds a key that opens that host, and every other host sharing the key.",
+    ),
   controlPlane: ControlPlane,
   dataPlane: DataPlane.default({}),
   paused: z.boolean().default(false)

@@ -4,6 +4,12 @@
  * duration (as observed on our own clock), renew every retry period, give
  * up when renewing fails for the renew deadline, release on shutdown.
  *
+ * Fencing: a {@link LeaderFence} says whether this replica may still write.
+ * It holds for the renew deadline after the start of the last successful
+ * renew, measured on the monotonic clock (which keeps counting while the
+ * process is stopped, and ignores wall-clock jumps), so a leader paused past
+ * its deadline finds out before its next write, not after its next renew.
+ *
  * @module
  */
 import { microTime } from "./kube/meta.ts";
@@ -24,6 +30,34 @@ export interface Lease {
   };
 }
 
+/** Monotonic milliseconds. */
+const monotonic = () => performance.now();
+
+/** Whether this replica may still act as leader; give `holds` to the writing client as its write gate. */
+export class LeaderFence {
+  #until = -Infinity;
+
+  /** True until the renew deadline of the last confirmed renew has passed. */
+  holds(): boolean {
+    return monotonic() < this.#until;
+  }
+
+  /** Milliseconds until it stops holding (zero or less once it does not hold). */
+  remainingMs(): number {
+    return this.#until - monotonic();
+  }
+
+  /** A renew that started at monotonic time `startedAt` succeeded: hold for `validMs` from then. */
+  confirm(startedAt: number, validMs: number): void {
+    this.#until = Math.max(this.#until, startedAt + validMs);
+  }
+
+  /** Leadership ended: refuse from now on. */
+  revoke(): void {
+    this.#until = -Infinity;
+  }
+}
+
 export interface LeaderElectionOptions {
   client: KubeClient;
   namespace: string;
@@ -33,6 +67,8 @@ export interface LeaderElectionOptions {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
   log: Logger;
+  /** Confirmed on every successful renew, revoked when leadership ends (default: a private one). */
+  fence?: LeaderFence;
   /** Called once leadership is won; `signal` aborts when it is lost or on shutdown. */
   onStartedLeading(signal: AbortSignal): Promise<void> | void;
   /** Called when leadership ends for any reason. */
@@ -52,11 +88,13 @@ export async function runLeaderElection(
   const renewDeadline = opts.renewDeadlineMs ?? 10_000;
   const retry = opts.retryPeriodMs ?? 2_000;
   const { client, namespace, name, identity, log } = opts;
+  const fence = opts.fence ?? new LeaderFence();
   let observed: { holder: string | undefined; renew: string | undefined; at: number } | undefined;
 
   async function tryAcquireOrRenew(): Promise<boolean> {
     const now = Date.now();
     const lease = await client.get<Lease>(LEASES, name, namespace);
+    const mono = monotonic();
     const spec = {
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(leaseMs / 1000),
@@ -71,11 +109,11 @@ export async function runLeaderElection(
     }
     const s = lease.spec ?? {};
     if (!observed || observed.holder !== s.holderIdentity || observed.renew !== s.renewTime) {
-      observed = { holder: s.holderIdentity, renew: s.renewTime, at: now };
+      observed = { holder: s.holderIdentity, renew: s.renewTime, at: mono };
     }
     const held = s.holderIdentity && s.holderIdentity !== identity;
     const duration = (s.leaseDurationSeconds ?? Math.ceil(leaseMs / 1000)) * 1000;
-    if (held && observed.at + duration > now) return false;
+    if (held && observed.at + duration > mono) return false;
     const mine = s.holderIdentity === identity;
     await client.replace<Lease>(LEASES, {
       metadata: { name, namespace, resourceVersion: lease.metadata.resourceVersion! },
@@ -89,8 +127,13 @@ export async function runLeaderElection(
   }
 
   const attempt = async () => {
+    const started = monotonic();
     try {
-      return await tryAcquireOrRenew();
+      const ok = await tryAcquireOrRenew();
+      if (ok) {
+        fence.confirm(started, renewDeadline);
+      }
+      return ok;
     } catch (err) {
       if (!isConflict(err)) log.error("leader election: lease update failed", { error: errorMessage(err) });
       return false;
@@ -110,20 +153,34 @@ export async function runLeaderElection(
   signal.addEventListener("abort", stopLeading, { once: true });
   const work = Promise.resolve().then(() => opts.onStartedLeading(leading.signal));
   let outcome: "released" | "lost" = "released";
-  let lastRenew = Date.now();
+  const lose = () => {
+    if (leading.signal.aborted) return;
+    fence.revoke();
+    log.error("leader election: lost the lease (renew deadline passed)", { lease: `${namespace}/${name}` });
+    outcome = "lost";
+    leading.abort();
+  };
+  // A watchdog, so work is aborted at the deadline even while a renew request hangs.
+  let watchdog: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    watchdog = setTimeout(() => (fence.holds() ? arm() : lose()), Math.max(0, fence.remainingMs()));
+  };
+  arm();
   while (!leading.signal.aborted) {
-    await sleep(retry, leading.signal).catch(() => {});
+    // Wake up no later than the deadline, so in-flight work is aborted on time.
+    await sleep(Math.max(0, Math.min(retry, fence.remainingMs())), leading.signal).catch(() => {});
     if (leading.signal.aborted) break;
-    if (await attempt()) {
-      lastRenew = Date.now();
-    } else if (Date.now() - lastRenew > renewDeadline) {
-      log.error("leader election: lost the lease (renew deadline passed)", { lease: `${namespace}/${name}` });
-      outcome = "lost";
-      leading.abort();
+    // Checked before renewing: a process resumed after a pause must not act on a stale lease.
+    if (!fence.holds()) {
+      lose();
+      break;
     }
+    if (!(await attempt()) && !fence.holds()) lose();
   }
+  clearTimeout(watchdog);
   signal.removeEventListener("abort", stopLeading);
   await work.catch((err) => log.error("leader work failed", { error: errorMessage(err) }));
+  fence.revoke();
   opts.onStoppedLeading?.();
   if (outcome === "released") await release(client, namespace, name, identity, log);
   return outcome;

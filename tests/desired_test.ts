@@ -31,23 +31,27 @@ Deno.test("desired configurations: golden files", async (t) => {
     const out = render({ controlPlane: { machines: ["solo"] } }, [machine("solo", { host: "192.0.2.10" })]);
     await assertGolden("desired-single.yaml", stringify(out, YAML_OPTS));
   });
-  await t.step("three control-plane nodes and two workers, with endpoint, subdir, ref and credentials", async () => {
-    const machines = [
-      ...["cp-1", "cp-2", "cp-3"].map((n, i) => machine(n, { labels: { role: "cp" }, host: `192.0.2.${i + 1}` })),
-      ...["w-1", "w-2"].map((n, i) => machine(n, { labels: { role: "worker" }, host: `192.0.2.${i + 11}` })),
-    ];
-    const out = render({
-      gitRepo: "https://git.example.test/clusters.git",
-      ref: "v1.2.0",
-      configurationSubdir: "clusters/prod",
-      credentialsRef: { name: "git-creds" },
-      controlPlaneEndpoint: { host: "api.prod.example.test" },
-      controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 3 },
-      dataPlane: { machineSelector: { matchLabels: { role: "worker" } }, count: 2 },
-    }, machines);
-    assert.equal(out.length, 5);
-    await assertGolden("desired-ha.yaml", stringify(out, YAML_OPTS));
-  });
+  await t.step(
+    "three control-plane nodes and two workers, with endpoint, subdir, ref, credentials, SSH keys",
+    async () => {
+      const machines = [
+        ...["cp-1", "cp-2", "cp-3"].map((n, i) => machine(n, { labels: { role: "cp" }, host: `192.0.2.${i + 1}` })),
+        ...["w-1", "w-2"].map((n, i) => machine(n, { labels: { role: "worker" }, host: `192.0.2.${i + 11}` })),
+      ];
+      const out = render({
+        gitRepo: "https://git.example.test/clusters.git",
+        ref: "v1.2.0",
+        configurationSubdir: "clusters/prod",
+        credentialsRef: { name: "git-creds" },
+        machineSshKey: true,
+        controlPlaneEndpoint: { host: "api.prod.example.test" },
+        controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 3 },
+        dataPlane: { machineSelector: { matchLabels: { role: "worker" } }, count: 2 },
+      }, machines);
+      assert.equal(out.length, 5);
+      await assertGolden("desired-ha.yaml", stringify(out, YAML_OPTS));
+    },
+  );
   await t.step("addresses that need escaping", async () => {
     // Selection refuses such a host; cluster.nix still escapes whatever reaches it (defence in depth).
     const odd = machine("odd", { host: 'we"ird\\${host}\n' });
@@ -71,6 +75,34 @@ Deno.test("every node gets the same cluster.nix, and only control-plane nodes ge
       c.spec.onRemoveFlake === "#minimal" && c.spec.flake === `#${c.spec.machineRef.name}` && !c.spec.fullInstall
     ),
   );
+});
+
+Deno.test("secret files by role: the server token and the CA key never reach a worker", async (t) => {
+  const machines = [machine("a"), machine("b")];
+  const files = (spec: Partial<KubernetesClusterSpecInput>) =>
+    Object.fromEntries(
+      render({ controlPlane: { machines: ["a"] }, dataPlane: { machines: ["b"] }, ...spec }, machines).map((c) => [
+        c.metadata.labels?.["nico.homystack.com/role"],
+        c.spec.additionalFiles.map((f) => "secretRef" in f ? `${f.path}<-${f.secretRef.name}` : f.path),
+      ]),
+    );
+  await t.step("default: no SSH key", () => {
+    assert.deepEqual(files({}), {
+      "control-plane": [
+        "cluster.nix",
+        "join-token<-prod-join-token",
+        "agent-token<-prod-agent-token",
+        "cluster-ca.crt<-prod-ca",
+        "cluster-ca.key<-prod-ca-key",
+      ],
+      "worker": ["cluster.nix", "agent-token<-prod-agent-token"],
+    });
+  });
+  await t.step("machineSshKey: true adds each Machine's own key", () => {
+    const f = files({ machineSshKey: true });
+    assert.ok(f["control-plane"]?.includes("machine-ssh-key<-a-ssh"));
+    assert.deepEqual(f["worker"], ["cluster.nix", "agent-token<-prod-agent-token", "machine-ssh-key<-b-ssh"]);
+  });
 });
 
 Deno.test("the spec hash changes with the rendered spec and only then", () => {

@@ -16,6 +16,9 @@ import { type ClusterNixInput, renderClusterNix } from "../core/clusternix.ts";
 const FLAKE_DIR = new URL("../examples/k3s-flake/", import.meta.url).pathname;
 const LIB = `${FLAKE_DIR}lib/`;
 const TOKEN = "/var/lib/nico/join-token";
+const AGENT_TOKEN = "/var/lib/nico/agent-token";
+/** A server holds both tokens; an agent only the agent token. */
+const SERVER_TOKENS = [`--token-file=${TOKEN}`, `--agent-token-file=${AGENT_TOKEN}`];
 
 async function nixVersion(): Promise<string | undefined> {
   try {
@@ -223,7 +226,7 @@ Deno.test({
     assert.deepStrictEqual(solo.flags, [
       "server",
       "--cluster-init",
-      `--token-file=${TOKEN}`,
+      ...SERVER_TOKENS,
       "--tls-san=192.0.2.10",
       "--node-ip=192.0.2.10",
       "--node-name=solo",
@@ -253,7 +256,7 @@ Deno.test({
         flags: [
           "server",
           "--cluster-init",
-          `--token-file=${TOKEN}`,
+          ...SERVER_TOKENS,
           "--tls-san=api.prod.example.test",
           "--tls-san=192.0.2.1",
           "--node-ip=192.0.2.1",
@@ -267,7 +270,7 @@ Deno.test({
         flags: [
           "server",
           `--server=${lb}`,
-          `--token-file=${TOKEN}`,
+          ...SERVER_TOKENS,
           "--tls-san=api.prod.example.test",
           `--tls-san=192.0.2.${i}`,
           `--node-ip=192.0.2.${i}`,
@@ -278,7 +281,13 @@ Deno.test({
         role: "agent" as const,
         bootstrap: false,
         serverAddress: lb,
-        flags: ["agent", `--server=${lb}`, `--token-file=${TOKEN}`, `--node-ip=192.0.2.1${i}`, `--node-name=w-${i}`],
+        flags: [
+          "agent",
+          `--server=${lb}`,
+          `--token-file=${AGENT_TOKEN}`,
+          `--node-ip=192.0.2.1${i}`,
+          `--node-name=w-${i}`,
+        ],
       }])),
     };
     assert.deepStrictEqual(Object.keys(nodes).sort(), Object.keys(expected).sort());
@@ -309,7 +318,7 @@ Deno.test({
     assert.deepStrictEqual(boot.flags, [
       "server",
       "--cluster-init",
-      `--token-file=${TOKEN}`,
+      ...SERVER_TOKENS,
       `--tls-san=${host}`,
       `--tls-san=${odd}`,
       "--node-name=cp.a-1",
@@ -323,7 +332,7 @@ Deno.test({
     assert.deepStrictEqual(w1.flags, [
       "agent",
       `--server=${url}`,
-      `--token-file=${TOKEN}`,
+      `--token-file=${AGENT_TOKEN}`,
       "--node-name=w-1.example.test",
     ]);
     assert.equal(w1.hostName, "w-1");
@@ -343,7 +352,7 @@ Deno.test({
     assert.deepStrictEqual(nodes["cp-a"]!.flags, [
       "server",
       "--cluster-init",
-      `--token-file=${TOKEN}`,
+      ...SERVER_TOKENS,
       "--tls-san=fd00::1",
       "--node-ip=fd00::1",
       "--node-name=cp-a",
@@ -352,7 +361,7 @@ Deno.test({
     assert.deepStrictEqual(nodes["cp-b"]!.flags, [
       "server",
       `--server=${url}`,
-      `--token-file=${TOKEN}`,
+      ...SERVER_TOKENS,
       "--tls-san=fd00::1",
       "--tls-san=fd00::2",
       "--node-ip=fd00::2",
@@ -362,7 +371,7 @@ Deno.test({
     assert.deepStrictEqual(nodes.w!.flags, [
       "agent",
       `--server=${url}`,
-      `--token-file=${TOKEN}`,
+      `--token-file=${AGENT_TOKEN}`,
       "--node-ip=fd00::10",
       "--node-name=w",
     ]);
@@ -472,7 +481,7 @@ Deno.test({
         { clusterFile: await writeCluster(single) },
       );
       assert.equal(r.ok, false);
-      assert.match(r.stderr, /unknown paths tokenPath; known: caCert, caKey, dataDir, tokenFile/);
+      assert.match(r.stderr, /unknown paths tokenPath; known: agentTokenFile, caCert, caKey, dataDir, tokenFile/);
     });
   },
 });
@@ -568,10 +577,11 @@ Deno.test({
   fn: async (t) => {
     const root = await Deno.makeTempDir({ dir: scratch });
     const paths =
-      `{ tokenFile = "${root}/nico/join-token"; caCert = "${root}/nico/cluster-ca.crt"; caKey = "${root}/nico/cluster-ca.key"; dataDir = "${root}/k3s"; }`;
+      `{ tokenFile = "${root}/nico/join-token"; agentTokenFile = "${root}/nico/agent-token"; caCert = "${root}/nico/cluster-ca.crt"; caKey = "${root}/nico/cluster-ca.key"; dataDir = "${root}/k3s"; }`;
     const clusterFile = await writeCluster(ha);
     const boot = (await scriptsFor(clusterFile, "cp-1", paths, "k3s")).prepare;
     const joiner = (await scriptsFor(clusterFile, "cp-2", paths, "k3s")).prepare;
+    const worker = (await scriptsFor(clusterFile, "w-1", paths, "k3s")).prepare;
     const tls = `${root}/k3s/server/tls`;
     const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
 
@@ -582,6 +592,18 @@ Deno.test({
     });
     await Deno.mkdir(`${root}/nico`);
     await Deno.writeTextFile(`${root}/nico/join-token`, "a".repeat(64));
+    await t.step("a server without the agent token fails and names it", async () => {
+      const r = await bash(joiner);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, new RegExp(`join token is missing or empty at ${root}/nico/agent-token`));
+    });
+    await Deno.writeTextFile(`${root}/nico/agent-token`, "b".repeat(64));
+    await t.step("a worker needs the agent token only, never the server token", async () => {
+      await Deno.rename(`${root}/nico/join-token`, `${root}/nico/join-token.away`);
+      const r = await bash(worker);
+      await Deno.rename(`${root}/nico/join-token.away`, `${root}/nico/join-token`);
+      assert.equal(r.code, 0, r.stderr);
+    });
     await Deno.writeTextFile(`${root}/nico/cluster-ca.crt`, "CERT-1\n");
 
     await t.step("the CA key missing: fails and places nothing", async () => {
@@ -700,7 +722,7 @@ Deno.test("the example flake never reads a secret file into the Nix store by its
       else if (e.name.endsWith(".nix")) {
         const text = await Deno.readTextFile(path);
         if (/readFile/.test(text)) offenders.push(`${path}: builtins.readFile`);
-        if (/\.\/(join-token|cluster-ca\.(crt|key)|machine-ssh-key)\b/.test(text)) {
+        if (/\.\/(join-token|agent-token|cluster-ca\.(crt|key)|machine-ssh-key)\b/.test(text)) {
           offenders.push(`${path}: a path literal to a secret`);
         }
       }

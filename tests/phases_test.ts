@@ -86,7 +86,7 @@ Deno.test("secrets and configurations phases alone: one configuration per member
   await reconcileSecrets(s);
   assert.ok(s.out.ca?.certPem.includes("BEGIN CERTIFICATE"));
   const secrets = (await cp.client.list<Secret>(SECRETS, { namespace: ns })).items.map((x) => x.metadata.name).sort();
-  assert.deepEqual(secrets, ["c-ca", "c-ca-key", "c-join-token"]);
+  assert.deepEqual(secrets, ["c-agent-token", "c-ca", "c-ca-key", "c-join-token"]);
 
   await reconcileConfigurations(s);
   assert.equal(s.out.blocked, undefined);

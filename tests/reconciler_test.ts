@@ -96,12 +96,13 @@ Deno.test("a cluster is provisioned: claims, configurations with the right files
     assert.deepEqual(cp1.spec.additionalFiles.map((f) => f.path), [
       "cluster.nix",
       "join-token",
-      "machine-ssh-key",
+      "agent-token",
       "cluster-ca.crt",
       "cluster-ca.key",
     ]);
     const w1 = cfgs.find((x) => x.metadata.name === "prod.w-1")!;
-    assert.deepEqual(w1.spec.additionalFiles.map((f) => f.path), ["cluster.nix", "join-token", "machine-ssh-key"]);
+    // A worker gets the agent token only: no server token, no CA key, no SSH key unless spec.machineSshKey.
+    assert.deepEqual(w1.spec.additionalFiles.map((f) => f.path), ["cluster.nix", "agent-token"]);
     assert.equal(w1.metadata.ownerReferences![0]!.uid, c.metadata.uid);
 
     const machines = (await e.client.list<Machine>(MACHINES, { namespace: e.ns })).items;
@@ -109,6 +110,9 @@ Deno.test("a cluster is provisioned: claims, configurations with the right files
 
     const token = await e.client.get<any>(SECRETS, "prod-join-token", e.ns);
     assert.equal(atob(token.data.token).length, 64, "32 random bytes, hex");
+    const agentToken = await e.client.get<any>(SECRETS, "prod-agent-token", e.ns);
+    assert.equal(atob(agentToken.data.token).length, 64, "32 random bytes, hex");
+    assert.notEqual(agentToken.data.token, token.data.token, "the agent token is not the server token");
     const kc = await e.client.get<any>(SECRETS, "prod-kubeconfig", e.ns);
     assert.equal(c.status!.kubeconfigSecret, "prod-kubeconfig");
     const kubeconfig = parse(atob(kc.data.value));

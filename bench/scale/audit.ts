@@ -13,15 +13,16 @@
  * @module
  */
 
-/** Policy: requests of `user` at Metadata level (no bodies), nothing else. */
-export function auditPolicy(user: string): string {
+/** Policy: requests of `user` (or of each of several users) at Metadata level (no bodies), nothing else. */
+export function auditPolicy(user: string | string[]): string {
+  const users = (Array.isArray(user) ? user : [user]).map((u) => JSON.stringify(u)).join(", ");
   return [
     "apiVersion: audit.k8s.io/v1",
     "kind: Policy",
     'omitStages: ["RequestReceived"]',
     "rules:",
     "  - level: Metadata",
-    `    users: ["${user}"]`,
+    `    users: [${users}]`,
     "  - level: None",
     "",
   ].join("\n");
@@ -46,6 +47,8 @@ export interface AuditRequest {
   resource: string;
   code: number;
   userAgent: string;
+  /** The authenticated user name. */
+  user: string;
 }
 
 const WRITE_VERBS = new Set(["create", "update", "patch", "delete", "deletecollection"]);
@@ -66,6 +69,7 @@ export async function readAudit(path: string): Promise<AuditRequest[]> {
       verb: string;
       requestURI: string;
       userAgent?: string;
+      user?: { username?: string };
       objectRef?: { resource?: string; subresource?: string };
       responseStatus?: { code?: number };
       requestReceivedTimestamp: string;
@@ -80,6 +84,7 @@ export async function readAudit(path: string): Promise<AuditRequest[]> {
       resource: o?.resource ? (o.subresource ? `${o.resource}/${o.subresource}` : o.resource) : e.requestURI,
       code: e.responseStatus?.code ?? 0,
       userAgent: e.userAgent ?? "",
+      user: e.user?.username ?? "",
     });
   }
   return out;

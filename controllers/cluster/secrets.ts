@@ -1,6 +1,6 @@
 /**
- * The Secrets NICO owns for a cluster: the join token (created once, never
- * changed), the cluster CA (and its key alone, for older NIO), and the admin
+ * The Secrets NICO owns for a cluster: the server and agent tokens (created
+ * once, never changed), the cluster CA (and its key alone, for older NIO), and the admin
  * kubeconfig. Their contents are never logged, nor put in status or events.
  *
  * @module
@@ -18,7 +18,7 @@ import { createCa, type KeyPair } from "../../lib/pki.ts";
 import { JOIN_TOKEN_KEY } from "../../core/desired.ts";
 import { issueKubeconfig, reissueReason } from "../../core/kubeconfig.ts";
 import { ClusterProblem } from "./problem.ts";
-import { caKeySecret, caSecret, joinTokenSecret, kubeconfigSecret } from "../../core/names.ts";
+import { agentTokenSecret, caKeySecret, caSecret, joinTokenSecret, kubeconfigSecret } from "../../core/names.ts";
 
 export type { Secret } from "../../lib/kube/meta.ts";
 
@@ -103,14 +103,33 @@ export interface IdentityPolicy {
   mayCreate: boolean;
 }
 
-/** The join token Secret: 32 random bytes, hex, made once. */
-export async function ensureJoinToken(
+/** The server token Secret (`<cluster>-join-token`, for control-plane nodes): 32 random bytes, hex, made once. */
+export function ensureJoinToken(
   client: KubeClient,
   cluster: KubernetesCluster,
   lookup: CachedSecret,
   policy: IdentityPolicy = { mayCreate: true },
 ) {
-  const name = joinTokenSecret(cluster.metadata.name);
+  return ensureToken(client, cluster, lookup, joinTokenSecret(cluster.metadata.name), policy);
+}
+
+/** The agent token Secret (`<cluster>-agent-token`, for every node): 32 random bytes, hex, made once. */
+export function ensureAgentToken(
+  client: KubeClient,
+  cluster: KubernetesCluster,
+  lookup: CachedSecret,
+  policy: IdentityPolicy = { mayCreate: true },
+) {
+  return ensureToken(client, cluster, lookup, agentTokenSecret(cluster.metadata.name), policy);
+}
+
+async function ensureToken(
+  client: KubeClient,
+  cluster: KubernetesCluster,
+  lookup: CachedSecret,
+  name: string,
+  policy: IdentityPolicy,
+) {
   const cached = lookup(name);
   if (!cached && !policy.mayCreate) throw new IdentityLostError([name]);
   // Random bytes only when the Secret is really missing: this runs on every reconcile.

@@ -9,7 +9,7 @@
 import { HttpMethod, KubeConfig, RequestContext } from "@kubernetes/client-node";
 import { Agent, type Dispatcher, fetch } from "undici";
 import type { ObjectMeta } from "./meta.ts";
-import { ApiError, isNotFound } from "./errors.ts";
+import { ApiError, isNotFound, WriteRefusedError } from "./errors.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
 
 /** Any Kubernetes object. */
@@ -43,6 +43,11 @@ export interface ClientOptions {
    * cancellation: `client.with({ signal })`), on top of each call's own.
    */
   signal?: AbortSignal | undefined;
+  /**
+   * Asked before every request that is not a GET; `false` refuses it with a
+   * {@link WriteRefusedError} before anything is sent (fencing of a deposed leader).
+   */
+  mayWrite?: () => boolean;
 }
 
 /** What every verb accepts: a signal that aborts the request (shutdown, a cancelled reconcile). */
@@ -99,6 +104,7 @@ export class KubeClient {
   readonly #userAgent: string;
   readonly #timeoutMs: number;
   readonly #signal: AbortSignal | undefined;
+  readonly #mayWrite: (() => boolean) | undefined;
 
   constructor(kc: KubeConfig, options: ClientOptions = {}) {
     const cluster = kc.getCurrentCluster();
@@ -108,6 +114,7 @@ export class KubeClient {
     this.fieldManager = options.fieldManager ?? "nico";
     this.#userAgent = options.userAgent ?? "nico";
     this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#mayWrite = options.mayWrite;
     this.#signal = options.signal;
   }
 
@@ -121,13 +128,15 @@ export class KubeClient {
     return new KubeClient(loadKubeConfig(path), options);
   }
 
-  /** A copy that writes under another field manager or user agent, or whose requests `signal` also aborts. */
+  /** A copy that writes under another field manager or user agent, whose requests `signal` also aborts, or behind a write gate. */
   with(options: ClientOptions): KubeClient {
+    const mayWrite = options.mayWrite ?? this.#mayWrite;
     return new KubeClient(this.#kc, {
       fieldManager: options.fieldManager ?? this.fieldManager,
       userAgent: options.userAgent ?? this.#userAgent,
       timeoutMs: options.timeoutMs ?? this.#timeoutMs,
       signal: either(this.#signal, options.signal),
+      ...(mayWrite ? { mayWrite } : {}),
     });
   }
 
@@ -171,6 +180,8 @@ export class KubeClient {
       if (!set) pools.set(this.#kc, set = new Set());
       set.add(dispatcher);
     }
+    // Last thing before the request leaves: nothing awaited in between.
+    if (method !== HttpMethod.GET && this.#mayWrite && !this.#mayWrite()) throw new WriteRefusedError(method, path);
     const response = await fetch(url, {
       method,
       headers: ctx.getHeaders(),

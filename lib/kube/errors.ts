@@ -14,6 +14,17 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A write this client refused to send: its write gate was closed (the
+ * replica may no longer be the leader). Nothing reached the API server.
+ */
+export class WriteRefusedError extends Error {
+  override readonly name = "WriteRefusedError";
+  constructor(readonly method: string, readonly path: string) {
+    super(`${method} ${path}: not sent: this replica may no longer be the leader`);
+  }
+}
+
 function statusOf(err: unknown): number | undefined {
   return err instanceof ApiError ? err.status : undefined;
 }

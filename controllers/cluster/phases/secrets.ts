@@ -1,5 +1,5 @@
 /**
- * Phase: the cluster's own Secrets (join token, CA) exist and are NICO's.
+ * Phase: the cluster's own Secrets (server and agent tokens, CA) exist and are NICO's.
  * They are made once: on a cluster that has been brought up a missing one is
  * {@link IdentityLostError} until restored, or until the user asks for a
  * re-key with the `nico.homystack.com/regenerate-identity` annotation.
@@ -9,9 +9,10 @@
 import { KUBERNETES_CLUSTERS } from "../../../crds/kubernetescluster.ts";
 import { wasBootstrapped } from "../../../core/identity.ts";
 import { REGENERATE_IDENTITY_ANNOTATION } from "../../../core/labels.ts";
-import { caKeySecret, caSecret, kubeconfigSecret } from "../../../core/names.ts";
+import { agentTokenSecret, caKeySecret, caSecret, kubeconfigSecret } from "../../../core/names.ts";
+import { AGENT_TOKEN_FILE } from "../../../core/desired.ts";
 import type { ClusterScope } from "../scope.ts";
-import { ensureCa, ensureJoinToken, ownsSecret, type Secret } from "../secrets.ts";
+import { ensureAgentToken, ensureCa, ensureJoinToken, ownsSecret, type Secret } from "../secrets.ts";
 
 /** Creates the join token and the CA when they may be made; puts the CA in `s.out.ca`. */
 export async function reconcileSecrets(s: ClusterScope): Promise<void> {
@@ -28,6 +29,11 @@ export async function reconcileSecrets(s: ClusterScope): Promise<void> {
   };
   const token = await ensureJoinToken(client, s.cluster, lookup, policy);
   if (token.created) s.log.info("created the join token", { secret: token.secret.metadata.name });
+  // A running cluster made before the agent token existed gets one (that is the upgrade); once a
+  // configuration carries it, the nodes trust it and it is identity like the others.
+  const agentInUse = s.ours.some((c) => c.spec.additionalFiles.some((f) => f.path === AGENT_TOKEN_FILE));
+  const agent = await ensureAgentToken(client, s.cluster, lookup, { mayCreate: policy.mayCreate || !agentInUse });
+  if (agent.created) s.log.info("created the agent token", { secret: agentTokenSecret(s.name) });
   const { ca, created, keyRestored } = await ensureCa(client, s.cluster, lookup, policy);
   if (created) s.log.info("created the cluster CA", {});
   if (keyRestored) {
@@ -39,8 +45,9 @@ export async function reconcileSecrets(s: ClusterScope): Promise<void> {
     );
   }
   if (rekey) {
-    if (token.created || created) {
-      const what = [token.created && "join token", created && "CA"].filter(Boolean).join(" and ");
+    if (token.created || (agent.created && agentInUse) || created) {
+      const what = [token.created && "server token", agent.created && agentInUse && "agent token", created && "CA"]
+        .filter(Boolean).join(" and ");
       await recorder.event(
         s.cluster,
         "Warning",

@@ -23,7 +23,8 @@ let
   members = import ./members.nix cluster;
 
   defaultPaths = {
-    tokenFile = "/var/lib/nico/join-token";
+    tokenFile = "/var/lib/nico/join-token"; # the server token: control-plane nodes only
+    agentTokenFile = "/var/lib/nico/agent-token"; # the agent token: every node
     caCert = "/var/lib/nico/cluster-ca.crt";
     caKey = "/var/lib/nico/cluster-ca.key";
     dataDir = "/var/lib/rancher/k3s";
@@ -80,8 +81,15 @@ let
   unique = list: builtins.foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ] list;
   tlsSans = if isServer then unique [ endpointHost address ] else [ ];
 
+  # Servers hold both tokens (the agent token is what they accept from agents);
+  # agents only the agent token, which cannot decrypt the bootstrap data.
+  tokenFiles = if isServer then [ p.tokenFile p.agentTokenFile ] else [ p.agentTokenFile ];
+  tokenFlags =
+    if isServer then [ "--token-file=${p.tokenFile}" "--agent-token-file=${p.agentTokenFile}" ]
+    else [ "--token-file=${p.agentTokenFile}" ];
+
   common =
-    [ "--token-file=${p.tokenFile}" ]
+    tokenFlags
     ++ map (s: "--tls-san=${s}") tlsSans
     # --node-ip takes an IP; a host name is left to k3s to resolve.
     ++ (if isIP address then [ "--node-ip=${address}" ] else [ ])
@@ -123,6 +131,7 @@ builtins.seq node.name (builtins.seq p.tokenFile {
   inherit bootstrap flags tlsSans apiPort caFiles hostName domain;
   serverAddress = if bootstrap then null else if isServer then joinUrl else endpointUrl;
   endpoint = endpointUrl;
-  tokenFile = p.tokenFile;
+  tokenFile = if isServer then p.tokenFile else p.agentTokenFile;
+  inherit tokenFiles;
   dataDir = p.dataDir;
 })

@@ -5,7 +5,7 @@
 #   import ./k3s-scripts.nix { node = import ./k3s-node.nix { ... }; k3s = "${pkgs.k3s}/bin/k3s"; }
 #   => { prepare; start; }
 #
-# prepare (ExecStartPre) checks that the join token is in place and, on the
+# prepare (ExecStartPre) checks that the join tokens are in place and, on the
 # bootstrap node, puts NICO's CA where k3s looks for its server and client
 # CAs, so k3s uses it instead of creating its own. It never overwrites a CA
 # file that exists: k3s keeps the CA it first started with.
@@ -53,12 +53,13 @@ in
 
   prepare = ''
     set -eu
-    token=${sh.arg node.tokenFile}
-    if [ ! -s "$token" ]; then
-      echo "k3s: the join token is missing or empty at $token." >&2
-      echo "k3s: NICO hands it to NIO as the file join-token; the example flake's README (Secrets) says how it reaches this host." >&2
-      exit 1
-    fi
+    for token in ${sh.args node.tokenFiles}; do
+      if [ ! -s "$token" ]; then
+        echo "k3s: the join token is missing or empty at $token." >&2
+        echo "k3s: NICO hands it to NIO as the file of that name (join-token on control-plane nodes, agent-token on every node); the example flake's README (Secrets) says how it reaches this host." >&2
+        exit 1
+      fi
+    done
     ${if node.caFiles == [ ] then "" else caScript}
   '';
 }

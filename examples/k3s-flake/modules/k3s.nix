@@ -10,6 +10,7 @@ let
     machine = cfg.machine;
     paths = {
       tokenFile = "${cfg.secrets.dir}/join-token";
+      agentTokenFile = "${cfg.secrets.dir}/agent-token";
       caCert = "${cfg.secrets.dir}/cluster-ca.crt";
       caKey = "${cfg.secrets.dir}/cluster-ca.key";
     };

@@ -1,7 +1,7 @@
 # The NICO side of a node, not specific to any Kubernetes distribution:
 # which cluster and machine this configuration is for, and how the secret
-# files NICO sends (join-token; cluster-ca.crt and cluster-ca.key on
-# control-plane nodes) reach the host at run time.
+# files NICO sends (agent-token on every node; join-token, cluster-ca.crt and
+# cluster-ca.key on control-plane nodes only) reach the host at run time.
 #
 # NIO writes NICO's files into the flake checkout on the deploying side (its
 # contract says no more). A NixOS switch copies only the system closure to
@@ -21,7 +21,7 @@ let
 
   members = import ../lib/members.nix cfg.cluster;
   isControlPlane = builtins.any (n: n.name == cfg.machine) members.controlPlane;
-  secretFiles = [ "join-token" ] ++ lib.optionals isControlPlane [ "cluster-ca.crt" "cluster-ca.key" ];
+  secretFiles = [ "agent-token" ] ++ lib.optionals isControlPlane [ "join-token" "cluster-ca.crt" "cluster-ca.key" ];
 
   # One file alone into the store (not the whole checkout), by content.
   storeCopy = file:
