@@ -192,10 +192,7 @@ Deno.test("refusals: insecure-skip-tls-verify unless allowed, a CA that did not 
   const other = await issueCert(cp.ca, { commonName: "not-a-ca", organizations: [], usage: "client", days: 1 });
   const wrong = await kubeconfig(cp, { token: "tok-bob" }, { "certificate-authority-data": btoa(other.certPem) });
   await assert.rejects(withClient(KubeClient.load(wrong.path), whoami));
-  await assert.rejects(
-    async () => KubeClient.load(`${wrong.dir}/missing`),
-    /kubeconfig .*missing: cannot read it/,
-  );
+  assert.throws(() => KubeClient.load(`${wrong.dir}/missing`), /kubeconfig .*missing: cannot read it/);
 });
 
 Deno.test("envtest: stop the control plane", async () => {
