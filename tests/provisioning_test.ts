@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { NixosConfiguration } from "../core/nio.ts";
-import { KUBERNETES_CLUSTERS, NIXOS_CONFIGURATIONS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { createMachines, startNico } from "../testing/nico.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
