@@ -13,7 +13,7 @@ export const IMPORT_PROBES: { label: string; specifier: string | undefined }[] =
   { label: "prom-client", specifier: "prom-client" },
   { label: "yaml", specifier: "yaml" },
   { label: "hono", specifier: "hono" },
-  { label: "@peculiar/x509", specifier: "@peculiar/x509" },
+  { label: "lib/pki.ts (@peculiar/x509)", specifier: "../../lib/pki.ts" },
   { label: "lib/kube/client.ts", specifier: "../../lib/kube/client.ts" },
   { label: "cli/run.ts (all of NICO)", specifier: "../../cli/run.ts" },
 ];
