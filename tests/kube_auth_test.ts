@@ -152,6 +152,53 @@ Deno.test("exec plugin: token cached until its expiry, client certificate from t
   await assert.rejects(withClient(KubeClient.load(k4.path), whoami), /user "u": exec: \/bin\/false exited with code 1/);
 });
 
+Deno.test("exec plugin: a 401 runs the plugin again once, and the fresh token is used", async () => {
+  const cp = await controlPlane();
+  const dir = await Deno.makeTempDir({ dir: cp.dir, prefix: "exec-" });
+  // First run: a token the server does not know; later runs: a good one. No expiry, so only the 401 renews it.
+  const script = `${dir}/plugin.sh`;
+  const cred = (token: string) =>
+    JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential", status: { token } });
+  await Deno.writeTextFile(
+    script,
+    `#!/bin/sh\necho run >> "${dir}/runs"\n` +
+      `if [ "$(wc -l < "${dir}/runs")" -eq 1 ]; then echo '${cred("revoked")}'; else echo '${cred("tok-erin")}'; fi\n`,
+  );
+  await Deno.chmod(script, 0o755);
+  const { path } = await kubeconfig(cp, { exec: { apiVersion: "client.authentication.k8s.io/v1", command: script } });
+  await withClient(KubeClient.load(path), async (client) => {
+    assert.equal(await whoami(client), "erin");
+    assert.equal(await whoami(client), "erin");
+  });
+  assert.equal(await runs(dir), 2);
+});
+
+Deno.test("KUBECONFIG with several files: the first to define a name or current-context wins", async () => {
+  const cp = await controlPlane();
+  const dir = await Deno.makeTempDir({ dir: cp.dir, prefix: "merge-" });
+  await Deno.writeTextFile(`${dir}/ca.crt`, cp.ca.certPem);
+  await Deno.writeTextFile(
+    `${dir}/a`,
+    JSON.stringify({
+      "current-context": "main",
+      clusters: [{ name: "c", cluster: { server: cp.server, "certificate-authority": "ca.crt" } }],
+      contexts: [{ name: "main", context: { cluster: "c", user: "u" } }],
+    }),
+  );
+  await Deno.writeTextFile(
+    `${dir}/b`,
+    JSON.stringify({
+      "current-context": "other",
+      users: [{ name: "u", user: { token: "tok-bob" } }],
+      contexts: [{ name: "main", context: { cluster: "c", user: "nobody" } }],
+    }),
+  );
+  const env: Record<string, string> = { KUBECONFIG: `${dir}/a:${dir}/missing:${dir}/b` };
+  const kc = loadKubeConfig({ env: (n) => env[n] });
+  assert.equal(kc.context, "main");
+  assert.equal(await withClient(new KubeClient(kc), whoami), "bob");
+});
+
 Deno.test("in-cluster: service-account token from TokenRequest, CA, KUBERNETES_SERVICE_HOST/PORT, rotation", async () => {
   const cp = await controlPlane();
   const ns = await cp.namespace("sa");
