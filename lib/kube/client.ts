@@ -172,10 +172,9 @@ export class KubeClient {
       client: transportOf(this.#kc).client(credential.clientCert ?? this.#kc.clientCert),
       signal: either(this.#signal, opts.signal) ?? null,
     });
-    if (response.status === 401 && !retried) {
+    if (response.status === 401 && !retried && this.#kc.credentials.invalidate()) {
       // Expired or rotated credentials: fetch fresh ones once, then give up.
       await response.body?.cancel();
-      this.#kc.credentials.invalidate();
       return await this.#send(method, path, opts, true);
     }
     if (response.status >= 400) {

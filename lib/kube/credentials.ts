@@ -21,14 +21,14 @@ export interface Credential {
 export interface Credentials {
   /** The credential to send now. */
   get(): Promise<Credential>;
-  /** Drops cached credentials (after a 401), so the next {@link get} fetches fresh ones. */
-  invalidate(): void;
+  /** Drops cached credentials (after a 401), so the next {@link get} fetches fresh ones; false when nothing can change. */
+  invalidate(): boolean;
 }
 
 /** The same credential every time (a token in the kubeconfig, basic auth, or none). */
 export function staticCredentials(authorization: string | undefined): Credentials {
   const c: Credential = { authorization };
-  return { get: () => Promise.resolve(c), invalidate() {} };
+  return { get: () => Promise.resolve(c), invalidate: () => false };
 }
 
 /**
@@ -54,6 +54,7 @@ export function tokenFileCredentials(path: string, refreshMs = 60_000): Credenti
     },
     invalidate() {
       cached = undefined;
+      return true;
     },
   };
 }
@@ -153,6 +154,7 @@ export function execCredentials(spec: ExecSpec, field: string): Credentials {
     },
     invalidate() {
       cached = undefined;
+      return true;
     },
   };
 }
