@@ -8,6 +8,7 @@ import type { ObjectMeta } from "./meta.ts";
 import { ApiError, isNotFound } from "./errors.ts";
 import { type KubeConfig, loadKubeConfig, type LoadOptions } from "./kubeconfig.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
+import { transportOf, transports } from "./transport.ts";
 export { type KubeConfig, loadKubeConfig } from "./kubeconfig.ts";
 
 /** HTTP methods the client sends. */
@@ -77,43 +78,6 @@ interface RequestOptions {
 }
 
 const JSON_TYPE = "application/json";
-
-/**
- * One HTTP client per kubeconfig and client certificate (exec plugins may
- * rotate certificates), HTTP/1.1 only so every watch has its own connection.
- */
-class Transport {
-  #clients = new Map<string, Deno.HttpClient>();
-  constructor(readonly kc: KubeConfig) {}
-
-  client(cert: { cert: string; key: string } | undefined): Deno.HttpClient {
-    const key = cert ? cert.cert : "";
-    let c = this.#clients.get(key);
-    if (!c) {
-      c = Deno.createHttpClient({
-        caCerts: this.kc.caCerts,
-        http2: false,
-        ...(this.kc.proxyUrl ? { proxy: { url: this.kc.proxyUrl } } : {}),
-        ...(cert ?? {}),
-      });
-      this.#clients.set(key, c);
-    }
-    return c;
-  }
-
-  close(): void {
-    for (const c of this.#clients.values()) c.close();
-    this.#clients.clear();
-  }
-}
-
-const transports = new WeakMap<KubeConfig, Transport>();
-
-function transportOf(kc: KubeConfig): Transport {
-  let t = transports.get(kc);
-  if (!t) transports.set(kc, t = new Transport(kc));
-  return t;
-}
 
 export class KubeClient {
   readonly server: string;
