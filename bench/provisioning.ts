@@ -12,7 +12,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { KUBERNETES_CLUSTERS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { startControlPlane } from "../testing/envtest/controlplane.ts";
 import { createMachines, startNico } from "../testing/nico.ts";
 import { configName } from "../core/names.ts";

@@ -9,6 +9,7 @@ import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { NixosConfiguration } from "../core/nio.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
+import { configName } from "../core/names.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { createMachines, startNico } from "../testing/nico.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
@@ -51,12 +52,12 @@ Deno.test("Parallel (the default): every configuration is created before any nod
   const { cluster, names } = await provision(undefined);
   assert.equal(cluster.spec.rollout.provisioning, "Parallel");
   await eventually("all five configurations", async () => (await names()).length === 5);
-  assert.deepEqual(await names(), ["prod-cp-1", "prod-cp-2", "prod-cp-3", "prod-w-1", "prod-w-2"]);
+  assert.deepEqual(await names(), ["cp-1", "cp-2", "cp-3", "w-1", "w-2"].map((m) => configName("prod", m)).sort());
 });
 
 Deno.test("BootstrapFirst: only the bootstrap node's configuration until it has applied", async () => {
   const { names } = await provision("BootstrapFirst");
-  assert.deepEqual(await names(), ["prod-cp-1"]);
+  assert.deepEqual(await names(), [configName("prod", "cp-1")]);
 });
 
 Deno.test("stop the control plane", async () => {
