@@ -5,10 +5,11 @@
  * @module
  */
 import type { ObjectMeta } from "./meta.ts";
-import { ApiError, isNotFound } from "./errors.ts";
+import { isNotFound } from "./errors.ts";
 import { type KubeConfig, loadKubeConfig, type LoadOptions } from "./kubeconfig.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
 import { transportOf, transports } from "./transport.ts";
+import { either, toApiError, watchEvents } from "./stream.ts";
 export { type KubeConfig, loadKubeConfig } from "./kubeconfig.ts";
 
 /** HTTP methods the client sends. */
@@ -156,13 +157,9 @@ export class KubeClient {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  /**
-   * Closes the connections of this client and of every client made from it
-   * with {@link with}. Later requests open new ones.
-   */
+  /** Closes the connections of this client and of every client made from it with {@link with}; later requests reopen. */
   close(): Promise<void> {
-    transports.get(this.#kc)?.close();
-    return Promise.resolve();
+    return Promise.resolve(transports.get(this.#kc)?.close());
   }
 
   /** A plain-text endpoint such as `/readyz` or `/metrics`. */
@@ -343,59 +340,10 @@ export class KubeClient {
       },
       signal: opts.signal,
     });
-    if (!response.body) return;
-    const reader = response.body.getReader();
-    const onAbort = () => void reader.cancel().catch(() => {});
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const decoder = new TextDecoder();
-    let buffered = "";
-    try {
-      while (true) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffered += decoder.decode(value, { stream: true });
-        let nl: number;
-        while ((nl = buffered.indexOf("\n")) >= 0) {
-          const line = buffered.slice(0, nl).trim();
-          buffered = buffered.slice(nl + 1);
-          if (!line) continue;
-          const event = JSON.parse(line) as { type: string; object: unknown };
-          if (event.type === "ERROR") {
-            const s = event.object as { code?: number; reason?: string; message?: string };
-            throw new ApiError(
-              s.code ?? 500,
-              s.reason ?? "Unknown",
-              s.message ?? "watch error",
-              "WATCH",
-              resourcePath(r, opts.namespace),
-            );
-          }
-          yield event as WatchEvent<T>;
-        }
-      }
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
-      await reader.cancel().catch(() => {});
-    }
+    yield* watchEvents<WatchEvent<T>>(response, signal, resourcePath(r, opts.namespace));
   }
 
   #writeQuery(opts: WriteOptions): Query {
     return { fieldManager: this.fieldManager, ...(opts.dryRun ? { dryRun: "All" } : {}) };
-  }
-}
-
-/** A signal that aborts when either does; `undefined` when neither is given. */
-function either(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  return AbortSignal.any([a, b]);
-}
-
-function toApiError(status: number, text: string, method: string, path: string): ApiError {
-  try {
-    const s = JSON.parse(text) as { reason?: string; message?: string };
-    return new ApiError(status, s.reason ?? "Unknown", s.message ?? text, method, path);
-  } catch {
-    return new ApiError(status, "Unknown", text.slice(0, 500), method, path);
   }
 }
