@@ -198,7 +198,10 @@ function fromFiles(paths: string[], opts: LoadOptions): KubeConfig {
   const name = opts.context ?? merged["current-context"];
   if (!name) throw new Error(`kubeconfig ${where}: no current-context; set one or pass a context`);
   const ctx = merged.contexts?.find((c) => c.name === name);
-  if (!ctx) throw new Error(`kubeconfig ${where}: context "${name}" is not defined under contexts`);
+  if (!ctx) {
+    const known = (merged.contexts ?? []).map((c) => c.name).join(", ") || "none";
+    throw new Error(`kubeconfig ${where}: context "${name}" is not defined (it has: ${known})`);
+  }
   const cl = merged.clusters?.find((c) => c.name === ctx.context.cluster);
   if (!cl) throw new Error(`kubeconfig ${where}: cluster "${ctx.context.cluster}" of context "${name}" is not defined`);
   const us = ctx.context.user ? merged.users?.find((u) => u.name === ctx.context.user) : undefined;
