@@ -164,14 +164,9 @@ async function remote(
     cleanups.push(() => nio.stop());
     console.log(`nico dev: installed NIO's development CRDs in ${where}; the simulated NIO runs here.`);
   }
-  let kubeconfig = typeof flags.kubeconfig === "string" ? flags.kubeconfig : undefined;
-  if (typeof flags.context === "string") {
-    // `nico run` takes the current context: hand it a copy of the kubeconfig switched to --context.
-    const dir = await Deno.makeTempDir({ prefix: "nico-dev-" });
-    cleanups.push(() => Deno.remove(dir, { recursive: true }));
-    kubeconfig = `${dir}/kubeconfig`;
-    await Deno.writeTextFile(kubeconfig, kubeConfigFor(flags).exportConfig(), { mode: 0o600 });
-  }
+  const kubeconfig = typeof flags.kubeconfig === "string" ? flags.kubeconfig : undefined;
+  // `nico run` takes --context as well.
+  const contextFlag = typeof flags.context === "string" ? [`--context=${flags.context}`] : [];
   if (passThrough.some((f) => f.startsWith("--webhook-url"))) {
     // The self-signed webhook keeps its CA and certificate in a Secret there: make sure the namespace exists.
     const flag = passThrough.find((f) => f.startsWith("--lease-namespace="));
@@ -184,7 +179,7 @@ async function remote(
         ? "registered at the --webhook-url you gave."
         : "off: that cluster cannot call this machine (add -- --webhook-url=https://<address it can reach>:9443)."),
   );
-  const nico = startNicoChild(kubeconfig, { local: false, textLogs, extra: passThrough });
+  const nico = startNicoChild(kubeconfig, { local: false, textLogs, extra: [...contextFlag, ...passThrough] });
   cleanups.push(() => stopChild(nico));
   await Promise.race([signal, nico.status]);
   return 0;

@@ -5,8 +5,7 @@
  *
  * @module
  */
-import { KubeConfig } from "@kubernetes/client-node";
-import { KubeClient } from "../lib/kube/client.ts";
+import { KubeClient, type KubeConfig, loadKubeConfig } from "../lib/kube/client.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 /** A flag a command accepts: a value flag, or a boolean one. */
@@ -90,21 +89,14 @@ export function commandHelp(usage: string, about: string, specs: FlagSpec[]): st
 
 /** The kubeconfig the flags name, switched to `--context` when given. */
 export function kubeConfigFor(flags: ParsedArgs["flags"]): KubeConfig {
-  const kc = new KubeConfig();
-  const path = typeof flags.kubeconfig === "string" ? flags.kubeconfig : undefined;
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  if (typeof flags.context === "string") {
-    if (!kc.getContextObject(flags.context)) {
-      const known = kc.getContexts().map((c) => c.name).join(", ") || "none";
-      throw new UsageError(`--context ${flags.context}: no such context in the kubeconfig (it has: ${known})`);
-    }
-    kc.setCurrentContext(flags.context);
+  try {
+    return loadKubeConfig({
+      path: typeof flags.kubeconfig === "string" ? flags.kubeconfig : undefined,
+      context: typeof flags.context === "string" ? flags.context : undefined,
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
   }
-  if (!kc.getCurrentCluster()) {
-    throw new UsageError("no Kubernetes cluster configured: pass --kubeconfig, set KUBECONFIG or ~/.kube/config");
-  }
-  return kc;
 }
 
 /** A client and the namespace the command works in. */
@@ -117,7 +109,7 @@ export interface Target {
 export function targetFor(flags: ParsedArgs["flags"]): Target {
   const kc = kubeConfigFor(flags);
   const client = new KubeClient(kc, { userAgent: `nico-cli/${denoJson.version}`, fieldManager: "nico-cli" });
-  const fromContext = kc.getContextObject(kc.getCurrentContext())?.namespace;
+  const fromContext = kc.namespace;
   const namespace = typeof flags.namespace === "string" ? flags.namespace : fromContext || "default";
   return { client, namespace };
 }

@@ -189,6 +189,8 @@ export function rolloutInput(v: ClusterView): RolloutInput {
     maxUnavailable: spec.rollout?.maxUnavailable ?? 1,
     paused: v.paused,
     endpointIsBootstrap: !spec.controlPlaneEndpoint,
+    provisioning: spec.rollout?.provisioning ?? "Parallel",
+    firstBringUp: !v.cluster.status?.kubeconfigSecret,
   };
 }
 

@@ -17,6 +17,10 @@ const duration = z.string().regex(durationPattern(), "expected a duration such a
 
 export const RunOptions = z.object({
   kubeconfig: z.string().optional().describe("Kubeconfig file; default $KUBECONFIG, ~/.kube/config or in-cluster."),
+  context: z.string().min(1).optional().describe("Kubeconfig context to use instead of its current-context."),
+  allowInsecureKubeconfig: bool.default(false).describe(
+    "Accept a kubeconfig with insecure-skip-tls-verify (Deno must also run with --unsafely-ignore-certificate-errors).",
+  ),
   namespace: z.string().optional().describe("Watch only this namespace; default all namespaces."),
   workers: z.coerce.number().int().min(1).max(64).default(2).describe("Concurrent reconciles."),
   defaultGitRepo: z.string().min(1).optional().describe("gitRepo for clusters that name none."),
@@ -50,6 +54,8 @@ export type RunOptions = z.output<typeof RunOptions>;
 
 const ENV: Record<string, string> = {
   kubeconfig: "KUBECONFIG",
+  context: "NICO_KUBE_CONTEXT",
+  allowInsecureKubeconfig: "NICO_ALLOW_INSECURE_KUBECONFIG",
   namespace: "NICO_NAMESPACE",
   workers: "NICO_WORKERS",
   defaultGitRepo: "NICO_DEFAULT_GIT_REPO",

@@ -139,7 +139,12 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
 
   let client: KubeClient;
   try {
-    client = KubeClient.load(o.kubeconfig, { userAgent: USER_AGENT, fieldManager: "nico" });
+    client = KubeClient.load(o.kubeconfig, {
+      userAgent: USER_AGENT,
+      fieldManager: "nico",
+      context: o.context,
+      allowInsecure: o.allowInsecureKubeconfig,
+    });
   } catch (err) {
     console.error(`nico run: ${errorMessage(err)}`);
     return 2;

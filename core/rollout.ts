@@ -4,6 +4,9 @@
  *
  * Rules, in order:
  * - paused: touch nothing;
+ * - Parallel provisioning, during the first bring-up only: every missing
+ *   node is created at once (the flake's joins retry until the bootstrap
+ *   server answers); once all exist, the rules below apply;
  * - the bootstrap node comes first and alone; nothing else moves until it is up;
  * - a failed node halts the rollout: nothing else is touched until it
  *   recovers or the spec changes (then only failed nodes are re-rendered);
@@ -22,6 +25,9 @@
 import type { Plane } from "./selection.ts";
 
 export type RolloutOrder = "WorkersFirst" | "ControlPlaneFirst";
+
+/** How a new cluster's nodes are first created: all at once, or the bootstrap node first and alone. */
+export type ProvisioningMode = "Parallel" | "BootstrapFirst";
 
 export interface PlanNode {
   machine: string;
@@ -54,6 +60,10 @@ export interface RolloutInput {
   paused: boolean;
   /** The bootstrap node is the API endpoint (no controlPlaneEndpoint): it may not leave while others remain. */
   endpointIsBootstrap?: boolean;
+  /** Default BootstrapFirst. Parallel only changes the first bring-up. */
+  provisioning?: ProvisioningMode;
+  /** The cluster is new (its bootstrap node has never been up): no running node can be taken down by creating others. */
+  firstBringUp?: boolean;
 }
 
 export interface RolloutPlan {
@@ -128,6 +138,15 @@ export function planRollout(i: RolloutInput): RolloutPlan {
     return plan;
   }
   const act = (n: PlanNode) => (n.exists ? plan.update : plan.create).push(n.machine);
+
+  if (i.provisioning === "Parallel" && i.firstBringUp && !i.nodes.some((n) => n.failed)) {
+    const missing = [...cp, ...workers].filter((n) => !n.exists);
+    if (missing.length) {
+      plan.create.push(...missing.map((n) => n.machine));
+      plan.waiting = `creating ${missing.length} node(s) at once (Parallel provisioning)`;
+      return plan;
+    }
+  }
 
   const boot = cp.find((n) => n.machine === i.bootstrap);
   if (boot && !boot.exists) {

@@ -166,6 +166,12 @@ export const KubernetesClusterSpec = z.object({
       "When true NICO changes no child object (no creation, update or deletion); status still updates. The annotation nico.homystack.com/paused does the same.",
     ),
   rollout: z.object({
+    provisioning: z.enum(["Parallel", "BootstrapFirst"]).default("Parallel")
+      .describe(
+        "First bring-up of a new cluster. Parallel creates every node's configuration at once (installs run together; " +
+          "joins retry until the bootstrap server answers, as the flake contract requires). BootstrapFirst applies the " +
+          "bootstrap node first and alone, for flakes whose joins do not retry. Later changes always roll out one at a time.",
+      ),
     order: z.enum(["WorkersFirst", "ControlPlaneFirst"]).default("WorkersFirst")
       .describe(
         "WorkersFirst updates workers, then the control plane. ControlPlaneFirst suits Kubernetes version upgrades, where a kubelet must not be newer than its API server.",
@@ -179,7 +185,7 @@ export const KubernetesClusterSpec = z.object({
         "A node not applied this long after NICO changed its configuration is Failed, which halts the rollout. " +
           "Absent: the operator's --node-timeout (30m unless set).",
       ),
-  }).default({ order: "WorkersFirst", maxUnavailable: 1 })
+  }).default({ provisioning: "Parallel", order: "WorkersFirst", maxUnavailable: 1 })
     .describe("How changes roll out to existing nodes."),
 }).describe("Desired state of a Kubernetes cluster built from NIO Machines.").meta(cel({
   rule:

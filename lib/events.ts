@@ -1,10 +1,16 @@
 /**
- * Kubernetes Events (events.k8s.io/v1) about NICO's objects. Recording never
- * fails a reconcile: an Event that cannot be written is logged and dropped.
+ * Kubernetes Events (events.k8s.io/v1) about NICO's objects, recorded the
+ * way Kubernetes' own controllers do: the first occurrence creates an Event;
+ * the same (object, type, reason, action, note) again within
+ * {@link SERIES_WINDOW_MS} patches that Event's `series` (count and
+ * lastObservedTime) instead of creating another object. Recording never
+ * fails a reconcile: an Event that cannot be written is reported to
+ * `onError` and dropped.
  *
  * @module
  */
 import type { KubeClient, KubeObject } from "./kube/client.ts";
+import { isNotFound } from "./kube/errors.ts";
 import { microTime } from "./kube/meta.ts";
 import { EVENTS } from "./kube/resources.ts";
 
@@ -17,6 +23,18 @@ export interface EventRecorder {
   flush(): Promise<void>;
 }
 
+/** Repeats within this long of the last one join its series; later ones start a new Event (API server TTL is 1 h). */
+export const SERIES_WINDOW_MS = 30 * 60_000;
+/** Series remembered at most; the least recently used are forgotten first. */
+const MAX_SERIES = 4096;
+
+interface Series {
+  name: string;
+  namespace: string;
+  count: number;
+  last: number;
+}
+
 /** Writes Events as `controller` from `instance` (usually the pod name). */
 export function eventRecorder(
   client: KubeClient,
@@ -25,30 +43,79 @@ export function eventRecorder(
   onError: (err: unknown) => void = () => {},
 ): EventRecorder {
   const pending = new Set<Promise<void>>();
-  const write = async (regarding: KubeObject, type: EventType, reason: string, note: string, action: string) => {
+  const series = new Map<string, Series>();
+  /** One write at a time per series key, so a repeat waits for the Event it counts on. */
+  const chains = new Map<string, Promise<void>>();
+
+  const create = async (regarding: KubeObject, type: EventType, reason: string, note: string, action: string) => {
     const { name, namespace, uid, resourceVersion } = regarding.metadata;
-    try {
-      await client.create(EVENTS, {
-        metadata: {
-          name: `${name}.${Date.now().toString(16)}${crypto.randomUUID().slice(0, 4)}`,
-          namespace: namespace ?? "default",
-        },
-        eventTime: microTime(new Date()),
-        reportingController: controller,
-        reportingInstance: instance,
-        action,
-        reason,
-        note: note.slice(0, 1024),
-        type,
-        regarding: { apiVersion: regarding.apiVersion, kind: regarding.kind, name, namespace, uid, resourceVersion },
-      } as KubeObject);
-    } catch (err) {
-      onError(err);
-    }
+    const created = await client.create(EVENTS, {
+      metadata: {
+        name: `${name}.${Date.now().toString(16)}${crypto.randomUUID().slice(0, 4)}`,
+        namespace: namespace ?? "default",
+      },
+      eventTime: microTime(new Date()),
+      reportingController: controller,
+      reportingInstance: instance,
+      action,
+      reason,
+      note: note.slice(0, 1024),
+      type,
+      regarding: { apiVersion: regarding.apiVersion, kind: regarding.kind, name, namespace, uid, resourceVersion },
+    } as KubeObject);
+    return { name: created.metadata.name!, namespace: created.metadata.namespace ?? namespace ?? "default" };
   };
+
+  const write = async (
+    key: string,
+    regarding: KubeObject,
+    type: EventType,
+    reason: string,
+    note: string,
+    action: string,
+  ) => {
+    const now = Date.now();
+    const known = series.get(key);
+    series.delete(key); // re-inserted below: Map order is recency order
+    if (known && now - known.last < SERIES_WINDOW_MS) {
+      const next = { ...known, count: known.count + 1, last: now };
+      try {
+        await client.mergePatch(EVENTS, known.name, known.namespace, {
+          series: { count: next.count, lastObservedTime: microTime(new Date(now)) },
+        });
+        series.set(key, next);
+        return;
+      } catch (err) {
+        if (!isNotFound(err)) throw err; // gone (TTL or deleted): start a new Event below
+      }
+    }
+    const made = await create(regarding, type, reason, note, action);
+    series.set(key, { ...made, count: 1, last: now });
+    while (series.size > MAX_SERIES) series.delete(series.keys().next().value!);
+  };
+
   return {
     event(regarding, type, reason, note, action = reason) {
-      const p: Promise<void> = write(regarding, type, reason, note, action).finally(() => pending.delete(p));
+      const m = regarding.metadata;
+      const key = JSON.stringify([
+        regarding.kind,
+        m.namespace,
+        m.name,
+        m.uid,
+        type,
+        reason,
+        action,
+        note.slice(0, 1024),
+      ]);
+      const previous = chains.get(key) ?? Promise.resolve();
+      const p: Promise<void> = previous
+        .then(() => write(key, regarding, type, reason, note, action))
+        .catch(onError)
+        .finally(() => {
+          pending.delete(p);
+          if (chains.get(key) === p) chains.delete(key);
+        });
+      chains.set(key, p);
       pending.add(p);
       return Promise.resolve();
     },

@@ -5,8 +5,8 @@
  * The slow server is a loopback HTTP server that never answers.
  */
 import assert from "node:assert/strict";
-import { KubeConfig } from "@kubernetes/client-node";
 import { KubeClient } from "../lib/kube/client.ts";
+import { staticCredentials } from "../lib/kube/credentials.ts";
 import { SECRETS } from "../lib/kube/resources.ts";
 import { Controller } from "../lib/runtime/controller.ts";
 import { silentLogger } from "../lib/runtime/log.ts";
@@ -25,13 +25,12 @@ function slowServer() {
       });
     });
   });
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "slow", server: `http://127.0.0.1:${server.addr.port}`, skipTLSVerify: true }],
-    users: [{ name: "nobody" }],
-    contexts: [{ name: "slow", cluster: "slow", user: "nobody" }],
-    currentContext: "slow",
-  });
+  const kc = {
+    server: `http://127.0.0.1:${server.addr.port}`,
+    context: "slow",
+    caCerts: [],
+    credentials: staticCredentials(undefined),
+  };
   const client = new KubeClient(kc, { timeoutMs: 60_000 });
   return {
     client,

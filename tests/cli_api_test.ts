@@ -118,7 +118,7 @@ Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted c
     assert.match(badFlag.stderr, /unknown flag --bogus/);
     const badContext = await runNicoCli(["get", kc, "--context", "elsewhere"]);
     assert.equal(badContext.code, 2);
-    assert.match(badContext.stderr, /--context elsewhere: no such context in the kubeconfig \(it has: envtest\)/);
+    assert.match(badContext.stderr, /context "elsewhere" is not defined \(it has: envtest\)/);
     const ctx = await runNicoCli(["get", kc, "--context", "envtest", "-n", ns]);
     assert.equal(ctx.code, 0, ctx.stderr);
     assert.match(ctx.stdout, /^rolling /m);

@@ -15,7 +15,6 @@ const TOO_BIG_BUT_ALLOWED: Record<string, string> = {
   "tests/git_test.ts": "lib/git's tests, being rewritten on the security branch; split after it lands",
   "testing/sim-nio.ts": "the simulated NIO's loop; to be split along its status/poll modules",
   "tests/sim_nio_test.ts": "one long scenario against one API server (t.step chain)",
-  "lib/kube/client.ts": "the client; the kubeconfig loader is being moved out on another branch",
   "tests/webhook_api_test.ts": "one webhook server and control plane shared by its cases; the security branch edits it",
   "bench/webhook.ts": "the webhook benchmark, figures only",
 };

@@ -91,11 +91,11 @@ Deno.test("secrets and configurations phases alone: one configuration per member
   await reconcileConfigurations(s);
   assert.equal(s.out.blocked, undefined);
   assert.equal(s.out.endpoint, "https://127.0.10.2:6443");
-  // The first rollout creates the bootstrap node before anyone else.
-  assert.deepEqual(s.out.plan?.create, ["cp-1"]);
+  // A new cluster is provisioned in parallel (the default): every member's configuration at once.
+  assert.deepEqual(s.out.plan?.create, ["cp-1", "w-1"]);
   const cfgs = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
-  assert.deepEqual(cfgs.map((c) => c.metadata.name), ["c.cp-1"]);
-  assert.deepEqual([...s.out.written.keys()], ["c.cp-1"]);
+  assert.deepEqual(cfgs.map((c) => c.metadata.name).sort(), ["c.cp-1", "c.w-1"]);
+  assert.deepEqual([...s.out.written.keys()].sort(), ["c.cp-1", "c.w-1"]);
   assert.deepEqual([...s.out.wantedHash.keys()].sort(), ["c.cp-1", "c.w-1"]);
 });
 

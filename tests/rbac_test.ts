@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { HttpMethod } from "@kubernetes/client-node";
 import { KubeClient, type KubeObject } from "../lib/kube/client.ts";
 import { ApiError } from "../lib/kube/errors.ts";
 import { LEASES, MUTATING_WEBHOOKS, SECRETS, VALIDATING_WEBHOOKS } from "../lib/kube/resources.ts";
@@ -186,7 +185,7 @@ async function probes(variant: Variant): Promise<void> {
     [
       "create a ClusterRoleBinding",
       () =>
-        sa.request(HttpMethod.POST, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+        sa.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
           body: {
             metadata: { name: "x" },
             roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },

@@ -13,13 +13,13 @@ function cfg(
   o: { generation?: number; flake?: string; changed?: string; deleting?: boolean } = {},
 ) {
   const c = ownedConfig("prod", "m", "worker");
-  c.metadata.generation = o.generation ?? 2;
+  c.metadata = { ...c.metadata, generation: o.generation ?? 2 };
   c.metadata.annotations = {
     [SPEC_HASH_ANNOTATION]: HASH,
     [SPEC_CHANGED_ANNOTATION]: o.changed ?? "2026-01-01T11:50:00Z",
   };
   if (o.flake) c.spec.flake = o.flake;
-  if (o.deleting) c.metadata.deletionTimestamp = "2026-01-01T11:59:00Z";
+  if (o.deleting) c.metadata = { ...c.metadata, deletionTimestamp: "2026-01-01T11:59:00Z" };
   if (status) c.status = status;
   return c;
 }

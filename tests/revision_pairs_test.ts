@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
+import { ApiError } from "../lib/kube/errors.ts";
 import type { NixosConfiguration } from "../core/nio.ts";
 import { startGitServer } from "../testing/git_server.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
@@ -30,17 +31,28 @@ Deno.test("gitRepo changes: every (gitRepo, ref) pair a node ever carries resolv
     const aHead = await a.head();
     const bHead = await b.commit("only in b"); // a commit of its own: b's history differs from a's
     await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+    // The server may end a watch (or refuse one while its cache starts): resume from the last version seen.
     const watching = (async () => {
-      try {
-        for await (
-          const ev of cp.client.watch<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns, signal: abort.signal })
-        ) {
-          if (ev.type === "ADDED" || ev.type === "MODIFIED") {
-            seen.add(`${ev.object.spec.gitRepo} ${ev.object.spec.ref}`);
+      let resourceVersion: string | undefined;
+      while (!abort.signal.aborted) {
+        try {
+          for await (
+            const ev of cp.client.watch<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
+              namespace: ns,
+              signal: abort.signal,
+              ...(resourceVersion ? { resourceVersion } : {}),
+            })
+          ) {
+            resourceVersion = ev.object.metadata.resourceVersion ?? resourceVersion;
+            if (ev.type === "ADDED" || ev.type === "MODIFIED") {
+              seen.add(`${ev.object.spec.gitRepo} ${ev.object.spec.ref}`);
+            }
           }
+        } catch (err) {
+          if (abort.signal.aborted) return;
+          if (!(err instanceof ApiError) || err.status !== 429) throw err;
+          await new Promise((r) => setTimeout(r, 200));
         }
-      } catch (err) {
-        if (!abort.signal.aborted) throw err;
       }
     })();
     await cp.client.create(KUBERNETES_CLUSTERS, {

@@ -4,7 +4,13 @@
  * the safety invariants are asserted at every round.
  */
 import assert from "node:assert/strict";
-import { type PlanNode, planRollout, type RolloutInput, type RolloutOrder } from "../core/rollout.ts";
+import {
+  type PlanNode,
+  planRollout,
+  type ProvisioningMode,
+  type RolloutInput,
+  type RolloutOrder,
+} from "../core/rollout.ts";
 import type { Plane } from "../core/selection.ts";
 import { assertGolden } from "./golden.ts";
 
@@ -46,6 +52,7 @@ interface Scenario {
   /** Round → action on the world. */
   events?: Record<number, (w: World) => void>;
   paused?: boolean;
+  provisioning?: ProvisioningMode;
   seed?: number;
   rounds?: number;
 }
@@ -82,7 +89,7 @@ class World {
       exists: n.exists,
       upToDate: n.exists && n.hash === this.desired,
       available,
-      failed: n.failing && n.applyLeft === 0 && n.appliedHash !== n.hash,
+      failed: n.exists && n.failing && n.applyLeft === 0 && n.appliedHash !== n.hash,
       detail: n.failing ? "ApplyFailed" : available ? "applied" : "Converging",
     };
   }
@@ -101,6 +108,7 @@ function simulate(s: Scenario): string {
       order: s.order ?? "WorkersFirst",
       maxUnavailable: max,
       paused: s.paused ?? false,
+      ...(s.provisioning ? { provisioning: s.provisioning, firstBringUp: !s.existing } : {}),
     };
     const plan = planRollout(input);
     for (const m of [...plan.create, ...plan.update]) {
@@ -114,8 +122,10 @@ function simulate(s: Scenario): string {
       n.deleting = true;
       n.applyLeft = 1 + Math.floor(random() * 2);
     }
-    // Invariants, after NICO's writes and before NIO moves.
-    const cpDown = w.members().filter((n) => n.plane === "controlPlane" && n.exists && !w.planNode(n).available);
+    // Invariants, after NICO's writes and before NIO moves. A node that never ran cannot be taken down.
+    const cpDown = w.members().filter((n) =>
+      n.plane === "controlPlane" && n.exists && n.appliedHash !== undefined && !w.planNode(n).available
+    );
     const cpDeleting = w.departing().filter((n) => n.plane === "controlPlane" && n.deleting);
     assert.ok(
       cpDown.length + cpDeleting.length <= 1,
@@ -165,6 +175,19 @@ const HA = { cp: ["cp-1", "cp-2", "cp-3"], workers: ["w-1", "w-2", "w-3"] };
 
 const scenarios: Scenario[] = [
   { name: "initial-provisioning", ...HA, desired: "v1" },
+  { name: "initial-provisioning-parallel", ...HA, desired: "v1", provisioning: "Parallel" },
+  {
+    name: "parallel-failing-node-halts-provisioning",
+    ...HA,
+    desired: "v1",
+    provisioning: "Parallel",
+    events: {
+      1: (w) => (w.nodes.get("cp-2")!.failing = true),
+      // NIO applies again and succeeds.
+      8: (w) => Object.assign(w.nodes.get("cp-2")!, { failing: false, applyLeft: 1 }),
+    },
+  },
+  { name: "git-change-parallel-keeps-one-at-a-time", ...HA, existing: true, desired: "v2", provisioning: "Parallel" },
   { name: "git-change-workers-first", ...HA, existing: true, desired: "v2" },
   { name: "git-change-control-plane-first", ...HA, existing: true, desired: "v2", order: "ControlPlaneFirst" },
   {
@@ -226,9 +249,75 @@ Deno.test("rollout planner: invariants hold for random worlds", () => {
       desired: "v2",
       order: r() < 0.5 ? "WorkersFirst" : "ControlPlaneFirst",
       maxUnavailable: 1 + Math.floor(r() * 3),
+      provisioning: r() < 0.5 ? "Parallel" : "BootstrapFirst",
       seed,
       rounds: 200,
     });
     assert.match(out, /done after \d+ rounds/, `seed ${seed} never finished:\n${out}`);
+  }
+});
+
+Deno.test("rollout planner: Parallel creates everything at once only on the first bring-up", async (t) => {
+  const node = (machine: string, plane: Plane, exists: boolean): PlanNode => ({
+    machine,
+    plane,
+    exists,
+    upToDate: exists,
+    available: exists,
+    failed: false,
+  });
+  const base: RolloutInput = {
+    nodes: [
+      node("cp-1", "controlPlane", false),
+      node("cp-2", "controlPlane", false),
+      node("w-1", "dataPlane", false),
+    ],
+    departing: [],
+    bootstrap: "cp-1",
+    order: "WorkersFirst",
+    maxUnavailable: 1,
+    paused: false,
+  };
+  const grown: RolloutInput["nodes"] = [
+    node("cp-1", "controlPlane", true),
+    node("cp-2", "controlPlane", false),
+    node("cp-3", "controlPlane", false),
+    node("w-1", "dataPlane", false),
+  ];
+  const cases: { name: string; input: Partial<RolloutInput>; create: string[] }[] = [
+    { name: "default (BootstrapFirst): the bootstrap node alone", input: {}, create: ["cp-1"] },
+    {
+      name: "Parallel, first bring-up: every node",
+      input: { provisioning: "Parallel", firstBringUp: true },
+      create: [
+        "cp-1",
+        "cp-2",
+        "w-1",
+      ],
+    },
+    {
+      name: "Parallel on a cluster that was Ready: control-plane nodes one at a time",
+      input: { provisioning: "Parallel", firstBringUp: false, nodes: grown },
+      create: ["w-1", "cp-2"],
+    },
+    {
+      name: "Parallel, first bring-up, paused: nothing",
+      input: { provisioning: "Parallel", firstBringUp: true, paused: true },
+      create: [],
+    },
+    {
+      name: "Parallel, first bring-up, a failed node: nothing new",
+      input: {
+        provisioning: "Parallel",
+        firstBringUp: true,
+        nodes: [{ ...node("cp-1", "controlPlane", true), available: false, failed: true }, ...base.nodes.slice(1)],
+      },
+      create: [],
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, () => {
+      assert.deepEqual(planRollout({ ...base, ...c.input }).create, c.create);
+    });
   }
 });

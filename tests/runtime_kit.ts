@@ -90,7 +90,7 @@ export class ScriptedClient extends KubeClient {
   hold: Promise<void> | undefined;
 
   static from(path: string): ScriptedClient {
-    return new ScriptedClient(loadKubeConfig(path), { userAgent: "nico-tests", fieldManager: "nico-tests" });
+    return new ScriptedClient(loadKubeConfig({ path }), { userAgent: "nico-tests", fieldManager: "nico-tests" });
   }
 
   override async list<T extends KubeObject>(r: Resource, opts: ListOptions = {}): Promise<ListResult<T>> {

@@ -57,8 +57,7 @@ const events = (sim: SimNio, kind: string, name: string) =>
 Deno.test("the owner of a Machine is the earliest-created configuration, then the lowest name, ignoring deleting ones", () => {
   const at = (name: string, creationTimestamp: string, deletionTimestamp?: string): NixosConfiguration => {
     const cfg = simConfiguration(name, "ns", "m");
-    cfg.metadata.creationTimestamp = creationTimestamp;
-    if (deletionTimestamp) cfg.metadata.deletionTimestamp = deletionTimestamp;
+    cfg.metadata = { ...cfg.metadata, creationTimestamp, ...(deletionTimestamp ? { deletionTimestamp } : {}) };
     return cfg;
   };
   const cases: [string, NixosConfiguration[], string | undefined][] = [

@@ -12,7 +12,7 @@ import type { KubeClient } from "../lib/kube/client.ts";
 import { MUTATING_WEBHOOKS, SECRETS, VALIDATING_WEBHOOKS } from "../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
-import { CLUSTER_LABEL, ROLE_LABEL } from "../core/labels.ts";
+import { CLUSTER_LABEL, FINALIZER, ROLE_LABEL } from "../core/labels.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { createCa, issueCert, signedBy } from "../lib/pki.ts";
 import { Informer } from "../lib/runtime/informer.ts";
@@ -180,7 +180,7 @@ Deno.test("kubectl apply: Machines already configured or targeted elsewhere are 
   assert.equal(await getCluster(f, ns, "prod"), undefined);
 });
 
-Deno.test("kubectl apply: a cluster without gitRepo is stored with the default; a valid one passes quietly", async () => {
+Deno.test("kubectl apply: a cluster without gitRepo is stored with the default and the finalizer; a valid one passes quietly", async () => {
   const f = await setup();
   const ns = await f.cp.namespace("defaults");
   await machines(f, ns, ["cp-1", "cp-2", "cp-3"]);
@@ -191,6 +191,9 @@ Deno.test("kubectl apply: a cluster without gitRepo is stored with the default; 
   const stored = await getCluster(f, ns, "prod");
   assert.equal(stored.spec.gitRepo, DEFAULT_REPO);
   assert.equal(stored.spec.fullInstall, false);
+  // No reconciler runs here: the finalizer is there from the first write, added at admission.
+  assert.deepEqual(stored.metadata.finalizers, [FINALIZER]);
+  assert.equal(stored.metadata.generation, 1);
 
   const again = await apply(f.cp, clusterJson(ns, "prod", { controlPlane: { machines: ["cp-1", "cp-2", "cp-3"] } }));
   assert.equal(again.code, 0, again.stderr);

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { isDeepStrictEqual } from "node:util";
 import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+import { FINALIZER } from "../core/labels.ts";
 import { type AdmissionLookup, LookupNotReady, staticLookup } from "../webhooks/lookup.ts";
 import { webhookApp } from "../webhooks/app.ts";
 import { MUTATE_PATH, VALIDATE_PATH } from "../webhooks/paths.ts";
@@ -14,6 +15,7 @@ Deno.test("defaulting: JSON Patch, idempotent", async (t) => {
     const ops = await mutate(object, { defaultGitRepo: REPO });
     for (
       const want of [
+        { op: "add", path: "/metadata/finalizers", value: [FINALIZER] },
         { op: "add", path: "/spec/gitRepo", value: REPO },
         { op: "add", path: "/spec/controlPlaneEndpoint/port", value: 6443 },
         { op: "add", path: "/spec/fullInstall", value: false },
@@ -39,7 +41,14 @@ Deno.test("defaulting: JSON Patch, idempotent", async (t) => {
       controlPlane: { count: 1 },
       fullInstall: true,
     });
-    assert.deepEqual(await mutate(cluster(spec), { defaultGitRepo: REPO }), []);
+    const object = cluster(spec);
+    assert.deepEqual(await mutate({ ...object, metadata: { ...object.metadata, finalizers: [FINALIZER] } }), []);
+    assert.deepEqual(await mutate(object, {}, "UPDATE"), [], "an update does not re-add the finalizer");
+  });
+  await t.step("NICO's finalizer is appended to other finalizers on CREATE", async () => {
+    const object = cluster({ controlPlane: { count: 1 } });
+    const ops = await mutate({ ...object, metadata: { ...object.metadata, finalizers: ["other.example/x"] } });
+    assert.deepEqual(ops[0], { op: "add", path: "/metadata/finalizers/-", value: FINALIZER });
   });
   await t.step("without a default repository gitRepo stays absent", async () => {
     const ops = await mutate(cluster({ controlPlane: { count: 1 } }));
@@ -48,7 +57,10 @@ Deno.test("defaulting: JSON Patch, idempotent", async (t) => {
   });
   await t.step("an invalid spec gets only gitRepo; validation explains the rest", async () => {
     const ops = await mutate(cluster({ controlPlane: { machines: ["Bad_Name"] } }), { defaultGitRepo: REPO });
-    assert.deepEqual(ops, [{ op: "add", path: "/spec/gitRepo", value: REPO }]);
+    assert.deepEqual(ops, [
+      { op: "add", path: "/metadata/finalizers", value: [FINALIZER] },
+      { op: "add", path: "/spec/gitRepo", value: REPO },
+    ]);
   });
   await t.step("no spec: no patch", async () => {
     assert.deepEqual(await mutate(cluster(undefined), { defaultGitRepo: REPO }), []);

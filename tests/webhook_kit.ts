@@ -186,8 +186,17 @@ export function applyPatch(obj: unknown, ops: { op: string; path: string; value:
   return out;
 }
 
-export async function mutate(object: unknown, opts: Partial<WebhookAppOptions> = {}) {
-  const res = await post(app({}, opts), MUTATE_PATH, reviewBody("CREATE", object));
+/** The JSON Patch the mutating endpoint answers for a CREATE (or an UPDATE of the object to itself). */
+export async function mutate(
+  object: unknown,
+  opts: Partial<WebhookAppOptions> = {},
+  operation: "CREATE" | "UPDATE" = "CREATE",
+) {
+  const res = await post(
+    app({}, opts),
+    MUTATE_PATH,
+    operation === "CREATE" ? reviewBody("CREATE", object) : reviewBody("UPDATE", object, object),
+  );
   assert.equal(res.status, 200, res.text);
   const r = res.json.response;
   assert.equal(r.allowed, true);

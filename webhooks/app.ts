@@ -126,7 +126,7 @@ export function webhookApp(opts: WebhookAppOptions): Hono<Env> {
     const bad = wrongResource(req);
     if (bad) return c.json(deny(req.uid, [bad], [], 400));
     if (req.operation !== "CREATE" && req.operation !== "UPDATE") return c.json(allow(req.uid));
-    const patch = defaultingPatch(req.object, { defaultGitRepo: opts.defaultGitRepo });
+    const patch = defaultingPatch(req.object, { defaultGitRepo: opts.defaultGitRepo, operation: req.operation });
     if (patch.length) log.debug("defaulted", { uid: req.uid, name: req.name, paths: patch.map((p) => p.path) });
     return c.json(allow(req.uid, [], patch));
   });

@@ -1,19 +1,23 @@
 /**
- * Defaulting of a KubernetesCluster as a JSON Patch: `spec.gitRepo` from the
- * operator's default repository, and every default the zod schema applies
- * (fullInstall, dataPlane, the endpoint port). Pure and idempotent: an
- * object that already has them gets no patch.
+ * Defaulting of a KubernetesCluster as a JSON Patch: NICO's finalizer on
+ * CREATE (so the reconciler needs no extra write and pass to add it),
+ * `spec.gitRepo` from the operator's default repository, and every default
+ * the zod schema applies (fullInstall, dataPlane, the endpoint port). Pure
+ * and idempotent: an object that already has them gets no patch.
  *
  * @module
  */
 import { isRecord } from "../lib/encoding.ts";
 import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
-import type { PatchOperation } from "./admission.ts";
+import { FINALIZER } from "../core/labels.ts";
+import type { Operation, PatchOperation } from "./admission.ts";
 
 /** Options of {@link defaultingPatch}. */
 export interface DefaultingOptions {
   /** Written to `spec.gitRepo` when the cluster names none. */
   defaultGitRepo?: string | undefined;
+  /** The admission operation; NICO's finalizer is added on CREATE only (an update never re-adds one being removed). */
+  operation?: Operation | undefined;
 }
 
 /** One JSON Pointer segment (RFC 6901). */
@@ -42,6 +46,11 @@ export function defaultingPatch(object: unknown, opts: DefaultingOptions = {}): 
   if (!isRecord(object) || !isRecord(object.spec)) return [];
   const spec = object.spec;
   const ops: PatchOperation[] = [];
+  if (opts.operation === "CREATE" && isRecord(object.metadata)) {
+    const finalizers = object.metadata.finalizers;
+    if (!Array.isArray(finalizers)) ops.push({ op: "add", path: "/metadata/finalizers", value: [FINALIZER] });
+    else if (!finalizers.includes(FINALIZER)) ops.push({ op: "add", path: "/metadata/finalizers/-", value: FINALIZER });
+  }
   if (spec.gitRepo === undefined && opts.defaultGitRepo) {
     ops.push({ op: "add", path: "/spec/gitRepo", value: opts.defaultGitRepo });
   }

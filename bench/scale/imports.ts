@@ -11,8 +11,9 @@ export const IMPORT_PROBES: { label: string; specifier: string | undefined }[] =
   { label: "deno alone", specifier: undefined },
   { label: "zod", specifier: "zod" },
   { label: "prom-client", specifier: "prom-client" },
-  { label: "undici", specifier: "undici" },
-  { label: "@kubernetes/client-node", specifier: "@kubernetes/client-node" },
+  { label: "yaml", specifier: "yaml" },
+  { label: "hono", specifier: "hono" },
+  { label: "lib/pki.ts (@peculiar/x509)", specifier: "../../lib/pki.ts" },
   { label: "lib/kube/client.ts", specifier: "../../lib/kube/client.ts" },
   { label: "cli/run.ts (all of NICO)", specifier: "../../cli/run.ts" },
 ];

@@ -1,16 +1,19 @@
 /**
- * A narrow, typed Kubernetes client. It uses `@kubernetes/client-node` only
- * for what it does well (loading kubeconfigs, in-cluster config, client
- * certificates, tokens and exec plugins) and speaks plain REST over the
- * same transport, so the rest of NICO never sees the library's quirks.
+ * A narrow, typed Kubernetes client: plain REST over Deno's fetch, with the
+ * connection settings and credentials of {@link ./kubeconfig.ts}.
  *
  * @module
  */
-import { HttpMethod, KubeConfig, RequestContext } from "@kubernetes/client-node";
-import { Agent, type Dispatcher, fetch } from "undici";
 import type { ObjectMeta } from "./meta.ts";
-import { ApiError, isNotFound, WriteRefusedError } from "./errors.ts";
+import { isNotFound, WriteRefusedError } from "./errors.ts";
+import { type KubeConfig, loadKubeConfig, type LoadOptions } from "./kubeconfig.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
+import { transportOf, transports } from "./transport.ts";
+import { either, toApiError, watchEvents } from "./stream.ts";
+export { type KubeConfig, loadKubeConfig } from "./kubeconfig.ts";
+
+/** HTTP methods the client sends. */
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** Any Kubernetes object. */
 export interface KubeObject {
@@ -82,21 +85,6 @@ interface RequestOptions {
 
 const JSON_TYPE = "application/json";
 
-/** Loads a kubeconfig: a file when given, else $KUBECONFIG, ~/.kube/config or the in-cluster service account. */
-export function loadKubeConfig(path?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  if (!kc.getCurrentCluster()) {
-    throw new Error("Cannot find a Kubernetes cluster: set --kubeconfig or KUBECONFIG, or run inside a cluster");
-  }
-  return kc;
-}
-
-/** Connection pools opened per kubeconfig, so {@link KubeClient.close} can end them. */
-const pools = new WeakMap<KubeConfig, Set<{ destroy(): Promise<void> }>>();
-const agents = new WeakMap<KubeConfig, Promise<Dispatcher | undefined>>();
-
 export class KubeClient {
   readonly server: string;
   readonly fieldManager: string;
@@ -107,10 +95,8 @@ export class KubeClient {
   readonly #mayWrite: (() => boolean) | undefined;
 
   constructor(kc: KubeConfig, options: ClientOptions = {}) {
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error("Cannot build a Kubernetes client: the kubeconfig has no current cluster");
     this.#kc = kc;
-    this.server = cluster.server.replace(/\/+$/, "");
+    this.server = kc.server.replace(/\/+$/, "");
     this.fieldManager = options.fieldManager ?? "nico";
     this.#userAgent = options.userAgent ?? "nico";
     this.#timeoutMs = options.timeoutMs ?? 30_000;
@@ -124,8 +110,8 @@ export class KubeClient {
   }
 
   /** A client for the kubeconfig at `path` (or the default locations). */
-  static load(path?: string, options: ClientOptions = {}): KubeClient {
-    return new KubeClient(loadKubeConfig(path), options);
+  static load(path?: string, options: ClientOptions & Omit<LoadOptions, "path"> = {}): KubeClient {
+    return new KubeClient(loadKubeConfig({ ...options, path }), options);
   }
 
   /** A copy that writes under another field manager or user agent, whose requests `signal` also aborts, or behind a write gate. */
@@ -140,55 +126,33 @@ export class KubeClient {
     });
   }
 
-  /**
-   * Our own connection pool for direct TLS connections, HTTP/1.1 only: the
-   * library's default pool negotiates HTTP/2, whose idle-session timeout
-   * surfaces as an uncaught error in undici 8. Proxies keep the library's.
-   */
-  #agent(): Promise<Dispatcher | undefined> {
-    const cached = agents.get(this.#kc);
-    if (cached) return cached;
-    const made = (async () => {
-      const tls: Record<string, unknown> = {};
-      await this.#kc.applyToHTTPSOptions(tls);
-      const o = this.#kc.createDispatcherOptions(this.#kc.getCurrentCluster(), tls);
-      return o.type === "agent"
-        ? new Agent({ connect: o.connect as Record<string, unknown>, allowH2: false })
-        : undefined;
-    })();
-    agents.set(this.#kc, made);
-    return made;
-  }
-
-  async #send(method: HttpMethod, path: string, opts: RequestOptions) {
+  async #send(method: HttpMethod, path: string, opts: RequestOptions, retried = false): Promise<Response> {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) {
       if (v !== undefined) url.searchParams.set(k, String(v));
     }
-    const ctx = new RequestContext(url.toString(), method);
-    ctx.setHeaderParam("Accept", JSON_TYPE);
-    ctx.setHeaderParam("User-Agent", this.#userAgent);
+    const headers: Record<string, string> = { "Accept": JSON_TYPE, "User-Agent": this.#userAgent };
     let body: string | undefined;
     if (opts.body !== undefined) {
       body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
-      ctx.setHeaderParam("Content-Type", opts.contentType ?? JSON_TYPE);
+      headers["Content-Type"] = opts.contentType ?? JSON_TYPE;
     }
-    await this.#kc.applySecurityAuthentication(ctx);
-    const dispatcher = (await this.#agent()) ?? ctx.getDispatcher();
-    if (dispatcher) {
-      let set = pools.get(this.#kc);
-      if (!set) pools.set(this.#kc, set = new Set());
-      set.add(dispatcher);
-    }
+    const credential = await this.#kc.credentials.get();
+    if (credential.authorization) headers["Authorization"] = credential.authorization;
     // Last thing before the request leaves: nothing awaited in between.
-    if (method !== HttpMethod.GET && this.#mayWrite && !this.#mayWrite()) throw new WriteRefusedError(method, path);
+    if (method !== "GET" && this.#mayWrite && !this.#mayWrite()) throw new WriteRefusedError(method, path);
     const response = await fetch(url, {
       method,
-      headers: ctx.getHeaders(),
+      headers,
       body: body ?? null,
-      ...(dispatcher ? { dispatcher } : {}),
+      client: transportOf(this.#kc).client(credential.clientCert ?? this.#kc.clientCert),
       signal: either(this.#signal, opts.signal) ?? null,
     });
+    if (response.status === 401 && !retried && this.#kc.credentials.invalidate()) {
+      // Expired or rotated credentials: fetch fresh ones once, then give up.
+      await response.body?.cancel();
+      return await this.#send(method, path, opts, true);
+    }
     if (response.status >= 400) {
       const text = await response.text();
       throw toApiError(response.status, text, method, url.pathname);
@@ -204,21 +168,14 @@ export class KubeClient {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  /**
-   * Closes the connections of this client and of every client made from it
-   * with {@link with}. Later requests open new ones.
-   */
-  async close(): Promise<void> {
-    const set = pools.get(this.#kc);
-    if (!set) return;
-    pools.delete(this.#kc);
-    agents.delete(this.#kc);
-    await Promise.all([...set].map((d) => d.destroy().catch(() => {})));
+  /** Closes the connections of this client and of every client made from it with {@link with}; later requests reopen. */
+  close(): Promise<void> {
+    return Promise.resolve(transports.get(this.#kc)?.close());
   }
 
   /** A plain-text endpoint such as `/readyz` or `/metrics`. */
   async getText(path: string, signal?: AbortSignal): Promise<string> {
-    const response = await this.#send(HttpMethod.GET, path, {
+    const response = await this.#send("GET", path, {
       signal: either(signal, AbortSignal.timeout(this.#timeoutMs)),
     });
     return await response.text();
@@ -232,7 +189,7 @@ export class KubeClient {
     opts: CallOptions = {},
   ): Promise<T | undefined> {
     try {
-      return await this.request<T>(HttpMethod.GET, resourcePath(r, namespace, name), { signal: opts.signal });
+      return await this.request<T>("GET", resourcePath(r, namespace, name), { signal: opts.signal });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -246,7 +203,7 @@ export class KubeClient {
     let resourceVersion = "";
     do {
       const page = await this.request<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>(
-        HttpMethod.GET,
+        "GET",
         resourcePath(r, opts.namespace),
         {
           query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: token },
@@ -263,7 +220,7 @@ export class KubeClient {
   }
 
   create<T extends KubeObject>(r: Resource, obj: T, opts: WriteOptions = {}): Promise<T> {
-    return this.request<T>(HttpMethod.POST, resourcePath(r, obj.metadata.namespace), {
+    return this.request<T>("POST", resourcePath(r, obj.metadata.namespace), {
       body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
       query: this.#writeQuery(opts),
       signal: opts.signal,
@@ -272,7 +229,7 @@ export class KubeClient {
 
   /** PUT: fails with 409 when `metadata.resourceVersion` is stale. */
   replace<T extends KubeObject>(r: Resource, obj: T, opts: WriteOptions = {}): Promise<T> {
-    return this.request<T>(HttpMethod.PUT, resourcePath(r, obj.metadata.namespace, obj.metadata.name), {
+    return this.request<T>("PUT", resourcePath(r, obj.metadata.namespace, obj.metadata.name), {
       body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
       query: this.#writeQuery(opts),
       signal: opts.signal,
@@ -281,7 +238,7 @@ export class KubeClient {
 
   /** PUT to the status subresource: fails with 409 when `metadata.resourceVersion` is stale. */
   replaceStatus<T extends KubeObject>(r: Resource, obj: T, opts: CallOptions = {}): Promise<T> {
-    return this.request<T>(HttpMethod.PUT, resourcePath(r, obj.metadata.namespace, obj.metadata.name, "status"), {
+    return this.request<T>("PUT", resourcePath(r, obj.metadata.namespace, obj.metadata.name, "status"), {
       body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
       query: this.#writeQuery({}),
       signal: opts.signal,
@@ -297,7 +254,7 @@ export class KubeClient {
     subresource?: "status",
     opts: CallOptions = {},
   ): Promise<T> {
-    return this.request<T>(HttpMethod.PATCH, resourcePath(r, namespace, name, subresource), {
+    return this.request<T>("PATCH", resourcePath(r, namespace, name, subresource), {
       body: patch,
       contentType: "application/merge-patch+json",
       query: this.#writeQuery({}),
@@ -313,7 +270,7 @@ export class KubeClient {
     ops: unknown[],
     opts: CallOptions = {},
   ): Promise<T> {
-    return this.request<T>(HttpMethod.PATCH, resourcePath(r, namespace, name), {
+    return this.request<T>("PATCH", resourcePath(r, namespace, name), {
       body: ops,
       contentType: "application/json-patch+json",
       query: this.#writeQuery({}),
@@ -328,7 +285,7 @@ export class KubeClient {
     opts: WriteOptions & { force?: boolean; subresource?: "status" } = {},
   ): Promise<T> {
     return this.request<T>(
-      HttpMethod.PATCH,
+      "PATCH",
       resourcePath(r, obj.metadata.namespace, obj.metadata.name, opts.subresource),
       {
         body: { apiVersion: apiVersionOf(r), kind: r.kind, ...obj },
@@ -360,7 +317,7 @@ export class KubeClient {
       }
       : undefined;
     try {
-      await this.request(HttpMethod.DELETE, resourcePath(r, namespace, name), {
+      await this.request("DELETE", resourcePath(r, namespace, name), {
         body: {
           apiVersion: "v1",
           kind: "DeleteOptions",
@@ -383,7 +340,7 @@ export class KubeClient {
    */
   async *watch<T extends KubeObject>(r: Resource, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
     const signal = either(this.#signal, opts.signal);
-    const response = await this.#send(HttpMethod.GET, resourcePath(r, opts.namespace), {
+    const response = await this.#send("GET", resourcePath(r, opts.namespace), {
       query: {
         watch: true,
         allowWatchBookmarks: true,
@@ -394,59 +351,10 @@ export class KubeClient {
       },
       signal: opts.signal,
     });
-    if (!response.body) return;
-    const reader = response.body.getReader();
-    const onAbort = () => void reader.cancel().catch(() => {});
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const decoder = new TextDecoder();
-    let buffered = "";
-    try {
-      while (true) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffered += decoder.decode(value, { stream: true });
-        let nl: number;
-        while ((nl = buffered.indexOf("\n")) >= 0) {
-          const line = buffered.slice(0, nl).trim();
-          buffered = buffered.slice(nl + 1);
-          if (!line) continue;
-          const event = JSON.parse(line) as { type: string; object: unknown };
-          if (event.type === "ERROR") {
-            const s = event.object as { code?: number; reason?: string; message?: string };
-            throw new ApiError(
-              s.code ?? 500,
-              s.reason ?? "Unknown",
-              s.message ?? "watch error",
-              "WATCH",
-              resourcePath(r, opts.namespace),
-            );
-          }
-          yield event as WatchEvent<T>;
-        }
-      }
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
-      await reader.cancel().catch(() => {});
-    }
+    yield* watchEvents<WatchEvent<T>>(response, signal, resourcePath(r, opts.namespace));
   }
 
   #writeQuery(opts: WriteOptions): Query {
     return { fieldManager: this.fieldManager, ...(opts.dryRun ? { dryRun: "All" } : {}) };
-  }
-}
-
-/** A signal that aborts when either does; `undefined` when neither is given. */
-function either(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  return AbortSignal.any([a, b]);
-}
-
-function toApiError(status: number, text: string, method: string, path: string): ApiError {
-  try {
-    const s = JSON.parse(text) as { reason?: string; message?: string };
-    return new ApiError(status, s.reason ?? "Unknown", s.message ?? text, method, path);
-  } catch {
-    return new ApiError(status, "Unknown", text.slice(0, 500), method, path);
   }
 }

@@ -1,36 +1,26 @@
 /**
  * Kubernetes object metadata and the facts about it every layer shares:
  * owner references and who controls an object, the two time formats, the
- * label selector shape and the Secret shape. Nothing here knows NICO's
- * resources.
+ * label selector shape and the Secret shape. Object types come from
+ * `kubernetes-types` (types only, pinned); the label selector keeps its own
+ * shape because NICO's schema narrows `operator` to the four Kubernetes
+ * accepts. Nothing here knows NICO's resources.
  *
  * @module
  */
 
-/** Object metadata fields NICO reads; the rest passes through untouched. */
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-}
+import type { Node as K8sNode, Secret as K8sSecret } from "kubernetes-types/core/v1.d.ts";
+import type { ObjectMeta as K8sObjectMeta, OwnerReference as K8sOwnerReference } from "kubernetes-types/meta/v1.d.ts";
 
-/** metav1.OwnerReference. */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+/**
+ * Object metadata, from `kubernetes-types` (types only) except that `name` is
+ * required: every object NICO reads or writes has one (no generateName).
+ * Server-set fields (uid, resourceVersion, generation, timestamps) are read-only.
+ */
+export type ObjectMeta = Omit<K8sObjectMeta, "name"> & { name: string };
+
+/** metav1.OwnerReference, from `kubernetes-types`. */
+export type OwnerReference = K8sOwnerReference;
 
 /** metav1.LabelSelector. */
 export interface LabelSelector {
@@ -40,14 +30,16 @@ export interface LabelSelector {
     | undefined;
 }
 
-/** A core/v1 Secret, as far as NICO reads it; `data` values are base64. */
-export interface Secret {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  type?: string;
-  data?: Record<string, string>;
-}
+/** A core/v1 Secret (fields from `kubernetes-types`), with required metadata; `data` values are base64. */
+export type Secret =
+  & { apiVersion?: string; kind?: string; metadata: ObjectMeta }
+  & Pick<
+    K8sSecret,
+    "type" | "data" | "stringData" | "immutable"
+  >;
+
+/** A core/v1 Node (spec and status from `kubernetes-types`), with required metadata. */
+export type Node = { apiVersion?: string; kind?: string; metadata: ObjectMeta } & Pick<K8sNode, "spec" | "status">;
 
 /**
  * The owner reference that makes `owner` the controller of an object:

@@ -67,6 +67,9 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     maxUnavailable: spec.rollout.maxUnavailable,
     paused: s.paused,
     endpointIsBootstrap: !spec.controlPlaneEndpoint,
+    provisioning: spec.rollout.provisioning,
+    // No kubeconfig issued yet: the bootstrap node has never been up, so no running node can be disturbed.
+    firstBringUp: !s.cluster.status?.kubeconfigSecret,
   });
   out.plan = plan;
   if (s.paused) return;
