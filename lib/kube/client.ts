@@ -4,7 +4,6 @@
  *
  * @module
  */
-import type { ObjectMeta } from "./meta.ts";
 import { isNotFound, WriteRefusedError } from "./errors.ts";
 import { type KubeConfig, loadKubeConfig, type LoadOptions } from "./kubeconfig.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
@@ -12,67 +11,29 @@ import { transportOf, transports } from "./transport.ts";
 import { either, toApiError, watchEvents } from "./stream.ts";
 export { type KubeConfig, loadKubeConfig } from "./kubeconfig.ts";
 
-/** HTTP methods the client sends. */
-export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-
-/** Any Kubernetes object. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-}
-
-export interface ListResult<T> {
-  items: T[];
-  resourceVersion: string;
-}
-
-export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
-
-export interface WatchEvent<T> {
-  type: WatchEventType;
-  object: T;
-}
-
-export interface ClientOptions {
-  /** Sent as User-Agent; the API server's metrics and audit log show it. */
-  userAgent?: string;
-  /** Field manager for server-side apply and other writes. */
-  fieldManager?: string;
-  /** Deadline of one non-watch request, in milliseconds (default 30 s). */
-  timeoutMs?: number;
-  /**
-   * Aborts every request of this client (for example a reconcile's
-   * cancellation: `client.with({ signal })`), on top of each call's own.
-   */
-  signal?: AbortSignal | undefined;
-  /**
-   * Asked before every request that is not a GET; `false` refuses it with a
-   * {@link WriteRefusedError} before anything is sent (fencing of a deposed leader).
-   */
-  mayWrite?: () => boolean;
-}
-
-/** What every verb accepts: a signal that aborts the request (shutdown, a cancelled reconcile). */
-export interface CallOptions {
-  signal?: AbortSignal | undefined;
-}
-
-export interface ListOptions extends CallOptions {
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-}
-
-export interface WatchOptions extends ListOptions {
-  resourceVersion?: string;
-  /** Ask the server to end the watch after this long (it is resumed by the caller). */
-  timeoutSeconds?: number;
-}
-
-export interface WriteOptions extends CallOptions {
-  dryRun?: boolean;
-}
+export type {
+  CallOptions,
+  ClientOptions,
+  HttpMethod,
+  KubeObject,
+  ListOptions,
+  ListResult,
+  WatchEvent,
+  WatchEventType,
+  WatchOptions,
+  WriteOptions,
+} from "./types.ts";
+import type {
+  CallOptions,
+  ClientOptions,
+  HttpMethod,
+  KubeObject,
+  ListOptions,
+  ListResult,
+  WatchEvent,
+  WatchOptions,
+  WriteOptions,
+} from "./types.ts";
 
 type Query = Record<string, string | number | boolean | undefined>;
 
