@@ -21,7 +21,7 @@ import { keyOf, splitKey } from "../../lib/runtime/keys.ts";
 import { errorMessage, type Logger, withFields } from "../../lib/runtime/log.ts";
 import { FINALIZER } from "../../core/labels.ts";
 import { kubeconfigSecret } from "../../core/names.ts";
-import { isConflict } from "../../lib/kube/errors.ts";
+import { isConflict, isUnprocessable } from "../../lib/kube/errors.ts";
 import type { Machine, NixosConfiguration } from "../../core/nio.ts";
 import type { NodeReport } from "../../core/readiness.ts";
 import { clusterHash } from "../../core/desired.ts";
@@ -134,6 +134,13 @@ export class ClusterReconciler {
             : { op: "add", path: "/metadata/finalizers", value: [FINALIZER] },
         ]);
       } catch (err) {
+        // The resourceVersion test failed (a stale cache) or the write conflicted: a race, not a problem.
+        const races = isUnprocessable(err) || isConflict(err) ? (this.#races.get(key) ?? 0) + 1 : 0;
+        if (races > 0 && races < MAX_RACES) {
+          this.#races.set(key, races);
+          log.info("finalizer not added: the cache is behind; looking again", {});
+          return { requeueAfter: RACE_REQUEUE_MS * 2 ** (races - 1) };
+        }
         return await this.#stopped(deps, cluster, problemOf(err), err, log, now);
       }
       return; // the update event brings us back with the finalizer in place
