@@ -31,6 +31,7 @@ import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { createCa, issueCert } from "../lib/pki.ts";
 import { webhookApp } from "../webhooks/app.ts";
 import { staticLookup } from "../webhooks/lookup.ts";
+import { staticAccess } from "../webhooks/authorize.ts";
 import { VALIDATE_PATH } from "../webhooks/paths.ts";
 import { startWebhookServer } from "../webhooks/server.ts";
 
@@ -96,7 +97,11 @@ function review(spec: unknown): string {
 async function serve(): Promise<void> {
   const ca = await createCa({ commonName: "bench-ca" });
   const tls = await issueCert(ca, { commonName: "127.0.0.1", ipAddresses: ["127.0.0.1"], usage: "server", days: 1 });
-  const app = webhookApp({ lookup: staticLookup(objects()), defaultGitRepo: "https://git.example.test/flake.git" });
+  const app = webhookApp({
+    lookup: staticLookup(objects()),
+    access: staticAccess([]),
+    defaultGitRepo: "https://git.example.test/flake.git",
+  });
   let times: number[] = [];
   app.post("/trivial", (c) => c.json({ ok: true }));
   app.post("/stats", (c) => {
@@ -226,7 +231,11 @@ async function openLoop(client: Deno.HttpClient, url: string, t: Target, rate: n
 
 /** The handler alone, without TLS or HTTP: `app.request()` in this process. */
 async function inProcess(t: Target, iterations: number) {
-  const app = webhookApp({ lookup: staticLookup(objects()), defaultGitRepo: "https://git.example.test/flake.git" });
+  const app = webhookApp({
+    lookup: staticLookup(objects()),
+    access: staticAccess([]),
+    defaultGitRepo: "https://git.example.test/flake.git",
+  });
   app.post("/trivial", (c) => c.json({ ok: true }));
   const times: number[] = [];
   for (let i = 0; i < iterations; i++) {

@@ -1,21 +1,51 @@
 /**
- * The webhook's HTTPS listener. `Deno.serve` takes the certificate once, so
- * a renewed certificate is picked up by a new listener on the same port:
- * the new pair is checked first (a bad one leaves the old listener
- * serving), then the old listener stops accepting, the new one binds (a
- * few milliseconds later), and requests in flight on the old one finish.
- * (Overlapping listeners would need SO_REUSEPORT, which Deno allows for TLS
- * only under `--unstable-net`.)
+ * The webhook's HTTPS listener, built to stay up when someone other than
+ * the API server talks to it (a fail-closed webhook that dies blocks every
+ * cluster write). On `node:https`, whose knobs Deno implements, plus NICO's
+ * own per-connection deadlines where Deno's version does not enforce
+ * node's (`headersTimeout` is not):
+ *
+ * - a TLS handshake and the request headers must arrive within
+ *   `headerTimeoutMs` of connecting; the next request's headers within
+ *   `idleTimeoutMs` of the previous answer (keep-alive);
+ * - the body must be complete within `bodyTimeoutMs` of the headers;
+ * - at most `maxConnections` connections (more are closed at once);
+ * - at most `maxBodyBytes` per body (413) and `maxInflightBytes` over all
+ *   bodies being read or answered (503, the API server retries).
+ *
+ * HTTP/1.1 only: the API server falls back to it when the webhook does not
+ * offer HTTP/2. A renewed certificate is switched in place
+ * (`setSecureContext`), without closing the listener.
  *
  * @module
  */
-import type { KeyPair } from "../lib/pki.ts";
+import https from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import { certInfo, type KeyPair } from "../lib/pki.ts";
 import { errorMessage, type Logger, silentLogger } from "../lib/runtime/log.ts";
 import { sleep } from "../lib/runtime/sleep.ts";
 import { staticTls, type TlsProvider } from "./tls.ts";
 
+/** The limits of {@link startWebhookServer}; each has a default. */
+export interface ServerLimits {
+  /** TLS handshake plus request headers, from connecting (default 10 s). */
+  headerTimeoutMs?: number;
+  /** The whole body, from the end of the headers (default 10 s; the API server gives up after 10 s at most). */
+  bodyTimeoutMs?: number;
+  /** A kept-alive connection with no new request (default 60 s). */
+  idleTimeoutMs?: number;
+  /** Open connections (default 512; the API server needs a few dozen). */
+  maxConnections?: number;
+  /** Largest body (default 3 MiB, the API server's own request limit). */
+  maxBodyBytes?: number;
+  /** Body bytes held at once over all requests (default 32 MiB). */
+  maxInflightBytes?: number;
+}
+
 /** Options of {@link startWebhookServer}. */
-export interface WebhookServerOptions {
+export interface WebhookServerOptions extends ServerLimits {
   /** Anything with a fetch handler: the app of `webhookApp`. */
   app: { fetch: (request: Request) => Response | Promise<Response> };
   /** Address to listen on (default `0.0.0.0`; `127.0.0.1` in tests). */
@@ -24,6 +54,8 @@ export interface WebhookServerOptions {
   port?: number;
   /** A fixed certificate, or a provider asked again every `reloadIntervalMs`. */
   tls: KeyPair | TlsProvider;
+  /** CA bundle (PEM) clients must present a certificate of (`--webhook-client-ca`); default: none asked. */
+  clientCaPem?: string;
   /** How often a provider is asked for a renewed certificate (default 60 s). */
   reloadIntervalMs?: number;
   log?: Logger;
@@ -35,11 +67,25 @@ export interface WebhookServerOptions {
 export interface WebhookServer {
   hostname: string;
   port: number;
+  /** Open connections now. */
+  connections(): number;
+  /** Whether it listens with a certificate that is valid now (for /readyz). */
+  ready(): boolean;
   /** Loads the certificate again and switches to it when it changed; answers whether it did. */
   reload(): Promise<boolean>;
-  /** Stops listening and waits for requests in flight. */
+  /** Stops listening, closes idle connections and waits for requests in flight (at most `bodyTimeoutMs`). */
   stop(): Promise<void>;
 }
+
+/** The defaults of {@link ServerLimits}. */
+export const DEFAULT_LIMITS: Required<ServerLimits> = {
+  headerTimeoutMs: 10_000,
+  bodyTimeoutMs: 10_000,
+  idleTimeoutMs: 60_000,
+  maxConnections: 512,
+  maxBodyBytes: 3 * 1024 * 1024,
+  maxInflightBytes: 32 * 1024 * 1024,
+};
 
 function isProvider(tls: KeyPair | TlsProvider): tls is TlsProvider {
   return typeof (tls as TlsProvider).load === "function";
@@ -47,7 +93,7 @@ function isProvider(tls: KeyPair | TlsProvider): tls is TlsProvider {
 
 /** Loads the first certificate, retrying while it is not there yet (a new replica before the leader wrote it). */
 async function firstLoad(provider: TlsProvider, log: Logger, signal?: AbortSignal): Promise<KeyPair> {
-  let delay = 500;
+  let delay = 200;
   while (true) {
     try {
       return await provider.load();
@@ -60,12 +106,12 @@ async function firstLoad(provider: TlsProvider, log: Logger, signal?: AbortSigna
       });
       await sleep(delay, signal);
       if (signal?.aborted) throw new Error("stopped before the webhook certificate was available");
-      delay = Math.min(delay * 2, 10_000);
+      delay = Math.min(delay * 2, 2_000);
     }
   }
 }
 
-/** Throws when Deno's TLS stack refuses the pair (unreadable, or a key that does not match). */
+/** Throws when the TLS stack refuses the pair (unreadable, or a key that does not match). */
 function checkPair(pair: KeyPair): void {
   try {
     Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert: pair.certPem, key: pair.keyPem }).close();
@@ -74,16 +120,13 @@ function checkPair(pair: KeyPair): void {
   }
 }
 
-/** Binds again while the old listener lets go of the port (usually at once). */
-async function bindAgain(bind: () => Deno.HttpServer<Deno.NetAddr>): Promise<Deno.HttpServer<Deno.NetAddr>> {
-  for (let attempt = 0;; attempt++) {
-    try {
-      return bind();
-    } catch (err) {
-      if (!(err instanceof Deno.errors.AddrInUse) || attempt >= 200) throw err;
-      await sleep(10);
-    }
+function plain(res: ServerResponse, status: number, text: string, close = false): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
   }
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...(close ? { connection: "close" } : {}) });
+  res.end(text);
 }
 
 /** Starts the HTTPS server; resolves once it listens. */
@@ -91,21 +134,138 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   const log = opts.log ?? silentLogger;
   const provider = isProvider(opts.tls) ? opts.tls : staticTls(opts.tls);
   const hostname = opts.hostname ?? "0.0.0.0";
-  const handler = (req: Request) => opts.app.fetch(req);
-
-  const listen = (pair: KeyPair, port: number) =>
-    Deno.serve({
-      hostname,
-      port,
-      cert: pair.certPem,
-      key: pair.keyPem,
-      onListen: () => {},
-      onError: (err) => new Response(`NICO's webhook failed: ${errorMessage(err)}`, { status: 500 }),
-    }, handler);
+  const lim: Required<ServerLimits> = { ...DEFAULT_LIMITS };
+  for (const k of Object.keys(DEFAULT_LIMITS) as (keyof ServerLimits)[]) {
+    if (opts[k] !== undefined) lim[k] = opts[k];
+  }
 
   let pair = await firstLoad(provider, log, opts.signal);
-  let server = listen(pair, opts.port ?? 9443);
-  const port = server.addr.port;
+  const deadlines = new Map<Socket, ReturnType<typeof setTimeout>>();
+  const busy = new Set<Socket>();
+  const open = new Set<Socket>();
+  let inflight = 0;
+
+  /** Closes `socket` unless something clears the deadline first. */
+  const deadline = (socket: Socket, ms: number) => {
+    clearTimeout(deadlines.get(socket));
+    deadlines.set(socket, setTimeout(() => socket.destroy(), ms));
+  };
+  const clear = (socket: Socket) => {
+    clearTimeout(deadlines.get(socket));
+    deadlines.delete(socket);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    clear(socket);
+    busy.add(socket);
+    let reserved = 0;
+    const release = () => {
+      inflight -= reserved;
+      reserved = 0;
+    };
+    res.on("close", () => {
+      release();
+      busy.delete(socket);
+      if (!socket.destroyed) deadline(socket, lim.idleTimeoutMs);
+    });
+    const declared = Number(req.headers["content-length"] ?? "0");
+    if (!Number.isFinite(declared) || declared < 0) return plain(res, 400, "bad Content-Length", true);
+    if (declared > lim.maxBodyBytes) {
+      return plain(res, 413, `bad AdmissionReview: the body is larger than ${lim.maxBodyBytes} bytes`, true);
+    }
+    // A chunked body may grow up to the limit: reserve that much.
+    const want = req.headers["content-length"] !== undefined ? declared : lim.maxBodyBytes;
+    if (inflight + want > lim.maxInflightBytes) {
+      return plain(res, 503, "NICO's webhook is busy reading other requests; try again", true);
+    }
+    inflight += want;
+    reserved = want;
+
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const body = await new Promise<Uint8Array<ArrayBuffer> | string>((resolve) => {
+      const timer = setTimeout(() => resolve("timeout"), lim.bodyTimeoutMs);
+      const done = (v: Uint8Array<ArrayBuffer> | string) => {
+        clearTimeout(timer);
+        resolve(v);
+      };
+      req.on("data", (chunk: Uint8Array) => {
+        size += chunk.length;
+        if (size > want) {
+          req.removeAllListeners("data");
+          done("too large");
+        } else chunks.push(chunk);
+      });
+      req.on("end", () => {
+        const all = new Uint8Array(size);
+        let at = 0;
+        for (const c of chunks) {
+          all.set(c, at);
+          at += c.length;
+        }
+        done(all);
+      });
+      req.on("error", () => done("aborted"));
+      req.on("close", () => done("aborted"));
+    });
+    chunks.length = 0;
+    if (body === "timeout") return plain(res, 408, `the body did not arrive within ${lim.bodyTimeoutMs} ms`, true);
+    if (body === "too large") {
+      return plain(res, 413, `bad AdmissionReview: the body is larger than ${lim.maxBodyBytes} bytes`, true);
+    }
+    if (typeof body === "string") return void res.destroy();
+
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (typeof v === "string") headers.set(k, v);
+      else if (Array.isArray(v)) { for (const x of v) headers.append(k, x); }
+    }
+    const method = req.method ?? "GET";
+    const url = `https://${hostname}${req.url ?? "/"}`;
+    let response: Response;
+    try {
+      const hasBody = method !== "GET" && method !== "HEAD";
+      response = await opts.app.fetch(new Request(url, { method, headers, ...(hasBody ? { body } : {}) }));
+    } catch (err) {
+      return plain(res, 500, `NICO's webhook failed: ${errorMessage(err)}`);
+    }
+    const out = new Uint8Array(await response.arrayBuffer());
+    const outHeaders: Record<string, string> = {};
+    response.headers.forEach((v, k) => (outHeaders[k] = v));
+    outHeaders["content-length"] = String(out.length);
+    res.writeHead(response.status, outHeaders);
+    res.end(out);
+  };
+
+  const server = https.createServer({
+    cert: pair.certPem,
+    key: pair.keyPem,
+    handshakeTimeout: lim.headerTimeoutMs,
+    ...(opts.clientCaPem ? { ca: opts.clientCaPem, requestCert: true, rejectUnauthorized: true } : {}),
+  }, (req, res) => void handle(req, res));
+  server.maxConnections = lim.maxConnections;
+  server.keepAliveTimeout = lim.idleTimeoutMs;
+  server.on("secureConnection", (socket: Socket) => {
+    open.add(socket);
+    deadline(socket, lim.headerTimeoutMs);
+    socket.on("close", () => {
+      open.delete(socket);
+      clear(socket);
+      busy.delete(socket);
+    });
+  });
+  server.on("tlsClientError", () => {});
+  server.on("clientError", (_err: Error, socket: Socket) => socket.destroy());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 9443, hostname, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
   log.info("webhook listening", { hostname, port, certificate: provider.describe() });
 
   let stopped = false;
@@ -114,17 +274,13 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     switching ??= (async () => {
       const next = await provider.load();
       if (stopped || (next.certPem === pair.certPem && next.keyPem === pair.keyPem)) return false;
-      checkPair(next); // throws on a bad certificate or key: the old listener stays
-      const closing = server.shutdown(); // stops accepting at once; requests in flight finish
-      try {
-        server = await bindAgain(() => listen(next, port));
-        pair = next;
-      } catch (err) {
-        server = await bindAgain(() => listen(pair, port));
-        throw err;
-      } finally {
-        await closing;
-      }
+      checkPair(next); // throws on a bad certificate or key: the old one stays
+      server.setSecureContext({
+        cert: next.certPem,
+        key: next.keyPem,
+        ...(opts.clientCaPem ? { ca: opts.clientCaPem } : {}),
+      });
+      pair = next;
       log.info("webhook certificate reloaded", { port, certificate: provider.describe() });
       return true;
     })().finally(() => (switching = undefined));
@@ -146,13 +302,34 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   };
   schedule();
 
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    clearTimeout(timer);
-    await switching?.catch(() => false);
-    await server.shutdown();
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await switching?.catch(() => false);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Idle connections go now; busy ones when their answer is sent, or after the body timeout.
+      const closeIdle = () => {
+        for (const socket of open) if (!busy.has(socket)) socket.destroy();
+      };
+      closeIdle();
+      const idle = setInterval(closeIdle, 50);
+      const force = setTimeout(() => {
+        for (const socket of open) socket.destroy();
+      }, lim.bodyTimeoutMs);
+      await closed;
+      clearTimeout(force);
+      clearInterval(idle);
+      for (const t of deadlines.values()) clearTimeout(t);
+      deadlines.clear();
+    })();
+    return stopping;
   };
   opts.signal?.addEventListener("abort", () => void stop(), { once: true });
-  return { hostname, port, reload, stop };
+  const ready = () => {
+    if (stopped) return false;
+    return Date.now() < certInfo(pair.certPem).notAfter.getTime();
+  };
+  return { hostname, port, connections: () => open.size, ready, reload, stop };
 }
