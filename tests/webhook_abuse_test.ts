@@ -169,15 +169,30 @@ Deno.test("finding 3: stalled headers, stalled bodies and idle connections are c
   });
 });
 
-Deno.test("finding 3: connections past the cap are closed, and the server answers once they go", async () => {
+Deno.test("finding 3: held connections cannot lock the API server out; past twice the cap, connections are refused", async () => {
   await withServer({ maxConnections: 8, headerTimeoutMs: 60_000 }, async (server) => {
-    const held: Deno.Conn[] = [];
-    for (let i = 0; i < 8; i++) held.push(await Deno.connect({ hostname: "127.0.0.1", port: server.port }));
+    const held: Deno.TlsConn[] = [];
+    for (let i = 0; i < 8; i++) {
+      const c = await connect(server.port);
+      await c.handshake();
+      held.push(c);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(server.connections(), 8);
+    // A new connection with a request gets in: the oldest connection that sent nothing makes room.
+    const closes = held.map((c) => untilClosed(c, 1_500));
+    assert.equal(await admit(server.port), "HTTP/1.1 200 OK");
+    const evicted = (await Promise.all(closes)).filter((r) => r.closed && r.ms < 1_400).length;
+    assert.equal(evicted, 1, "exactly one idle connection makes room");
+
+    // Connections that never finish the handshake count towards a hard cap of twice the limit.
+    const raw: Deno.Conn[] = [];
+    for (let i = 0; i < 16; i++) raw.push(await Deno.connect({ hostname: "127.0.0.1", port: server.port }));
     await new Promise((r) => setTimeout(r, 100));
     const extra = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
-    const r = await untilClosed(extra, 3_000);
-    assert.ok(r.closed && r.ms < 2_000, `a connection past the cap stayed open (${r.ms} ms)`);
-    for (const c of held) c.close();
+    const refused = await untilClosed(extra, 3_000);
+    assert.ok(refused.closed && refused.ms < 2_000, `a connection past the hard cap stayed open (${refused.ms} ms)`);
+    for (const c of raw) c.close();
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(await admit(server.port), "HTTP/1.1 200 OK");
   });

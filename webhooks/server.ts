@@ -9,7 +9,10 @@
  *   `headerTimeoutMs` of connecting; the next request's headers within
  *   `idleTimeoutMs` of the previous answer (keep-alive);
  * - the body must be complete within `bodyTimeoutMs` of the headers;
- * - at most `maxConnections` connections (more are closed at once);
+ * - at most `maxConnections` connections: past that, the oldest connection
+ *   that has not sent a request yet is closed to make room (held-open
+ *   connections cannot lock the API server out), and past twice that, new
+ *   connections are refused;
  * - at most `maxBodyBytes` per body (413) and `maxInflightBytes` over all
  *   bodies being read or answered (503, the API server retries).
  *
@@ -36,11 +39,11 @@ export interface ServerLimits {
   bodyTimeoutMs?: number;
   /** A kept-alive connection with no new request (default 60 s). */
   idleTimeoutMs?: number;
-  /** Open connections (default 512; the API server needs a few dozen). */
+  /** Open connections before idle ones are evicted (default 512; the API server needs a few dozen). */
   maxConnections?: number;
   /** Largest body (default 3 MiB, the API server's own request limit). */
   maxBodyBytes?: number;
-  /** Body bytes held at once over all requests (default 32 MiB). */
+  /** Body bytes held at once over all requests (default 16 MiB; each byte costs a few more while parsed). */
   maxInflightBytes?: number;
 }
 
@@ -84,7 +87,7 @@ export const DEFAULT_LIMITS: Required<ServerLimits> = {
   idleTimeoutMs: 60_000,
   maxConnections: 512,
   maxBodyBytes: 3 * 1024 * 1024,
-  maxInflightBytes: 32 * 1024 * 1024,
+  maxInflightBytes: 16 * 1024 * 1024,
 };
 
 function isProvider(tls: KeyPair | TlsProvider): tls is TlsProvider {
@@ -120,6 +123,7 @@ function checkPair(pair: KeyPair): void {
   }
 }
 
+/** A short text answer; with `close`, the connection is dropped once it is sent (no unread body is kept). */
 function plain(res: ServerResponse, status: number, text: string, close = false): void {
   if (res.headersSent) {
     res.destroy();
@@ -127,6 +131,13 @@ function plain(res: ServerResponse, status: number, text: string, close = false)
   }
   res.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...(close ? { connection: "close" } : {}) });
   res.end(text);
+  if (close) {
+    res.once("finish", () => {
+      const socket = res.socket;
+      socket?.end();
+      setTimeout(() => socket?.destroy(), 200);
+    });
+  }
 }
 
 /** Starts the HTTPS server; resolves once it listens. */
@@ -143,12 +154,23 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   const deadlines = new Map<Socket, ReturnType<typeof setTimeout>>();
   const busy = new Set<Socket>();
   const open = new Set<Socket>();
+  /** Connections that have not sent a request yet, oldest first: the ones evicted at the cap. */
+  const waiting = new Set<Socket>();
   let inflight = 0;
 
+  /**
+   * Closes `socket`: `end()` first (Deno's node:tls does not always close a
+   * socket on `destroy()` alone when it has nothing pending), then `destroy()`.
+   */
+  const drop = (socket: Socket) => {
+    socket.end();
+    socket.destroy();
+    (socket as Socket & { _parent?: Socket })._parent?.destroy();
+  };
   /** Closes `socket` unless something clears the deadline first. */
   const deadline = (socket: Socket, ms: number) => {
     clearTimeout(deadlines.get(socket));
-    deadlines.set(socket, setTimeout(() => socket.destroy(), ms));
+    deadlines.set(socket, setTimeout(() => drop(socket), ms));
   };
   const clear = (socket: Socket) => {
     clearTimeout(deadlines.get(socket));
@@ -158,6 +180,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     clear(socket);
+    waiting.delete(socket);
     busy.add(socket);
     let reserved = 0;
     const release = () => {
@@ -167,7 +190,10 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     res.on("close", () => {
       release();
       busy.delete(socket);
-      if (!socket.destroyed) deadline(socket, lim.idleTimeoutMs);
+      if (!socket.destroyed) {
+        waiting.add(socket); // idle again: evictable, newest last
+        deadline(socket, lim.idleTimeoutMs);
+      }
     });
     const declared = Number(req.headers["content-length"] ?? "0");
     if (!Number.isFinite(declared) || declared < 0) return plain(res, 400, "bad Content-Length", true);
@@ -244,13 +270,20 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     handshakeTimeout: lim.headerTimeoutMs,
     ...(opts.clientCaPem ? { ca: opts.clientCaPem, requestCert: true, rejectUnauthorized: true } : {}),
   }, (req, res) => void handle(req, res));
-  server.maxConnections = lim.maxConnections;
+  server.maxConnections = 2 * lim.maxConnections;
   server.keepAliveTimeout = lim.idleTimeoutMs;
   server.on("secureConnection", (socket: Socket) => {
     open.add(socket);
+    waiting.add(socket);
     deadline(socket, lim.headerTimeoutMs);
+    if (open.size > lim.maxConnections) {
+      const oldest = waiting.values().next().value;
+      if (oldest && oldest !== socket) deadline(oldest, 0);
+      else socket.destroy();
+    }
     socket.on("close", () => {
       open.delete(socket);
+      waiting.delete(socket);
       clear(socket);
       busy.delete(socket);
     });
