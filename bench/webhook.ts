@@ -1,7 +1,8 @@
 /**
  * Benchmark of the validating webhook on loopback TLS (prints figures; not a
  * timed test). The server runs in a child process, as a replica would; this
- * process is the load generator, over HTTP/2 like the API server.
+ * process is the load generator, over HTTP/1.1 (the webhook does not offer
+ * HTTP/2; the API server falls back to HTTP/1.1).
  *
  * For each endpoint — a trivial Hono handler on the same TLS server (the
  * ceiling), the validating webhook admitting a cluster, and refusing one:
@@ -18,8 +19,13 @@
  * processes compete for the same cores. The handler time line isolates
  * NICO's own cost. `--server-v8-flags` passes V8 flags to the server.
  *
+ * Then the abuse scenario (bench/webhook_abuse.ts): random paths,
+ * slowloris, 20,000 held connections, 64 concurrent ~3 MB bodies, with the
+ * server's RSS before, at peak and after each.
+ *
  * Run from the repository root:
  *   deno run -A bench/webhook.ts [--concurrency 32] [--requests 20000] [--seconds 5] [--rate 1000]
+ *     [--scenario all|perf|abuse]
  *
  * @module
  */
@@ -34,6 +40,8 @@ import { staticLookup } from "../webhooks/lookup.ts";
 import { staticAccess } from "../webhooks/authorize.ts";
 import { VALIDATE_PATH } from "../webhooks/paths.ts";
 import { startWebhookServer } from "../webhooks/server.ts";
+import { Metrics } from "../lib/metrics.ts";
+import { runAbuse } from "./webhook_abuse.ts";
 
 const NS = "bench";
 const MAX_REQUESTS = 200_000;
@@ -97,11 +105,14 @@ function review(spec: unknown): string {
 async function serve(): Promise<void> {
   const ca = await createCa({ commonName: "bench-ca" });
   const tls = await issueCert(ca, { commonName: "127.0.0.1", ipAddresses: ["127.0.0.1"], usage: "server", days: 1 });
+  const metrics = new Metrics();
   const app = webhookApp({
     lookup: staticLookup(objects()),
     access: staticAccess([]),
     defaultGitRepo: "https://git.example.test/flake.git",
+    metrics,
   });
+  app.get("/bench/metrics", async (c) => c.text(await metrics.text()));
   let times: number[] = [];
   app.post("/trivial", (c) => c.json({ ok: true }));
   app.post("/stats", (c) => {
@@ -262,6 +273,7 @@ async function main(): Promise<void> {
       seconds: { type: "string", default: "5" },
       rate: { type: "string", default: "1000" },
       "server-v8-flags": { type: "string", default: "" },
+      scenario: { type: "string", default: "all" },
     },
   });
   if (values.serve) return await serve();
@@ -325,13 +337,13 @@ async function main(): Promise<void> {
   ];
 
   console.log(
-    `loopback TLS (HTTP/2), server in a child process; ${navigator.hardwareConcurrency} CPUs; Deno ${Deno.version.deno}`,
+    `loopback TLS (HTTP/1.1), server in a child process; ${navigator.hardwareConcurrency} CPUs; Deno ${Deno.version.deno}`,
   );
   console.log(
     `closed loop: ${concurrency} in flight, <= ${requests} requests or ${seconds} s; open loop: ${rate}/s for ${seconds} s\n`,
   );
   try {
-    for (const t of targets) {
+    for (const t of values.scenario === "abuse" ? [] : targets) {
       const url = base + t.path;
       for (let i = 0; i < 300; i++) await send(client, url, t); // warm-up
       await serverStats(client, base);
@@ -354,6 +366,9 @@ async function main(): Promise<void> {
         `  closed loop: ${closed.rps.toFixed(0)} req/s over ${closed.count} requests, ` +
           `p50 ${fmt(closed.p50)}, p99 ${fmt(closed.p99)}`,
       );
+    }
+    if (values.scenario !== "perf") {
+      await runAbuse({ port, ca, pid: child.pid, admission: { path: targets[1]!.path, body: targets[1]!.body } });
     }
   } finally {
     client.close();
