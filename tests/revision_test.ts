@@ -105,21 +105,23 @@ Deno.test("nodes are pinned to the resolved commit, and a new commit rolls out n
 Deno.test("finding 7: a password in gitRepo never reaches a condition or an Event; the error says what failed", async () => {
   const cp = await env.get();
   const ns = await cp.namespace("redact");
-  const nico = startNico(cp.client, { namespace: ns, resolveRefs: true, refPollIntervalMs: 300 });
   const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (closed.addr as Deno.NetAddr).port;
   closed.close(); // nothing listens there: git cannot connect
   const password = "hunter2-in-the-url";
+  // The CRD's rules and the webhook refuse credentials in spec.gitRepo, so the password comes from the
+  // operator's --default-git-repo, the one way left for a URL with credentials to reach the reconciler.
+  const nico = startNico(cp.client, {
+    namespace: ns,
+    resolveRefs: true,
+    refPollIntervalMs: 300,
+    defaultGitRepo: `https://deploy:${password}@127.0.0.1:${port}/flake.git`,
+  });
   try {
     await createMachines(cp.client, ns, ["cp-1"]);
-    // Created past the webhook (which would refuse it), as when the webhook is off.
     await cp.client.create(KUBERNETES_CLUSTERS, {
       metadata: { name: "c", namespace: ns },
-      spec: {
-        gitRepo: `https://deploy:${password}@127.0.0.1:${port}/flake.git`,
-        ref: "main",
-        controlPlane: { machines: ["cp-1"] },
-      },
+      spec: { ref: "main", controlPlane: { machines: ["cp-1"] } },
     } as KubernetesCluster);
     const seen: string[] = [];
     const c = await eventually(
