@@ -9,10 +9,12 @@
  * - The front owns the raw sockets, so every deadline really closes one:
  *   Deno cannot close a TLS connection whose handshake never finishes,
  *   but closing its TCP side ends it.
- * - At `maxConnections` the oldest connection that is not inside a request
- *   (handshakes included) is closed to make room, so connections held open
- *   by someone else cannot lock the API server out; at twice that, new
- *   connections are closed at once.
+ * - At `maxConnections` the oldest connection that has not sent a request
+ *   yet (handshakes included) is closed to make room, else the oldest
+ *   kept-alive one between requests (either only when older than a
+ *   second: a burst of real requests is not evicted), so connections held
+ *   open by someone else cannot lock the API server out; beyond twice the
+ *   limit new connections are closed at once.
  * - A renewed certificate starts a new TLS listener; new connections go to
  *   it, open ones finish on the old one.
  *
@@ -34,7 +36,12 @@ interface Link {
   inner?: Deno.TcpConn;
   tls?: Deno.TlsConn;
   timer?: ReturnType<typeof setTimeout>;
+  /** When it was accepted, or last became idle (performance.now()). */
+  since: number;
 }
+
+/** A connection younger than this is never evicted: a burst of real requests is not an attack. */
+const EVICT_AFTER_MS = 1_000;
 
 /** Starts the listener; resolves once it listens. */
 export function listenDeno(a: ListenerArgs): Promise<Listener> {
@@ -42,7 +49,9 @@ export function listenDeno(a: ListenerArgs): Promise<Listener> {
   let inflight = 0;
   let stopping = false;
   const links = new Set<Link>();
-  /** Links not inside a request, oldest first: the ones evicted at the cap. */
+  /** Links that have not sent a request yet, oldest first: the first evicted at the cap. */
+  const fresh = new Set<Link>();
+  /** Kept-alive links between requests, oldest first: evicted only when no fresh one is left. */
   const idle = new Set<Link>();
   /** Links by the local port of their pipe's inner end, which the TLS listener sees as the remote port. */
   const byPipePort = new Map<number, Link>();
@@ -58,13 +67,26 @@ export function listenDeno(a: ListenerArgs): Promise<Listener> {
     closeQuietly(link.inner);
     closeQuietly(link.outer);
     links.delete(link);
+    fresh.delete(link);
     idle.delete(link);
     if (link.inner) byPipePort.delete((link.inner.localAddr as Deno.NetAddr).port);
   };
 
+  /** TLS connections accepted before their front link recorded its pipe port (the two race). */
+  const early = new Map<number, Deno.TlsConn>();
   const serve = (conn: Deno.TlsConn) => {
-    const link = byPipePort.get((conn.remoteAddr as Deno.NetAddr).port);
-    if (!link) return closeQuietly(conn);
+    const pipePort = (conn.remoteAddr as Deno.NetAddr).port;
+    const link = byPipePort.get(pipePort);
+    if (!link) {
+      early.set(pipePort, conn);
+      setTimeout(() => {
+        if (early.get(pipePort) === conn) {
+          early.delete(pipePort);
+          closeQuietly(conn);
+        }
+      }, 1_000);
+      return;
+    }
     link.tls = conn;
     track(
       serveConnection(conn, {
@@ -85,8 +107,12 @@ export function listenDeno(a: ListenerArgs): Promise<Listener> {
         },
         busy(isBusy) {
           clearTimeout(link.timer);
+          fresh.delete(link);
           if (isBusy) idle.delete(link);
-          else if (links.has(link)) idle.add(link);
+          else if (links.has(link)) {
+            link.since = performance.now();
+            idle.add(link);
+          }
         },
         stopping: () => stopping,
         // Closing the TLS side ends the pipe once the answer has gone out; then the front drops the link.
@@ -115,17 +141,18 @@ export function listenDeno(a: ListenerArgs): Promise<Listener> {
 
   const admit = async (outer: Deno.TcpConn) => {
     if (stopping || links.size >= 2 * lim.maxConnections) return closeQuietly(outer);
-    const link: Link = { outer };
+    const link: Link = { outer, since: performance.now() };
     links.add(link);
-    idle.add(link);
     if (links.size > lim.maxConnections) {
-      for (const old of idle) {
-        if (old !== link) {
-          drop(old);
-          break;
-        }
-      }
+      const cutoff = performance.now() - EVICT_AFTER_MS;
+      const oldest = (set: Set<Link>) => {
+        const first = set.values().next().value;
+        return first && first.since < cutoff ? first : undefined;
+      };
+      const old = oldest(fresh) ?? oldest(idle);
+      if (old) drop(old);
     }
+    fresh.add(link);
     // Handshake and first head: the whole connection goes if they are not in by then.
     link.timer = setTimeout(() => drop(link), lim.headerTimeoutMs);
     try {
@@ -134,7 +161,13 @@ export function listenDeno(a: ListenerArgs): Promise<Listener> {
       link.inner = inner;
       inner.setNoDelay(true);
       outer.setNoDelay(true);
-      byPipePort.set((inner.localAddr as Deno.NetAddr).port, link);
+      const pipePort = (inner.localAddr as Deno.NetAddr).port;
+      byPipePort.set(pipePort, link);
+      const waiting = early.get(pipePort);
+      if (waiting) {
+        early.delete(pipePort);
+        serve(waiting);
+      }
       await Promise.allSettled([
         outer.readable.pipeTo(inner.writable),
         inner.readable.pipeTo(outer.writable),
@@ -166,7 +199,7 @@ export function listenDeno(a: ListenerArgs): Promise<Listener> {
       stopping = true;
       closeQuietly(front);
       await accepting;
-      for (const link of idle) drop(link);
+      for (const link of [...fresh, ...idle]) drop(link);
       const force = setTimeout(() => {
         for (const link of links) drop(link);
       }, lim.bodyTimeoutMs);
