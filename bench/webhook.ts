@@ -211,6 +211,7 @@ async function closedLoop(
  * schedule (timer granularity), reported so a slow generator shows.
  */
 async function openLoop(client: Deno.HttpClient, url: string, t: Target, rate: number, seconds: number) {
+  let failed = 0;
   const total = Math.min(MAX_REQUESTS, Math.round(rate * seconds));
   const interval = 1000 / rate;
   const latencies: number[] = [];
@@ -222,7 +223,9 @@ async function openLoop(client: Deno.HttpClient, url: string, t: Target, rate: n
     const now = performance.now();
     while (next < total && start + next * interval <= now) {
       lags.push(now - (start + next * interval));
-      inflight.push(send(client, url, t).then(() => void latencies.push(performance.now() - now)));
+      inflight.push(
+        send(client, url, t).then(() => void latencies.push(performance.now() - now), () => void failed++),
+      );
       next++;
     }
     await new Promise((r) => setTimeout(r, 0));
@@ -233,6 +236,7 @@ async function openLoop(client: Deno.HttpClient, url: string, t: Target, rate: n
   lags.sort((a, b) => a - b);
   return {
     achieved: latencies.length / elapsed,
+    failed,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     max: latencies.at(-1) ?? NaN,
@@ -356,7 +360,8 @@ async function main(): Promise<void> {
       console.log(t.name);
       console.log(`  in process (app.request, no TLS): p50 ${fmt(local.p50)}, p99 ${fmt(local.p99)}`);
       console.log(
-        `  open loop at ${rate}/s: achieved ${open.achieved.toFixed(0)}/s, p50 ${fmt(open.p50)}, ` +
+        `  open loop at ${rate}/s: achieved ${open.achieved.toFixed(0)}/s (${open.failed} failed), ` +
+          `p50 ${fmt(open.p50)}, ` +
           `p99 ${fmt(open.p99)}, max ${fmt(open.max)} (sender lag p99 ${fmt(open.lagP99)})`,
       );
       console.log(
