@@ -124,7 +124,7 @@ function parseHead(raw: string): Head | undefined {
 /** Serves requests on `conn` until the client closes it, a deadline passes, or the server stops. */
 export async function serveConnection(conn: Deno.TlsConn, ctx: ConnectionContext): Promise<void> {
   let pending: Uint8Array = new Uint8Array(0);
-  const buf = new Uint8Array(64 * 1024);
+  const buf = new Uint8Array(MAX_HEAD_BYTES);
   let first = true;
   try {
     while (!ctx.stopping()) {
