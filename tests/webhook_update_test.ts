@@ -6,11 +6,13 @@ import type { SecretAccessCheck } from "../webhooks/authorize.ts";
 import { webhookApp } from "../webhooks/app.ts";
 import { VALIDATE_PATH } from "../webhooks/paths.ts";
 import {
+  app,
   Case,
   check,
   cluster,
   fleet,
   machine,
+  NS,
   ownedConfigs,
   ownedFleet,
   post,
