@@ -1,7 +1,8 @@
 /**
  * Benchmark of the validating webhook on loopback TLS (prints figures; not a
  * timed test). The server runs in a child process, as a replica would; this
- * process is the load generator, over HTTP/2 like the API server.
+ * process is the load generator, over HTTP/1.1 (the webhook does not offer
+ * HTTP/2; the API server falls back to HTTP/1.1).
  *
  * For each endpoint — a trivial Hono handler on the same TLS server (the
  * ceiling), the validating webhook admitting a cluster, and refusing one:
@@ -18,8 +19,13 @@
  * processes compete for the same cores. The handler time line isolates
  * NICO's own cost. `--server-v8-flags` passes V8 flags to the server.
  *
+ * Then the abuse scenario (bench/webhook_abuse.ts): random paths,
+ * slowloris, 20,000 held connections, 64 concurrent ~3 MB bodies, with the
+ * server's RSS before, at peak and after each.
+ *
  * Run from the repository root:
  *   deno run -A bench/webhook.ts [--concurrency 32] [--requests 20000] [--seconds 5] [--rate 1000]
+ *     [--scenario all|perf|abuse]
  *
  * @module
  */
@@ -31,8 +37,11 @@ import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { createCa, issueCert } from "../lib/pki.ts";
 import { webhookApp } from "../webhooks/app.ts";
 import { staticLookup } from "../webhooks/lookup.ts";
+import { staticAccess } from "../webhooks/authorize.ts";
 import { VALIDATE_PATH } from "../webhooks/paths.ts";
 import { startWebhookServer } from "../webhooks/server.ts";
+import { Metrics } from "../lib/metrics.ts";
+import { runAbuse } from "./webhook_abuse.ts";
 
 const NS = "bench";
 const MAX_REQUESTS = 200_000;
@@ -96,7 +105,14 @@ function review(spec: unknown): string {
 async function serve(): Promise<void> {
   const ca = await createCa({ commonName: "bench-ca" });
   const tls = await issueCert(ca, { commonName: "127.0.0.1", ipAddresses: ["127.0.0.1"], usage: "server", days: 1 });
-  const app = webhookApp({ lookup: staticLookup(objects()), defaultGitRepo: "https://git.example.test/flake.git" });
+  const metrics = new Metrics();
+  const app = webhookApp({
+    lookup: staticLookup(objects()),
+    access: staticAccess([]),
+    defaultGitRepo: "https://git.example.test/flake.git",
+    metrics,
+  });
+  app.get("/bench/metrics", async (c) => c.text(await metrics.text()));
   let times: number[] = [];
   app.post("/trivial", (c) => c.json({ ok: true }));
   app.post("/stats", (c) => {
@@ -195,6 +211,7 @@ async function closedLoop(
  * schedule (timer granularity), reported so a slow generator shows.
  */
 async function openLoop(client: Deno.HttpClient, url: string, t: Target, rate: number, seconds: number) {
+  let failed = 0;
   const total = Math.min(MAX_REQUESTS, Math.round(rate * seconds));
   const interval = 1000 / rate;
   const latencies: number[] = [];
@@ -206,7 +223,9 @@ async function openLoop(client: Deno.HttpClient, url: string, t: Target, rate: n
     const now = performance.now();
     while (next < total && start + next * interval <= now) {
       lags.push(now - (start + next * interval));
-      inflight.push(send(client, url, t).then(() => void latencies.push(performance.now() - now)));
+      inflight.push(
+        send(client, url, t).then(() => void latencies.push(performance.now() - now), () => void failed++),
+      );
       next++;
     }
     await new Promise((r) => setTimeout(r, 0));
@@ -217,6 +236,7 @@ async function openLoop(client: Deno.HttpClient, url: string, t: Target, rate: n
   lags.sort((a, b) => a - b);
   return {
     achieved: latencies.length / elapsed,
+    failed,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     max: latencies.at(-1) ?? NaN,
@@ -226,7 +246,11 @@ async function openLoop(client: Deno.HttpClient, url: string, t: Target, rate: n
 
 /** The handler alone, without TLS or HTTP: `app.request()` in this process. */
 async function inProcess(t: Target, iterations: number) {
-  const app = webhookApp({ lookup: staticLookup(objects()), defaultGitRepo: "https://git.example.test/flake.git" });
+  const app = webhookApp({
+    lookup: staticLookup(objects()),
+    access: staticAccess([]),
+    defaultGitRepo: "https://git.example.test/flake.git",
+  });
   app.post("/trivial", (c) => c.json({ ok: true }));
   const times: number[] = [];
   for (let i = 0; i < iterations; i++) {
@@ -253,6 +277,7 @@ async function main(): Promise<void> {
       seconds: { type: "string", default: "5" },
       rate: { type: "string", default: "1000" },
       "server-v8-flags": { type: "string", default: "" },
+      scenario: { type: "string", default: "all" },
     },
   });
   if (values.serve) return await serve();
@@ -316,13 +341,13 @@ async function main(): Promise<void> {
   ];
 
   console.log(
-    `loopback TLS (HTTP/2), server in a child process; ${navigator.hardwareConcurrency} CPUs; Deno ${Deno.version.deno}`,
+    `loopback TLS (HTTP/1.1), server in a child process; ${navigator.hardwareConcurrency} CPUs; Deno ${Deno.version.deno}`,
   );
   console.log(
     `closed loop: ${concurrency} in flight, <= ${requests} requests or ${seconds} s; open loop: ${rate}/s for ${seconds} s\n`,
   );
   try {
-    for (const t of targets) {
+    for (const t of values.scenario === "abuse" ? [] : targets) {
       const url = base + t.path;
       for (let i = 0; i < 300; i++) await send(client, url, t); // warm-up
       await serverStats(client, base);
@@ -335,7 +360,8 @@ async function main(): Promise<void> {
       console.log(t.name);
       console.log(`  in process (app.request, no TLS): p50 ${fmt(local.p50)}, p99 ${fmt(local.p99)}`);
       console.log(
-        `  open loop at ${rate}/s: achieved ${open.achieved.toFixed(0)}/s, p50 ${fmt(open.p50)}, ` +
+        `  open loop at ${rate}/s: achieved ${open.achieved.toFixed(0)}/s (${open.failed} failed), ` +
+          `p50 ${fmt(open.p50)}, ` +
           `p99 ${fmt(open.p99)}, max ${fmt(open.max)} (sender lag p99 ${fmt(open.lagP99)})`,
       );
       console.log(
@@ -345,6 +371,9 @@ async function main(): Promise<void> {
         `  closed loop: ${closed.rps.toFixed(0)} req/s over ${closed.count} requests, ` +
           `p50 ${fmt(closed.p50)}, p99 ${fmt(closed.p99)}`,
       );
+    }
+    if (values.scenario !== "perf") {
+      await runAbuse({ port, ca, pid: child.pid, admission: { path: targets[1]!.path, body: targets[1]!.body } });
     }
   } finally {
     client.close();

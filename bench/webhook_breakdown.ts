@@ -23,6 +23,7 @@ import { createCa, issueCert } from "../lib/pki.ts";
 import { allow, parseReview } from "../webhooks/admission.ts";
 import { webhookApp } from "../webhooks/app.ts";
 import { staticLookup } from "../webhooks/lookup.ts";
+import { staticAccess } from "../webhooks/authorize.ts";
 import { VALIDATE_PATH } from "../webhooks/paths.ts";
 
 const NS = "bench";
@@ -62,7 +63,11 @@ const cpuMs = () => {
 async function serve(): Promise<void> {
   const ca = await createCa({ commonName: "bench-ca" });
   const tls = await issueCert(ca, { commonName: "127.0.0.1", ipAddresses: ["127.0.0.1"], usage: "server", days: 1 });
-  const app = webhookApp({ lookup: staticLookup(objects()), defaultGitRepo: "https://git.example.test/flake.git" });
+  const app = webhookApp({
+    lookup: staticLookup(objects()),
+    access: staticAccess([]),
+    defaultGitRepo: "https://git.example.test/flake.git",
+  });
   const fixed = JSON.stringify(allow("bench"));
   app.post("/trivial", (c) => c.json({ ok: true }));
   app.post("/read", async (c) => {

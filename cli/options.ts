@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { durationPattern, formatDuration, parseDuration } from "../lib/duration.ts";
+import { parseHostPolicy } from "../lib/git/hosts.ts";
 
 const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
 const address = z.string().regex(
@@ -37,6 +38,19 @@ export const RunOptions = z.object({
   ),
   webhookService: z.string().default("nico-webhook").describe("Service in front of the webhook (self-signed mode)."),
   webhookUrl: z.string().url().optional().describe("Register the webhook by URL instead of Service (local runs)."),
+  gitAllowedHosts: z.string().default("*").refine((v) => {
+    try {
+      parseHostPolicy(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }, "expected a comma-separated list of host names, *.domain, addresses, CIDR ranges or *").describe(
+    "Hosts a gitRepo may name: * (any host name or public address), names, *.domain, addresses, CIDRs; loopback, link-local and private addresses only when listed.",
+  ),
+  webhookClientCa: z.string().min(1).optional().describe(
+    "CA bundle file: the webhook then requires a client certificate it signed (the API server's, see docs/operations.md).",
+  ),
   metricsAddr: address.default(":8080").describe("Prometheus /metrics listen address."),
   healthAddr: address.default(":8081").describe("/healthz and /readyz listen address."),
   leaderElect: bool.default(true).describe("Only the Lease holder reconciles."),
@@ -67,6 +81,8 @@ const ENV: Record<string, string> = {
   webhookCertDir: "NICO_WEBHOOK_CERT_DIR",
   webhookService: "NICO_WEBHOOK_SERVICE",
   webhookUrl: "NICO_WEBHOOK_URL",
+  gitAllowedHosts: "NICO_GIT_ALLOWED_HOSTS",
+  webhookClientCa: "NICO_WEBHOOK_CLIENT_CA",
   metricsAddr: "NICO_METRICS_ADDR",
   healthAddr: "NICO_HEALTH_ADDR",
   leaderElect: "NICO_LEADER_ELECT",

@@ -12,12 +12,15 @@ import { eventRecorder } from "../lib/events.ts";
 import { KubeClient } from "../lib/kube/client.ts";
 import { LeaderFence, runLeaderElection } from "../lib/leader.ts";
 import { Metrics } from "../lib/metrics.ts";
+import { sleep } from "../lib/runtime/sleep.ts";
 import { errorMessage, jsonLogger, type Logger, type LogLevel, textLogger } from "../lib/runtime/log.ts";
 import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage } from "./options.ts";
 import type { ClusterInformers } from "../controllers/cluster/reconciler.ts";
 import { runWebhookCertificates, serviceDnsNames } from "../webhooks/certificates.ts";
 import { webhookApp } from "../webhooks/app.ts";
 import { informerLookup } from "../webhooks/lookup.ts";
+import { subjectAccessReviews } from "../webhooks/authorize.ts";
+import { parseHostPolicy } from "../lib/git/hosts.ts";
 import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
 import { fileTls, secretTls } from "../webhooks/tls.ts";
 import denoJson from "../deno.json" with { type: "json" };
@@ -77,35 +80,30 @@ async function startWebhook(
   signal: AbortSignal,
 ): Promise<WebhookServer> {
   const app = webhookApp({
-    lookup: informerLookup(
-      { machines: informers.machines, configs: informers.configs, clusters: informers.clusters },
-      client,
-    ),
+    lookup: informerLookup({ machines: informers.machines, configs: informers.configs, clusters: informers.clusters }),
+    access: subjectAccessReviews(client),
+    gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     ...(o.defaultGitRepo ? { defaultGitRepo: o.defaultGitRepo } : {}),
+    metrics,
     log,
   });
-  const metered = {
-    async fetch(req: Request): Promise<Response> {
-      const path = new URL(req.url).pathname;
-      const end = metrics.webhookLatency.startTimer({ path });
-      const res = await app.fetch(req);
-      end();
-      let outcome = "error";
-      if (res.status === 200) {
-        const body = await res.clone().json().catch(() => undefined) as
-          | { response?: { allowed?: boolean } }
-          | undefined;
-        outcome = body?.response?.allowed ? "allowed" : "denied";
-      }
-      metrics.webhookRequests.inc({ path, outcome });
-      return res;
-    },
-  };
   const tls = o.webhookCertMode === "cert-manager"
     ? fileTls(`${o.webhookCertDir}/tls.crt`, `${o.webhookCertDir}/tls.key`)
     : secretTls(client, o.leaseNamespace);
-  const server = await startWebhookServer({ app: metered, ...listenOn(o.webhookAddr), tls, log, signal });
-  log.info("webhook serving", { address: `${server.hostname}:${server.port}`, certificates: o.webhookCertMode });
+  const clientCaPem = o.webhookClientCa ? await Deno.readTextFile(o.webhookClientCa) : undefined;
+  const server = await startWebhookServer({
+    app,
+    ...listenOn(o.webhookAddr),
+    tls,
+    ...(clientCaPem ? { clientCaPem } : {}),
+    log,
+    signal,
+  });
+  log.info("webhook serving", {
+    address: `${server.hostname}:${server.port}`,
+    certificates: o.webhookCertMode,
+    clientCertificates: clientCaPem ? "required" : "not asked",
+  });
   return server;
 }
 
@@ -173,6 +171,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     nodeTimeoutMs: o.nodeTimeout,
     resolveRefs: o.resolveRefs,
     refPollIntervalMs: o.refPollInterval,
+    gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     hooks: metrics.controllerHooks("kubernetescluster"),
   });
   // Every replica keeps the caches warm: the webhook reads them, and a standby takes over at once.
@@ -181,10 +180,13 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
   let webhook: WebhookServer | undefined;
   const background: Promise<unknown>[] = [];
   if (o.webhookCertMode !== "off") {
-    background.push(startWebhook(o, client, informers, metrics, log, stop.signal).then((w) => (webhook = w)));
+    const serving = startWebhook(o, client, informers, metrics, log, stop.signal).then((w) => (webhook = w));
+    background.push(serving);
     if (o.webhookCertMode === "self-signed") {
       background.push(
         runWebhookCertificates({
+          // Register the fail-closed webhook only once this replica serves (at most 10 s of waiting).
+          beforeRegister: () => Promise.race([serving.then(() => {}), sleep(10_000, stop.signal)]),
           client: writer,
           namespace: o.leaseNamespace,
           ...webhookNames(o),
@@ -202,7 +204,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     o,
     metrics,
     informers,
-    () => o.webhookCertMode === "off" || webhook !== undefined,
+    () => o.webhookCertMode === "off" || (webhook?.ready() ?? false),
     stop.signal,
   );
   log.info("nico started", {

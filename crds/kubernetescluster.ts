@@ -132,13 +132,37 @@ export const Endpoint = z.object({
 export const KubernetesClusterSpec = z.object({
   gitRepo: z.string().min(1).max(2048).optional()
     .describe(
-      "URL of the Git repository holding the cluster flake. Defaulted from the operator's --default-git-repo when absent.",
-    ),
+      "URL of the Git repository holding the cluster flake (https://, ssh://, git@host:path or git://; no credentials: use credentialsRef). Defaulted from the operator's --default-git-repo when absent.",
+    )
+    .meta(cel(
+      {
+        rule: "!self.matches('\\\\s') && !self.startsWith('-') && !self.matches('^[A-Za-z0-9+.-]+::')",
+        message:
+          "gitRepo must be one URL on one line, must not start with '-' and must not use remote-helper syntax such as ext::",
+      },
+      {
+        rule: "self.matches('^[A-Za-z][A-Za-z0-9+.-]*://[^/]') || self.matches('^([^@/:]+@)?[^/:]+:.')",
+        message: "gitRepo must be a repository URL such as https://host/path.git or git@host:path.git",
+      },
+      {
+        rule: "!self.matches('^(?i)file:')",
+        message: "gitRepo must not be a local path or file://: use https://host/path",
+      },
+      {
+        rule:
+          "!self.matches('^(?i)(https?|git)://[^/@]*@') && !self.matches('^[A-Za-z][A-Za-z0-9+.-]*://[^/@]*:[^/@]*@')",
+        message: "gitRepo must not carry credentials: put them in a Secret and name it in credentialsRef",
+      },
+    )),
   ref: z.string().min(1).max(255).optional()
     .describe(
       "Branch, tag or commit of gitRepo to deploy. Absent: the repository's default branch, which NICO resolves " +
         "and pins; with the operator's --resolve-refs=false NICO passes no ref and NIO's own default (main) applies.",
-    ),
+    )
+    .meta(cel({
+      rule: "self.matches('^[A-Za-z0-9._/+=,@-]+$') && !self.startsWith('-') && !self.contains('..')",
+      message: "ref may hold only letters, digits and . _ / + = , @ - (a branch, a tag or a 40-hex commit)",
+    })),
   configurationSubdir: z.string().max(1024).optional()
     .describe("Folder inside gitRepo that holds flake.nix; the repository root when absent.")
     .meta(cel({

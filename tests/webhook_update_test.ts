@@ -1,15 +1,18 @@
 /** Admission webhook: every validation rule on UPDATE, and the credentials Secret check. */
 import assert from "node:assert/strict";
 import { CLUSTER_LABEL } from "../core/labels.ts";
-import { type AdmissionLookup, staticLookup } from "../webhooks/lookup.ts";
+import { staticLookup } from "../webhooks/lookup.ts";
+import type { SecretAccessCheck } from "../webhooks/authorize.ts";
 import { webhookApp } from "../webhooks/app.ts";
 import { VALIDATE_PATH } from "../webhooks/paths.ts";
 import {
+  app,
   Case,
   check,
   cluster,
   fleet,
   machine,
+  NS,
   ownedConfigs,
   ownedFleet,
   post,
@@ -229,38 +232,66 @@ Deno.test("validation on UPDATE: unsafe changes refused, owned Machines not re-r
   for (const c of updateCases) await t.step(c.name, () => runCase(c));
 });
 
-Deno.test("the Secret check: errors and slow answers become warnings, never hangs", async (t) => {
+Deno.test("the access check (finding 1): errors and slow answers refuse, never hang; unchanged references ask nothing", async (t) => {
   const object = cluster(withRepo({ ...three, credentialsRef: { name: "git" } }));
-  const base = staticLookup({ machines: fleet(3) });
-  const cases: { name: string; secretExists: AdmissionLookup["secretExists"]; warning: RegExp }[] = [
+  const lookup = staticLookup({ machines: fleet(3) });
+  const cases: { name: string; access: SecretAccessCheck; error: RegExp }[] = [
     {
-      name: "the GET fails",
-      secretExists: () => Promise.reject(new Error('secrets "git" is forbidden')),
-      warning:
-        /^spec\.credentialsRef\.name: could not check that Secret git exists \(secrets "git" is forbidden\); make sure it does$/,
+      name: "the SubjectAccessReview fails",
+      access: { canGetSecret: () => Promise.reject(new Error("subjectaccessreviews is forbidden")) },
+      error:
+        /^spec\.credentialsRef\.name: NICO could not check that you may read Secret git \(subjectaccessreviews is forbidden\); try again/,
     },
     {
-      name: "the GET hangs",
-      secretExists: () => new Promise(() => {}),
-      warning: /^spec\.credentialsRef\.name: could not check that Secret git exists \(no answer within 50 ms\)/,
+      name: "the SubjectAccessReview hangs",
+      access: { canGetSecret: () => new Promise(() => {}) },
+      error: /^spec\.credentialsRef\.name: NICO could not check .* \(no answer from the API server within 50 ms\)/,
     },
   ];
   for (const c of cases) {
     await t.step(c.name, async () => {
-      const a = webhookApp({ lookup: { ...base, secretExists: c.secretExists }, secretCheckTimeoutMs: 50 });
+      const a = webhookApp({ lookup, access: c.access, accessCheckTimeoutMs: 50 });
       const started = performance.now();
       const res = await post(a, VALIDATE_PATH, reviewBody("CREATE", object));
       assert.ok(performance.now() - started < 2000);
-      assert.equal(res.json.response.allowed, true);
-      check(res.json.response.warnings, [c.warning], "warnings");
+      assert.equal(res.json.response.allowed, false);
+      check(res.json.response.status.message.split("\n"), [c.error], "errors");
     });
   }
-  await t.step("an unchanged spec asks nothing", async () => {
-    let asked = 0;
-    const a = webhookApp({ lookup: { ...base, secretExists: () => (asked++, Promise.resolve(false)) } });
-    const res = await post(a, VALIDATE_PATH, reviewBody("UPDATE", object, object));
-    assert.equal(res.json.response.allowed, true);
-    assert.equal(asked, 0);
+  const counting = () => {
+    const asked: string[] = [];
+    const access: SecretAccessCheck = {
+      canGetSecret: (
+        user,
+        ns,
+        name,
+      ) => (asked.push(`${user.username}:${ns}/${name}`), Promise.resolve({ allowed: true })),
+    };
+    return { asked, access };
+  };
+  await t.step("a review without userInfo is refused", async () => {
+    const body = reviewBody("CREATE", object);
+    delete (body.request as { userInfo?: unknown }).userInfo;
+    const res = await post(app({ machines: fleet(3) }), VALIDATE_PATH, body);
+    assert.equal(res.json.response.allowed, false);
+    assert.match(res.json.response.status.message, /the AdmissionReview names no user/);
+  });
+  await t.step("an unchanged spec, or a change elsewhere, asks nothing", async () => {
+    const { asked, access } = counting();
+    const a = webhookApp({ lookup, access });
+    assert.equal((await post(a, VALIDATE_PATH, reviewBody("UPDATE", object, object))).json.response.allowed, true);
+    const paused = cluster(withRepo({ ...three, credentialsRef: { name: "git" }, paused: true }));
+    assert.equal((await post(a, VALIDATE_PATH, reviewBody("UPDATE", paused, object))).json.response.allowed, true);
+    assert.deepEqual(asked, []);
+  });
+  await t.step("a new credentialsRef, or a new gitRepo while one is set, asks for the requesting user", async () => {
+    const { asked, access } = counting();
+    const a = webhookApp({ lookup, access });
+    const other = cluster(withRepo({ ...three, credentialsRef: { name: "other" } }));
+    await post(a, VALIDATE_PATH, reviewBody("UPDATE", other, object));
+    const moved = cluster({ ...three, gitRepo: "https://elsewhere.example/x.git", credentialsRef: { name: "git" } });
+    await post(a, VALIDATE_PATH, reviewBody("UPDATE", moved, object));
+    assert.deepEqual(asked, [`alice:${NS}/other`, `alice:${NS}/git`]);
   });
 });
 

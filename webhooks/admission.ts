@@ -20,6 +20,14 @@ export interface GroupVersionKind {
   kind: string;
 }
 
+/** Who sent the request, as the API server authenticated them. */
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
 /** The fields of an AdmissionRequest NICO reads. */
 export interface AdmissionRequest {
   uid: string;
@@ -30,6 +38,8 @@ export interface AdmissionRequest {
   object?: unknown;
   oldObject?: unknown;
   dryRun?: boolean;
+  /** The requesting user; absent when the body carried none. */
+  userInfo?: UserInfo;
 }
 
 /** One JSON Patch (RFC 6902) operation. */
@@ -103,8 +113,10 @@ export function parseReview(text: string): AdmissionRequest {
   if (operation === "UPDATE" && !isRecord(req.oldObject)) {
     throw new BadReview("request.oldObject is missing: an UPDATE carries the object as it was");
   }
+  const userInfo = parseUserInfo(req.userInfo);
   return {
     uid: req.uid,
+    ...(userInfo ? { userInfo } : {}),
     kind: { group: typeof kind.group === "string" ? kind.group : "", version: kind.version, kind: kind.kind },
     operation,
     ...(typeof req.namespace === "string" ? { namespace: req.namespace } : {}),
@@ -112,6 +124,29 @@ export function parseReview(text: string): AdmissionRequest {
     ...(req.object !== undefined && req.object !== null ? { object: req.object } : {}),
     ...(req.oldObject !== undefined && req.oldObject !== null ? { oldObject: req.oldObject } : {}),
     ...(typeof req.dryRun === "boolean" ? { dryRun: req.dryRun } : {}),
+  };
+}
+
+function strings(v: unknown): string[] | undefined {
+  return Array.isArray(v) && v.every((x) => typeof x === "string") ? v : undefined;
+}
+
+/** `request.userInfo`, keeping only well-formed fields. */
+function parseUserInfo(v: unknown): UserInfo | undefined {
+  if (!isRecord(v) || typeof v.username !== "string" || v.username === "") return undefined;
+  const groups = strings(v.groups);
+  const extra: Record<string, string[]> = {};
+  if (isRecord(v.extra)) {
+    for (const [k, values] of Object.entries(v.extra)) {
+      const list = strings(values);
+      if (list) extra[k] = list;
+    }
+  }
+  return {
+    username: v.username,
+    ...(typeof v.uid === "string" && v.uid ? { uid: v.uid } : {}),
+    ...(groups ? { groups } : {}),
+    ...(Object.keys(extra).length ? { extra } : {}),
   };
 }
 

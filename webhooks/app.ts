@@ -9,35 +9,47 @@
  *
  * @module
  */
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { GROUP, KIND } from "../crds/kubernetescluster.ts";
 import { errorMessage, type Logger, silentLogger } from "../lib/runtime/log.ts";
+import type { HostPolicy } from "../lib/git/hosts.ts";
+import type { Metrics } from "../lib/metrics.ts";
 import { type AdmissionRequest, allow, BadReview, deny, parseReview } from "./admission.ts";
+import type { SecretAccessCheck } from "./authorize.ts";
 import { defaultingPatch } from "./defaults.ts";
 import { MUTATE_PATH, VALIDATE_PATH } from "./paths.ts";
 import { type AdmissionLookup, LookupNotReady } from "./lookup.ts";
-import { needsValidation, type SecretCheck, secretToCheck, validateCluster } from "./validate.ts";
+import { needsValidation, type SecretAccess, secretToAuthorize, validateCluster } from "./validate.ts";
 
 /** Largest body accepted: 3 MiB, the API server's own request limit. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /** Options of {@link webhookApp}. */
 export interface WebhookAppOptions {
-  /** Cache reads: Machines, NixosConfigurations, clusters, Secrets. */
+  /** Cache reads: Machines, NixosConfigurations, clusters. */
   lookup: AdmissionLookup;
+  /** Whether the requesting user may read the Secret a cluster names (a SubjectAccessReview). */
+  access: SecretAccessCheck;
+  /** Hosts gitRepo may name (`--git-allowed-hosts`); default: public hosts only. */
+  gitAllowedHosts?: HostPolicy | undefined;
+  /** Request counters and latency, labelled by route (unknown paths share one label). */
+  metrics?: Pick<Metrics, "webhookRequests" | "webhookLatency">;
   /** Written to `spec.gitRepo` when a cluster names none. */
   defaultGitRepo?: string | undefined;
   log?: Logger;
   /** Largest body accepted (default {@link MAX_BODY_BYTES}). */
   maxBodyBytes?: number;
-  /** How long the Secret check may take before it becomes a warning (default 2 s; the API server waits 5 s). */
-  secretCheckTimeoutMs?: number;
+  /** How long the access check may take before the request is refused (default 2 s; the API server waits 5 s). */
+  accessCheckTimeoutMs?: number;
 }
 
-/** Hono variables of the app: the request uid, once read. */
-export type WebhookEnv = { Variables: { uid?: string } };
+/** How a request ended, for the metrics. */
+export type Outcome = "allowed" | "denied" | "error" | "ok";
+
+/** Hono variables of the app: the request uid once read, and the outcome once known. */
+export type WebhookEnv = { Variables: { uid?: string; outcome?: Outcome } };
 type Env = WebhookEnv;
 
 function wrongResource(req: AdmissionRequest): string | undefined {
@@ -46,14 +58,24 @@ function wrongResource(req: AdmissionRequest): string | undefined {
   return `this webhook admits only ${GROUP} ${KIND} objects, not ${got}; fix the rules of the webhook configuration`;
 }
 
-async function checkSecret(lookup: AdmissionLookup, ns: string, name: string, timeoutMs: number): Promise<SecretCheck> {
+async function checkAccess(
+  access: SecretAccessCheck,
+  req: AdmissionRequest,
+  name: string,
+  timeoutMs: number,
+): Promise<SecretAccess> {
+  const user = req.userInfo;
+  if (!user) return { error: "the AdmissionReview names no user" };
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<SecretCheck>((resolve) => {
-    timer = setTimeout(() => resolve({ error: `no answer within ${timeoutMs} ms` }), timeoutMs);
+  const timeout = new Promise<SecretAccess>((resolve) => {
+    timer = setTimeout(() => resolve({ error: `no answer from the API server within ${timeoutMs} ms` }), timeoutMs);
   });
   try {
     return await Promise.race([
-      lookup.secretExists(ns, name).then((found): SecretCheck => (found ? "exists" : "missing")),
+      access.canGetSecret(user, req.namespace ?? "", name).then((d): SecretAccess => ({
+        allowed: d.allowed,
+        user: user.username,
+      })),
       timeout,
     ]);
   } catch (err) {
@@ -63,12 +85,35 @@ async function checkSecret(lookup: AdmissionLookup, ns: string, name: string, ti
   }
 }
 
+/** The routes NICO serves; every other path is counted as `other`, so labels stay bounded. */
+const ROUTES = new Set([VALIDATE_PATH, MUTATE_PATH, "/healthz"]);
+
+/** Counts every request by route and outcome and times it. */
+export function meterRequests(metrics: Pick<Metrics, "webhookRequests" | "webhookLatency">): MiddlewareHandler<Env> {
+  return async (c, next) => {
+    const path = ROUTES.has(c.req.path) ? c.req.path : "other";
+    const end = metrics.webhookLatency.startTimer({ path });
+    try {
+      await next();
+    } finally {
+      end();
+      const outcome = c.get("outcome") ?? (c.res.status < 400 ? "ok" : "error");
+      metrics.webhookRequests.inc({ path, outcome });
+    }
+  };
+}
+
 /** The webhook's Hono app. */
 export function webhookApp(opts: WebhookAppOptions): Hono<Env> {
   const log = opts.log ?? silentLogger;
   const maxSize = opts.maxBodyBytes ?? MAX_BODY_BYTES;
-  const secretTimeout = opts.secretCheckTimeoutMs ?? 2000;
+  const accessTimeout = opts.accessCheckTimeoutMs ?? 2000;
   const app = new Hono<Env>();
+  if (opts.metrics) app.use(meterRequests(opts.metrics));
+  const answer = (c: Context<Env>, review: ReturnType<typeof allow>) => {
+    c.set("outcome", review.response.allowed ? "allowed" : "denied");
+    return c.json(review);
+  };
 
   const readReview = async (c: Context<Env>) => {
     let req: AdmissionRequest;
@@ -94,13 +139,13 @@ export function webhookApp(opts: WebhookAppOptions): Hono<Env> {
     const req = await readReview(c);
     const fields = { uid: req.uid, operation: req.operation, namespace: req.namespace, name: req.name };
     const bad = wrongResource(req);
-    if (bad) return c.json(deny(req.uid, [bad], [], 400));
-    if (req.operation !== "CREATE" && req.operation !== "UPDATE") return c.json(allow(req.uid));
+    if (bad) return answer(c, deny(req.uid, [bad], [], 400));
+    if (req.operation !== "CREATE" && req.operation !== "UPDATE") return answer(c, allow(req.uid));
     // Metadata-only updates and updates during deletion pass without reading any cache.
-    if (!needsValidation(req.operation, req.object, req.oldObject)) return c.json(allow(req.uid));
+    if (!needsValidation(req.operation, req.object, req.oldObject)) return answer(c, allow(req.uid));
     const ns = req.namespace ?? "";
     const { lookup } = opts;
-    const secret = secretToCheck(req.operation, req.object, req.oldObject);
+    const secret = secretToAuthorize(req.operation, req.object, req.oldObject);
     const verdict = validateCluster({
       operation: req.operation,
       namespace: ns,
@@ -109,26 +154,27 @@ export function webhookApp(opts: WebhookAppOptions): Hono<Env> {
       machines: lookup.machines(ns),
       configurations: lookup.configurations(ns),
       clusters: lookup.clusters(ns),
-      credentialsSecret: secret ? await checkSecret(lookup, ns, secret, secretTimeout) : undefined,
+      credentialsAccess: secret ? await checkAccess(opts.access, req, secret, accessTimeout) : undefined,
       defaultGitRepo: opts.defaultGitRepo,
+      gitAllowedHosts: opts.gitAllowedHosts,
     });
     const ms = Math.round((performance.now() - started) * 10) / 10;
     if (verdict.errors.length) {
       log.info("refused", { ...fields, problems: verdict.errors, ms });
-      return c.json(deny(req.uid, verdict.errors, verdict.warnings));
+      return answer(c, deny(req.uid, verdict.errors, verdict.warnings));
     }
     log.debug("allowed", { ...fields, warnings: verdict.warnings.length, ms });
-    return c.json(allow(req.uid, verdict.warnings));
+    return answer(c, allow(req.uid, verdict.warnings));
   });
 
   app.post(MUTATE_PATH, limit, async (c) => {
     const req = await readReview(c);
     const bad = wrongResource(req);
-    if (bad) return c.json(deny(req.uid, [bad], [], 400));
-    if (req.operation !== "CREATE" && req.operation !== "UPDATE") return c.json(allow(req.uid));
+    if (bad) return answer(c, deny(req.uid, [bad], [], 400));
+    if (req.operation !== "CREATE" && req.operation !== "UPDATE") return answer(c, allow(req.uid));
     const patch = defaultingPatch(req.object, { defaultGitRepo: opts.defaultGitRepo, operation: req.operation });
     if (patch.length) log.debug("defaulted", { uid: req.uid, name: req.name, paths: patch.map((p) => p.path) });
-    return c.json(allow(req.uid, [], patch));
+    return answer(c, allow(req.uid, [], patch));
   });
 
   app.get("/healthz", (c) => c.text("ok"));
@@ -140,7 +186,10 @@ export function webhookApp(opts: WebhookAppOptions): Hono<Env> {
     const notReady = err instanceof LookupNotReady;
     log.error("admission failed", { uid, path: c.req.path, error: errorMessage(err) });
     const message = notReady ? errorMessage(err) : `NICO's webhook could not check this object: ${errorMessage(err)}`;
-    if (uid) return c.json(deny(uid, [message], [], notReady ? 503 : 500));
+    if (uid) {
+      c.set("outcome", "error");
+      return c.json(deny(uid, [message], [], notReady ? 503 : 500));
+    }
     return c.text(message, 500);
   });
   return app;

@@ -43,6 +43,12 @@ export interface WebhookCertificateOptions {
   renewBeforeDays?: number;
   now?: Date;
   log?: Logger;
+  /**
+   * Awaited after the Secret is written and before the configurations are
+   * applied, so a fail-closed webhook is registered only once this replica
+   * serves the certificate (`nico run` waits for its own listener).
+   */
+  beforeRegister?: () => Promise<void>;
 }
 
 /** What a reconcile did. */
@@ -158,6 +164,7 @@ export async function reconcileWebhookCertificates(opts: WebhookCertificateOptio
     });
   }
 
+  await opts.beforeRegister?.();
   const { validating, mutating } = webhookConfigurations({ ...opts.webhook, caBundlePem });
   await client.apply(VALIDATING_WEBHOOKS, validating);
   await client.apply(MUTATING_WEBHOOKS, mutating);
@@ -168,25 +175,39 @@ export async function reconcileWebhookCertificates(opts: WebhookCertificateOptio
 export interface RunWebhookCertificateOptions extends WebhookCertificateOptions {
   /** Whether this replica leads; only the leader writes. */
   leader: () => boolean;
-  /** Time between checks (default 1 h; 30 s after a failure or while not leading). */
+  /** Time between checks (default 1 h). */
   intervalMs?: number;
+  /** How often `leader()` is asked while not leading (default 1 s: a new leader issues at once). */
+  leaderPollMs?: number;
   signal: AbortSignal;
 }
 
-/** Keeps the webhook certificates current while `leader()` is true, until `signal` aborts. */
+/**
+ * Keeps the webhook certificates current while `leader()` is true, until
+ * `signal` aborts. A replica that becomes leader reconciles within
+ * `leaderPollMs`; a failure is retried after 1 s, doubling up to 30 s.
+ */
 export async function runWebhookCertificates(opts: RunWebhookCertificateOptions): Promise<void> {
   const log = opts.log ?? silentLogger;
   const every = opts.intervalMs ?? 60 * 60_000;
+  const poll = opts.leaderPollMs ?? 1_000;
+  let failures = 0;
+  let due = 0;
+  let wasLeader = false;
   while (!opts.signal.aborted) {
-    let wait = Math.min(every, 30_000);
-    if (opts.leader()) {
+    const leading = opts.leader();
+    if (leading && (!wasLeader || Date.now() >= due)) {
       try {
         await reconcileWebhookCertificates({ ...opts, now: new Date() });
-        wait = every;
+        failures = 0;
+        due = Date.now() + every;
       } catch (err) {
+        failures++;
+        due = Date.now() + Math.min(1_000 * 2 ** (failures - 1), 30_000);
         log.error("webhook certificate reconcile failed", { error: errorMessage(err) });
       }
     }
-    await sleep(wait, opts.signal);
+    wasLeader = leading;
+    await sleep(Math.max(0, Math.min(poll, due - Date.now())) || poll, opts.signal);
   }
 }

@@ -1,13 +1,13 @@
 /**
  * What admission reads: Machines, NixosConfigurations and clusters from the
- * controller's caches (never a fresh list per request), and whether a
- * Secret exists (one GET, only for `spec.credentialsRef`).
+ * controller's caches (never a fresh list per request). Admission never
+ * reads a Secret: whether the requester may use one is a
+ * SubjectAccessReview (authorize.ts).
  *
  * @module
  */
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import type { KubeClient, KubeObject } from "../lib/kube/client.ts";
-import { SECRETS } from "../lib/kube/resources.ts";
+import type { KubeObject } from "../lib/kube/client.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import type { Informer } from "../lib/runtime/informer.ts";
 
@@ -16,8 +16,6 @@ export interface AdmissionLookup {
   machines(namespace: string): Machine[];
   configurations(namespace: string): NixosConfiguration[];
   clusters(namespace: string): KubernetesCluster[];
-  /** Whether a Secret exists; may ask the API server. */
-  secretExists(namespace: string, name: string): Promise<boolean>;
 }
 
 /** Thrown by a lookup whose cache has not loaded yet: admission answers 503 and the API server retries later. */
@@ -41,17 +39,12 @@ function cached<T extends KubeObject>(informer: Informer<T>, namespace: string):
   return informer.list(namespace);
 }
 
-/**
- * A lookup over NICO's informers, with `secretExists` as a GET through
- * `client` (the Secret's contents are read by the client and dropped).
- * Throws {@link LookupNotReady} until every informer has synced.
- */
-export function informerLookup(informers: LookupInformers, client: KubeClient): AdmissionLookup {
+/** A lookup over NICO's informers; throws {@link LookupNotReady} until every informer has synced. */
+export function informerLookup(informers: LookupInformers): AdmissionLookup {
   return {
     machines: (ns) => cached(informers.machines, ns),
     configurations: (ns) => cached(informers.configs, ns),
     clusters: (ns) => cached(informers.clusters, ns),
-    secretExists: async (ns, name) => (await client.get(SECRETS, name, ns)) !== undefined,
   };
 }
 
@@ -60,19 +53,15 @@ export interface StaticObjects {
   machines?: Machine[];
   configurations?: NixosConfiguration[];
   clusters?: KubernetesCluster[];
-  /** Secrets as `namespace/name`. */
-  secrets?: string[];
 }
 
 /** A lookup over fixed objects. */
 export function staticLookup(objects: StaticObjects): AdmissionLookup {
   const inNs = <T extends { metadata: { namespace?: string } }>(items: T[] | undefined, ns: string) =>
     (items ?? []).filter((o) => (o.metadata.namespace ?? ns) === ns);
-  const secrets = new Set(objects.secrets ?? []);
   return {
     machines: (ns) => inNs(objects.machines, ns),
     configurations: (ns) => inNs(objects.configurations, ns),
     clusters: (ns) => inNs(objects.clusters, ns),
-    secretExists: (ns, name) => Promise.resolve(secrets.has(`${ns}/${name}`)),
   };
 }

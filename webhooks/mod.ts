@@ -10,13 +10,14 @@
  *
  * @example
  * ```ts
- * const app = webhookApp({ lookup: informerLookup(informers, client), defaultGitRepo });
+ * const app = webhookApp({ lookup: informerLookup(informers), access: subjectAccessReviews(client), defaultGitRepo });
  * const server = await startWebhookServer({ app, port: 9443, tls: secretTls(client, "nico-system") });
  * ```
  * @module
  */
 export * from "./admission.ts";
 export * from "./app.ts";
+export * from "./authorize.ts";
 export * from "./certificates.ts";
 export * from "./configurations.ts";
 export * from "./defaults.ts";

@@ -7,6 +7,8 @@
  */
 import { isRecord } from "../lib/encoding.ts";
 import { KubernetesClusterSpec, type LabelSelector } from "../crds/kubernetescluster.ts";
+import { DEFAULT_HOST_POLICY, type HostPolicy } from "../lib/git/hosts.ts";
+import { gitRepoProblem, refProblem } from "../lib/git/url.ts";
 import { labelKeyProblems, labelValueProblems } from "../lib/selector.ts";
 
 type Spec = KubernetesClusterSpec;
@@ -122,5 +124,23 @@ export function selectorProblems(spec: Spec): string[] {
   };
   check("spec.controlPlane.machineSelector", spec.controlPlane.machineSelector);
   check("spec.dataPlane.machineSelector", spec.dataPlane.machineSelector);
+  return out;
+}
+
+/**
+ * `gitRepo` and `ref` NICO and NIO may safely use: an allowed host and
+ * scheme, no credentials in the URL, a ref of safe characters. The value is
+ * never repeated (it may hold a password).
+ */
+export function repoProblems(spec: Spec, policy: HostPolicy = DEFAULT_HOST_POLICY): string[] {
+  const out: string[] = [];
+  if (spec.gitRepo !== undefined) {
+    const problem = gitRepoProblem(spec.gitRepo, policy);
+    if (problem) out.push(`spec.gitRepo: ${problem}`);
+  }
+  if (spec.ref !== undefined) {
+    const problem = refProblem(spec.ref);
+    if (problem) out.push(`spec.ref: ${problem}`);
+  }
   return out;
 }

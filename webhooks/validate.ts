@@ -10,11 +10,19 @@ import type { ClusterRef } from "../core/selection.ts";
 import type { KubernetesCluster, KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { type Findings, machineFindings, quorumWarnings } from "./machine_rules.ts";
-import { listProblems, nameProblems, rawProblems, schemaProblems, selectorProblems } from "./spec_rules.ts";
+import type { HostPolicy } from "../lib/git/hosts.ts";
+import {
+  listProblems,
+  nameProblems,
+  rawProblems,
+  repoProblems,
+  schemaProblems,
+  selectorProblems,
+} from "./spec_rules.ts";
 import { updateProblems } from "./update_rules.ts";
 
-/** Whether the credentialsRef Secret exists, or why that is unknown. */
-export type SecretCheck = "exists" | "missing" | { error: string };
+/** Whether the requesting user may read the credentialsRef Secret, or why that is unknown. */
+export type SecretAccess = { allowed: boolean; user: string } | { error: string };
 
 /** Everything validation reads. */
 export interface ValidationInput {
@@ -28,10 +36,12 @@ export interface ValidationInput {
   machines: Machine[];
   configurations: NixosConfiguration[];
   clusters: KubernetesCluster[];
-  /** The answer of the Secret check asked for by {@link secretToCheck}; absent when none was made. */
-  credentialsSecret?: SecretCheck | undefined;
+  /** The answer of the access check asked for by {@link secretToAuthorize}; absent when none was made. */
+  credentialsAccess?: SecretAccess | undefined;
   /** The operator's default repository, so a missing gitRepo can be reported. */
   defaultGitRepo?: string | undefined;
+  /** Hosts gitRepo may name (`--git-allowed-hosts`); default: public hosts only. */
+  gitAllowedHosts?: HostPolicy | undefined;
 }
 
 /** Refusals (any refuses the request) and warnings. */
@@ -59,22 +69,39 @@ export function needsValidation(operation: string, object: unknown, oldObject?: 
   return !isDeepStrictEqual(obj.spec, asRaw(oldObject).spec);
 }
 
-/** The Secret named by `spec.credentialsRef`, when validation needs to know whether it exists. */
-export function secretToCheck(operation: string, object: unknown, oldObject?: unknown): string | undefined {
-  if (!needsValidation(operation, object, oldObject)) return undefined;
-  const spec = asRaw(object).spec as { credentialsRef?: { name?: unknown } } | undefined;
-  return str(spec?.credentialsRef?.name);
+interface RefFields {
+  gitRepo?: unknown;
+  credentialsRef?: { name?: unknown };
 }
 
-function secretWarning(name: string, namespace: string, check: SecretCheck | undefined): string[] {
-  if (check === undefined || check === "exists") return [];
-  if (check === "missing") {
+/**
+ * The Secret named by `spec.credentialsRef` when the requester must be
+ * allowed to read it: on CREATE, and on an UPDATE that changes
+ * credentialsRef, or gitRepo while credentialsRef is set (a new gitRepo
+ * sends the same Secret to another server).
+ */
+export function secretToAuthorize(operation: string, object: unknown, oldObject?: unknown): string | undefined {
+  if (!needsValidation(operation, object, oldObject)) return undefined;
+  const spec = (asRaw(object).spec ?? {}) as RefFields;
+  const name = str(spec.credentialsRef?.name);
+  if (!name || operation === "CREATE") return name;
+  const old = (asRaw(oldObject).spec ?? {}) as RefFields;
+  return str(old.credentialsRef?.name) !== name || old.gitRepo !== spec.gitRepo ? name : undefined;
+}
+
+function accessProblems(name: string, namespace: string, access: SecretAccess | undefined): string[] {
+  if (access === undefined || ("allowed" in access && access.allowed)) return [];
+  if ("error" in access) {
     return [
-      `spec.credentialsRef.name: Secret ${name} does not exist in namespace ${namespace}; ` +
-      "NIO cannot fetch a private gitRepo until it does: create it",
+      `spec.credentialsRef.name: NICO could not check that you may read Secret ${name} (${access.error}); ` +
+      "try again in a moment",
     ];
   }
-  return [`spec.credentialsRef.name: could not check that Secret ${name} exists (${check.error}); make sure it does`];
+  return [
+    `spec.credentialsRef.name: user ${access.user} may not get Secret ${name} in namespace ${namespace}, ` +
+    "so it cannot make NICO send that Secret to a Git server; ask for get access to that Secret, " +
+    "or have someone who has it set spec.credentialsRef",
+  ];
 }
 
 /** Validates one CREATE or UPDATE of a KubernetesCluster. */
@@ -92,7 +119,7 @@ export function validateCluster(input: ValidationInput): Verdict {
     return verdict;
   }
   const spec = schema.spec;
-  verdict.errors.push(...listProblems(spec), ...selectorProblems(spec));
+  verdict.errors.push(...listProblems(spec), ...selectorProblems(spec), ...repoProblems(spec, input.gitAllowedHosts));
 
   const uid = str(obj.metadata?.uid);
   const cluster: ClusterRef = { name, namespace: ns, ...(uid ? { uid } : {}) };
@@ -126,7 +153,7 @@ export function validateCluster(input: ValidationInput): Verdict {
   }
 
   if (spec.credentialsRef) {
-    verdict.warnings.push(...secretWarning(spec.credentialsRef.name, ns, input.credentialsSecret));
+    verdict.errors.push(...accessProblems(spec.credentialsRef.name, ns, input.credentialsAccess));
   }
   if (!spec.gitRepo && !input.defaultGitRepo) {
     verdict.warnings.push(

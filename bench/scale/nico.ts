@@ -30,6 +30,8 @@ export async function startNico(cp: ControlPlane, dir: string, opts: Options): P
     `--kubeconfig=${kubeconfig}`,
     "--leader-elect=false",
     "--webhook-cert-mode=off",
+    // The benchmark's git server is on loopback, which NICO refuses unless listed.
+    "--git-allowed-hosts=127.0.0.1",
     `--metrics-addr=127.0.0.1:${metricsPort}`,
     `--health-addr=127.0.0.1:${healthPort}`,
     `--log-level=${opts.nicoLogLevel}`,

@@ -20,6 +20,7 @@ import type { Logger } from "../../lib/runtime/log.ts";
 import { matches } from "../../lib/selector.ts";
 import { type ClusterInformers, ClusterReconciler } from "./reconciler.ts";
 import type { Secret } from "./secrets.ts";
+import type { HostPolicy } from "../../lib/git/hosts.ts";
 import { RevisionResolver } from "../../lib/git/resolver.ts";
 import { RevisionTracker } from "./revisions.ts";
 
@@ -38,6 +39,8 @@ export interface ClusterControllerOptions {
   /** Pin nodes to the commit `ref` resolves to (git ls-remote), polling every `refPollIntervalMs`. */
   resolveRefs?: boolean;
   refPollIntervalMs?: number;
+  /** Hosts a gitRepo may be on when resolving refs (`--git-allowed-hosts`); default: public hosts only. */
+  gitAllowedHosts?: HostPolicy;
 }
 
 /** The caches a cluster controller reads: clusters, Machines, NixosConfigurations and NICO's own Secrets. */
@@ -87,6 +90,7 @@ export function clusterController(
     revisions = new RevisionResolver({
       logger: opts.log,
       ...(opts.refPollIntervalMs ? { intervalMs: opts.refPollIntervalMs } : {}),
+      ...(opts.gitAllowedHosts ? { allowedHosts: opts.gitAllowedHosts } : {}),
       // credentialsRef Secrets carry no NICO label, so they are read on demand, never cached.
       secretLookup: async (ns, name) => (await opts.client.get<Secret>(SECRETS, name, ns))?.data ?? undefined,
       onChange: (key) => {

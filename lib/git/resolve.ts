@@ -13,7 +13,8 @@
  */
 
 import { basicAuthorization, type Creds } from "./credentials.ts";
-import { isCommit, parseRemoteUrl, redactUrl, refNameProblem } from "./url.ts";
+import { DEFAULT_HOST_POLICY, type HostPolicy } from "./hosts.ts";
+import { gitRepoProblem, isCommit, parseRemoteUrl, redactUrl, refNameProblem } from "./url.ts";
 
 /** Options of {@link resolveRef}. */
 export interface ResolveOptions {
@@ -21,15 +22,30 @@ export interface ResolveOptions {
   timeoutMs?: number;
   /** Kills git when aborted. */
   signal?: AbortSignal;
+  /** Hosts `url` may name (`--git-allowed-hosts`); default: public hosts only. */
+  allowedHosts?: HostPolicy;
 }
 
 /** Why {@link resolveRef} failed. */
-export type ResolveFailure = "Invalid" | "Unsupported" | "NotFound" | "Auth" | "Timeout" | "Cancelled" | "Failed";
+export type ResolveFailure =
+  | "Invalid"
+  | "Unsupported"
+  | "Refused"
+  | "NotFound"
+  | "Auth"
+  | "Unreachable"
+  | "Timeout"
+  | "Cancelled"
+  | "Failed";
 
-/** A failure of {@link resolveRef}; `message` is one line and holds no secret. */
+/**
+ * A failure of {@link resolveRef}. `message` is one line, holds no secret and
+ * no text from the remote (it goes into status); `detail`, for the log only,
+ * is git's own error with secrets and userinfo removed.
+ */
 export class ResolveError extends Error {
   override name = "ResolveError";
-  constructor(readonly reason: ResolveFailure, message: string) {
+  constructor(readonly reason: ResolveFailure, message: string, readonly detail?: string) {
     super(message);
   }
 }
@@ -69,6 +85,8 @@ export async function resolveRef(
   creds: Creds | undefined,
   opts: ResolveOptions = {},
 ): Promise<string> {
+  const refused = gitRepoProblem(url, opts.allowedHosts ?? DEFAULT_HOST_POLICY, { allowCredentials: true });
+  if (refused) throw new ResolveError("Refused", `gitRepo ${redactUrl(url)} is refused: ${refused}`);
   if (ref !== undefined && isCommit(ref)) return ref.toLowerCase();
   const remote = parse(url);
   const shown = remote.url;
@@ -146,6 +164,8 @@ function gitEnv(header: string | undefined, timeoutMs: number): Record<string, s
   }
   const config: [string, string][] = [["credential.helper", ""]];
   if (header) config.push(["http.extraHeader", header]);
+  // No redirects: a public host must not send git on to an address --git-allowed-hosts refuses.
+  config.push(["http.followRedirects", "false"]);
   env.GIT_CONFIG_COUNT = String(config.length);
   config.forEach(([k, v], i) => {
     env[`GIT_CONFIG_KEY_${i}`] = k;
@@ -251,5 +271,31 @@ function failure(url: string, stderr: string, secrets: string[], sentCreds: bool
   for (const s of secrets) if (s) detail = detail.split(s).join("[redacted]");
   detail = detail.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@']*@/gi, "$1");
   if (detail.length > 300) detail = `${detail.slice(0, 297)}...`;
-  return new ResolveError("Failed", `git ls-remote ${redactUrl(url)} failed: ${detail || "no error output"}`);
+  const [reason, what] = classify(stderr);
+  return new ResolveError(reason, `git ls-remote ${redactUrl(url)} failed: ${what}`, detail || "no error output");
+}
+
+/** What went wrong, in NICO's words: status never repeats what the remote said. */
+function classify(stderr: string): [ResolveFailure, string] {
+  if (
+    /could not resolve host|unable to look up|name or service not known|temporary failure in name resolution/i.test(
+      stderr,
+    )
+  ) {
+    return ["Unreachable", "could not resolve the repository's host name"];
+  }
+  if (
+    /connection refused|failed to connect|couldn't connect|no route to host|network is unreachable|unable to connect|connection timed out|timed out/i
+      .test(stderr)
+  ) {
+    return ["Unreachable", "could not reach the repository"];
+  }
+  if (/ssl|tls|certificate|gnutls/i.test(stderr)) {
+    return ["Unreachable", "the TLS connection to the repository failed (certificate or protocol)"];
+  }
+  if (/redirect|returned error: 30\d/i.test(stderr)) {
+    return ["Failed", "the server answered with a redirect, which NICO does not follow"];
+  }
+  if (/returned error: 5\d\d/.test(stderr)) return ["Failed", "the repository server answered with an error"];
+  return ["Failed", "the server did not answer like a Git repository"];
 }

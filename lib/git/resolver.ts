@@ -8,7 +8,8 @@
 
 import { errorMessage, type Logger, silentLogger } from "../runtime/log.ts";
 import { credentialsFromSecret, type Creds } from "./credentials.ts";
-import { type ResolveOptions, resolveRef } from "./resolve.ts";
+import type { HostPolicy } from "./hosts.ts";
+import { ResolveError, type ResolveOptions, resolveRef } from "./resolve.ts";
 import { isCommit, redactUrl } from "./url.ts";
 
 /** What to resolve: a repository, a ref in it, and the Secret with its credentials. */
@@ -47,6 +48,8 @@ export interface RevisionResolverOptions {
   concurrency?: number;
   /** Timeout of one `git ls-remote` (default 30 s). */
   timeoutMs?: number;
+  /** Hosts a repository may be on (`--git-allowed-hosts`); default: public hosts only. */
+  allowedHosts?: HostPolicy;
   logger?: Logger;
   /** Replaces {@link resolveRef} (for tests). */
   resolve?: (url: string, ref: string | undefined, creds: Creds | undefined, opts: ResolveOptions) => Promise<string>;
@@ -83,7 +86,9 @@ export class RevisionResolver {
   readonly #entries = new Map<string, Entry>();
   readonly #queue: Entry[] = [];
   readonly #inflight = new Set<Promise<void>>();
-  readonly #o: Required<Omit<RevisionResolverOptions, "secretLookup" | "onChange">> & RevisionResolverOptions;
+  readonly #o:
+    & Required<Omit<RevisionResolverOptions, "secretLookup" | "onChange" | "allowedHosts">>
+    & RevisionResolverOptions;
   #running = 0;
   #stopped = false;
 
@@ -191,13 +196,16 @@ export class RevisionResolver {
     entry.abort = abort;
     let commit: string | undefined;
     let error: string | undefined;
+    let detail: string | undefined;
     try {
       commit = await this.#o.resolve(entry.key.url, entry.key.ref, await this.#credentials(entry.key), {
         timeoutMs: this.#o.timeoutMs,
         signal: abort.signal,
+        ...(this.#o.allowedHosts ? { allowedHosts: this.#o.allowedHosts } : {}),
       });
     } catch (err) {
       error = errorMessage(err);
+      if (err instanceof ResolveError) detail = err.detail;
     } finally {
       entry.abort = undefined;
       entry.state = "idle";
@@ -217,7 +225,7 @@ export class RevisionResolver {
     }
     const log = { url: redactUrl(entry.key.url), ref: entry.key.ref ?? "HEAD" };
     if (changed) {
-      if (error !== undefined) this.#o.logger.error("cannot resolve git ref", { ...log, error });
+      if (error !== undefined) this.#o.logger.error("cannot resolve git ref", { ...log, error, detail });
       else this.#o.logger.info("git ref resolved", { ...log, commit });
       try {
         this.#o.onChange?.(copyKey(entry.key));

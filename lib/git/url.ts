@@ -5,6 +5,7 @@
  */
 
 import { type Creds, SSH_UNSUPPORTED } from "./credentials.ts";
+import { hostAllowance, type HostPolicy, hostProblem } from "./hosts.ts";
 
 /** A commit id: 40 hex digits (SHA-1) or 64 (SHA-256). */
 export const COMMIT_RE = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
@@ -89,6 +90,82 @@ export function parseRemoteUrl(url: string): RemoteUrl {
     loopback: isLoopback(u.hostname),
     ...(userinfo ? { userinfo } : {}),
   };
+}
+
+const SCHEMES = new Set(["https:", "http:", "git:", "ssh:", "git+ssh:", "ssh+git:"]);
+
+/** Host and userinfo of a URL-form or scp-like `gitRepo`, or `undefined` when it is neither. */
+function split(url: string): { scheme: string; host: string; user: string; password: string } | undefined {
+  if (!url.includes("://")) {
+    const m = /^(?:([^@/:]+)@)?(\[[^\]]+\]|[^/:]+):(?!\/\/)/.exec(url);
+    return m ? { scheme: "ssh:", host: m[2]!, user: m[1] ?? "", password: "" } : undefined;
+  }
+  try {
+    const u = new URL(url);
+    return { scheme: u.protocol, host: u.hostname, user: u.username, password: u.password };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why NICO refuses `url` as a `gitRepo`, or `undefined` when it may be
+ * used: one line that never repeats a password. Refused: more than one line,
+ * spaces or control characters, values that look like a git option (`-…`),
+ * remote-helper syntax (`ext::…`), local paths and `file://`, schemes other
+ * than https, ssh, git (http only to a host listed by name in `policy`),
+ * credentials in the URL (unless `allowCredentials`: NICO's own resolver
+ * still accepts them), and hosts `policy` does not allow.
+ */
+export function gitRepoProblem(
+  url: string,
+  policy: HostPolicy,
+  opts: { allowCredentials?: boolean } = {},
+): string | undefined {
+  // deno-lint-ignore no-control-regex
+  if (/[\x00-\x20\x7f]/.test(url)) {
+    return "must be one line without spaces or control characters; write the repository URL alone";
+  }
+  if (url.startsWith("-")) return "must not start with '-' (git would read it as an option); use https://host/path";
+  if (/^[A-Za-z0-9+.-]+::/.test(url)) {
+    return "git remote-helper syntax (such as ext::) runs commands and is not allowed; use https://host/path";
+  }
+  if (/^file:/i.test(url) || /^[./~]/.test(url)) {
+    return "local paths and file:// are not allowed: NICO and NIO fetch from a Git server; use https://host/path";
+  }
+  const parts = split(url);
+  if (!parts || !parts.host) {
+    return "is not a repository URL: use https://host/path.git, ssh://git@host/path.git or git@host:path.git";
+  }
+  if (!SCHEMES.has(parts.scheme.toLowerCase())) {
+    return `scheme ${parts.scheme} is not allowed: use https://, ssh:// or git://`;
+  }
+  const ssh = parts.scheme !== "https:" && parts.scheme !== "http:" && parts.scheme !== "git:";
+  if (!opts.allowCredentials && (parts.password || (!ssh && parts.user))) {
+    return "must not carry credentials (user:password@ or a token before @): put them in a Secret and name it in spec.credentialsRef";
+  }
+  const problem = hostProblem(parts.host, policy);
+  if (problem) return `${problem}; use a repository on an allowed host`;
+  if (parts.scheme === "http:" && hostAllowance(parts.host, policy) !== "listed") {
+    return "plain http:// is allowed only for hosts listed by name in --git-allowed-hosts: use https://";
+  }
+  return undefined;
+}
+
+/** The safe characters of a `ref`: letters, digits and `._/+=,@-` (no shell or glob characters). */
+export const REF_CHARSET = /^[A-Za-z0-9._/+=,@-]+$/;
+
+/**
+ * Why `ref` may not be used (charset, then git's ref name rules), or
+ * `undefined`; `HEAD` and commit ids are fine.
+ */
+export function refProblem(ref: string): string | undefined {
+  if (ref === "HEAD" || isCommit(ref)) return undefined;
+  if (!REF_CHARSET.test(ref)) {
+    return "may hold only letters, digits and . _ / + = , @ - (a branch, a tag or a 40-hex commit)";
+  }
+  const problem = refNameProblem(ref);
+  return problem ? `${problem.replace(/^ref "[^"]*" /, "")} (git's ref name rules)` : undefined;
 }
 
 /**

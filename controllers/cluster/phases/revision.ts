@@ -9,6 +9,7 @@
  */
 import { isCommit } from "../../../lib/git/url.ts";
 import type { ConditionInput } from "../../../core/conditions.ts";
+import { redactUrl } from "../../../lib/git/url.ts";
 import type { ClusterScope } from "../scope.ts";
 
 /** Records the pinned commit (or why there is none) and the `RevisionResolved` condition in `s.out`. */
@@ -38,14 +39,16 @@ export function pinRevision(s: ClusterScope, gitRepo: string): void {
   );
   const only = carried.size === 1 ? [...carried.values()][0] : undefined;
   const held = rev.commit ? { gitRepo, revision: rev.commit } : only && { gitRepo: only.gitRepo, revision: only.ref! };
-  const where = held ? `; nodes stay on ${held.revision}${held.gitRepo !== gitRepo ? ` of ${held.gitRepo}` : ""}` : "";
+  const where = held
+    ? `; nodes stay on ${held.revision}${held.gitRepo !== gitRepo ? ` of ${redactUrl(held.gitRepo)}` : ""}`
+    : "";
   const condition: ConditionInput = rev.error
     ? { type: "RevisionResolved", status: "False", reason: "ResolveFailed", message: `${rev.error}${where}` }
     : {
       type: "RevisionResolved",
       status: "Unknown",
       reason: "Resolving",
-      message: `resolving ${ref} of ${gitRepo}${where}`,
+      message: `resolving ${ref} of ${redactUrl(gitRepo)}${where}`,
     };
   s.out.extra.push(condition);
   if (held) {
