@@ -220,7 +220,7 @@ Deno.test("kubectl apply: warnings are printed and the cluster is stored", async
   assert.equal(r.code, 0, r.stderr);
   for (
     const w of [
-      "Warning: spec.controlPlane.count: 3 Machines wanted but only 2 (cp-1, cp-2) match role=cp and are available;",
+      `Warning: KubernetesCluster ${ns}/small: spec.controlPlane.count: 3 Machines wanted but only 2 (cp-1, cp-2) match role=cp and are available;`,
     ]
   ) assert.ok(r.stderr.includes(w), r.stderr);
   assert.ok(await getCluster(f, ns, "small"));
@@ -230,7 +230,14 @@ Deno.test("kubectl apply: warnings are printed and the cluster is stored", async
     clusterJson(ns, "single", { gitRepo: DEFAULT_REPO, controlPlane: { machines: ["cp-1"] } }),
   );
   assert.equal(single.code, 0, single.stderr);
-  assert.match(single.stderr, /^Warning: spec\.controlPlane\.machines: a single-node control plane has no redundancy/m);
+  // Each warning names its cluster: a multi-document apply shows which object it is about.
+  assert.match(
+    single.stderr,
+    new RegExp(
+      `^Warning: KubernetesCluster ${ns}/single: spec\\.controlPlane\\.machines: a single-node control plane`,
+      "m",
+    ),
+  );
 });
 
 Deno.test("kubectl apply: unsafe updates are refused, metadata changes always pass", async () => {
@@ -279,7 +286,7 @@ Deno.test("kubectl apply: unsafe updates are refused, metadata changes always pa
   assert.equal(shrink.code, 0, shrink.stderr);
   assert.match(
     shrink.stderr,
-    /Warning: spec\.controlPlane\.machines: this change removes 2 control-plane Machines \(cp-2, cp-3\); NICO adds/,
+    /Warning: KubernetesCluster [^/]+\/prod: spec\.controlPlane\.machines: this change removes 2 control-plane Machines \(cp-2, cp-3\); NICO adds/,
   );
 
   const replace = await apply(
@@ -304,7 +311,7 @@ Deno.test("kubectl apply: unsafe updates are refused, metadata changes always pa
   assert.equal(edit.code, 0, edit.stderr);
   assert.match(
     edit.stderr,
-    /Warning: spec\.controlPlane\.machines\[1\]: Machine cp-2 is not discoverable: NIO cannot reach it;.*\(it stays a member of this cluster/,
+    /Warning: KubernetesCluster [^/]+\/prod: spec\.controlPlane\.machines\[1\]: Machine cp-2 is not discoverable: NIO cannot reach it;.*\(it stays a member of this cluster/,
   );
 });
 

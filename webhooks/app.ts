@@ -159,12 +159,14 @@ export function webhookApp(opts: WebhookAppOptions): Hono<Env> {
       gitAllowedHosts: opts.gitAllowedHosts,
     });
     const ms = Math.round((performance.now() - started) * 10) / 10;
+    // kubectl prints warnings without the object they are about: in a multi-document apply, name it.
+    const warnings = verdict.warnings.map((w) => `KubernetesCluster ${ns}/${req.name ?? "(new)"}: ${w}`);
     if (verdict.errors.length) {
       log.info("refused", { ...fields, problems: verdict.errors, ms });
-      return answer(c, deny(req.uid, verdict.errors, verdict.warnings));
+      return answer(c, deny(req.uid, verdict.errors, warnings));
     }
-    log.debug("allowed", { ...fields, warnings: verdict.warnings.length, ms });
-    return answer(c, allow(req.uid, verdict.warnings));
+    log.debug("allowed", { ...fields, warnings: warnings.length, ms });
+    return answer(c, allow(req.uid, warnings));
   });
 
   app.post(MUTATE_PATH, limit, async (c) => {
