@@ -164,12 +164,16 @@ export async function runCase(c: Case) {
   assert.equal(r.uid, "req-1");
   const errors = r.allowed ? [] : String(r.status.message).split("\n");
   check(errors, c.errors, "refusals");
-  check(r.warnings ?? [], c.warnings ?? [], "warnings");
+  // Each warning names its cluster first (kubectl does not); the rest of it is what the cases describe.
+  const prefix = `KubernetesCluster ${NS}/prod: `; // the review's namespace and name (reviewBody)
+  const warnings: string[] = r.warnings ?? [];
+  for (const w of warnings) assert.ok(w.startsWith(prefix), `warning without its cluster: ${w}`);
+  check(warnings.map((w) => w.slice(prefix.length)), c.warnings ?? [], "warnings");
   if (!r.allowed) {
     assert.equal(r.status.code, 403);
     assert.equal(r.status.reason, "Forbidden");
   }
-  for (const line of [...errors, ...(r.warnings ?? [])]) {
+  for (const line of [...errors, ...warnings.map((w) => w.slice(prefix.length))]) {
     assert.ok(!line.includes("\n") && (line.startsWith("spec") || line.startsWith("metadata")), line);
   }
 }
