@@ -5,13 +5,15 @@
  *
  * @module
  */
-import type { HttpMethod } from "@kubernetes/client-node";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { isNotFound } from "../lib/kube/errors.ts";
 import { PODS } from "../lib/kube/resources.ts";
 import { Informer } from "../lib/runtime/informer.ts";
 import { silentLogger } from "../lib/runtime/log.ts";
 import type { KubePod } from "../core/workload.ts";
+
+/** The client's request method type, whatever the kube library underneath calls it. */
+type Method = Parameters<KubeClient["request"]>[0];
 
 const nowIso = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
 
@@ -23,7 +25,7 @@ export function simulateKubelets(client: KubeClient, ours: (node: string) => boo
     const ns = p.metadata.namespace!;
     const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(p.metadata.name)}`;
     const work = p.metadata.deletionTimestamp
-      ? client.request("DELETE" as HttpMethod, path, {
+      ? client.request("DELETE" as Method, path, {
         body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0 },
       })
       : p.status?.phase === "Running"

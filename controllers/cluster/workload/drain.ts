@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { HttpMethod } from "@kubernetes/client-node";
+import type { KubeClient } from "../../../lib/kube/client.ts";
 import { isNotFound } from "../../../lib/kube/errors.ts";
 import { ApiError } from "../../../lib/kube/errors.ts";
 import { NODES } from "../../../lib/kube/resources.ts";
@@ -16,6 +16,9 @@ import { DRAIN_STARTED_ANNOTATION } from "../../../core/labels.ts";
 import { type DrainSettings, planDrain, type PodRef } from "../../../core/workload.ts";
 import { listNames } from "../../../core/conditions.ts";
 import type { WorkloadConnection } from "./connection.ts";
+
+/** The client's request method type, whatever the kube library underneath calls it. */
+type Method = Parameters<KubeClient["request"]>[0];
 
 export interface DrainProgress {
   state: "Drained" | "Draining" | "TimedOut";
@@ -57,7 +60,7 @@ export async function deleteNode(conn: WorkloadConnection, node: string): Promis
 async function evict(conn: WorkloadConnection, pod: PodRef): Promise<string | undefined> {
   const path = `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}/eviction`;
   try {
-    await conn.client.request("POST" as HttpMethod, path, {
+    await conn.client.request("POST" as Method, path, {
       body: {
         apiVersion: "policy/v1",
         kind: "Eviction",
