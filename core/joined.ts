@@ -1,7 +1,7 @@
 /**
  * Honest readiness: a node NIO applied is Ready only when the workload
- * cluster agrees, i.e. its Node (named like the Machine) is Ready and, NICO
- * having cordoned it for a drain, is uncordoned or about to be. Pure;
+ * cluster agrees, i.e. its Node (named like the Machine) is Ready (a Node
+ * NICO cordoned for the rollout counts: it is the one being updated). Pure;
  * table-tested. See docs/readiness.md.
  *
  * @module
@@ -94,12 +94,13 @@ function joinOne(r: NodeReport, i: JoinInput): NodeReport {
       }`,
     };
   }
-  if (node.drainStarted && !r.upToDate) {
+  if (node.drainStarted) {
+    // Still available: it is the node the rollout is working on (drained now, uncordoned once Ready again).
+    const since = age(i.now.getTime() - node.drainStarted.getTime());
     return {
       ...applied,
-      state: "Joining",
-      reason: "Draining",
-      detail: `cordoned and draining for the rollout since ${age(i.now.getTime() - node.drainStarted.getTime())}`,
+      reason: "Joined",
+      detail: `applied; Node Ready; cordoned by NICO for the rollout for ${since}`,
     };
   }
   return { ...applied, reason: "Joined", detail: "applied; Node Ready" };
