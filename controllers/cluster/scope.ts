@@ -206,6 +206,8 @@ export function appliedReports(s: ClusterScope): NodeReport[] {
   ];
 }
 
+/** Look again this soon while a drain is under way (PodDisruptionBudget changes raise no event NICO sees). */
+export const DRAIN_REQUEUE_MS = 5_000;
 /** Look again this often while something is in flight, to notice deadlines. */
 export const BUSY_REQUEUE_MS = 60_000;
 /** Look again this often when all is well: kubeconfig renewal, nothing else. */
@@ -213,7 +215,7 @@ export const IDLE_REQUEUE_MS = 12 * 60 * 60_000;
 
 /** When to look again: by the earliest node deadline while nodes are in flight, rarely when all is settled. */
 export function nextLookMs(s: ClusterScope, nodes: NodeReport[]): number {
-  if (s.out.requeueSoon) return 5_000;
+  if (s.out.requeueSoon) return DRAIN_REQUEUE_MS;
   const inFlight = nodes.filter((n) => n.state !== "Ready" && n.state !== "Failed");
   if (!inFlight.length && !s.out.blocked) return IDLE_REQUEUE_MS;
   let next = BUSY_REQUEUE_MS;

@@ -14,10 +14,8 @@ import type { NodeReport } from "../../../core/readiness.ts";
 import type { RolloutPlan } from "../../../core/rollout.ts";
 import type { DrainSettings } from "../../../core/workload.ts";
 import { deleteNode, drainNode, uncordon } from "../workload/drain.ts";
+import { secretValue } from "../secrets.ts";
 import type { ClusterScope } from "../scope.ts";
-
-/** Look again this soon while a drain is under way (PodDisruptionBudget changes raise no event NICO sees). */
-export const DRAIN_REQUEUE_MS = 5_000;
 
 const clusterKey = (s: ClusterScope) => keyOf(s.namespace, s.name);
 
@@ -28,14 +26,7 @@ export function observeWorkload(s: ClusterScope): void {
     s.out.workload = { disabled: true, api: { state: "Unknown", message: "not watched", since: s.now } };
     return;
   }
-  const secret = s.cache.secret(kubeconfigSecret(s.name));
-  const value = secret?.data?.value;
-  let text: string | undefined;
-  try {
-    text = value ? new TextDecoder().decode(Uint8Array.from(atob(value), (c) => c.charCodeAt(0))) : undefined;
-  } catch {
-    text = undefined;
-  }
+  const text = secretValue(s.cache.secret(kubeconfigSecret(s.name)), "value");
   s.out.workload = { ...cache.view(clusterKey(s), text), hasKubeconfig: text !== undefined };
 }
 
