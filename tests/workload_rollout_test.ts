@@ -21,7 +21,7 @@ const V1 = "https://git.example.test/v1.git";
 const V2 = "https://git.example.test/v2.git";
 
 const settled = (c: KubernetesCluster) =>
-  c.status?.phase === "Ready" && condition(c, "WorkloadAPIAvailable")?.status === "True" &&
+  c.status?.observedGeneration === c.metadata.generation && c.status?.phase === "Ready" && condition(c, "WorkloadAPIAvailable")?.status === "True" &&
   condition(c, "NodesHealthy")?.status === "True";
 
 Deno.test({
