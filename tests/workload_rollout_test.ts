@@ -21,8 +21,9 @@ const V1 = "https://git.example.test/v1.git";
 const V2 = "https://git.example.test/v2.git";
 
 const settled = (c: KubernetesCluster) =>
-  c.status?.observedGeneration === c.metadata.generation && c.status?.phase === "Ready" && condition(c, "WorkloadAPIAvailable")?.status === "True" &&
-  condition(c, "NodesHealthy")?.status === "True";
+  c.status?.observedGeneration === c.metadata.generation && c.status?.phase === "Ready" &&
+  condition(c, "WorkloadAPIAvailable")?.status === "True" &&
+  condition(c, "NodesHealthy")?.status === "True" && condition(c, "UpToDate")?.status === "True";
 
 Deno.test({
   name: "a node that applies but never joins keeps the cluster out of Ready and halts the rollout there",

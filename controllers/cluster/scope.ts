@@ -78,6 +78,8 @@ export interface PassOutcome {
   workload?: (WorkloadFacts & { hasKubeconfig?: boolean }) | undefined;
   /** A drain is under way: look again soon. */
   requeueSoon?: boolean;
+  /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
+  draining?: Set<string>;
 }
 
 /** One pass over one cluster. */

@@ -54,7 +54,9 @@ export async function drainBeforeChange(s: ClusterScope, plan: RolloutPlan, exis
   if (!settings.enabled || !conn || w?.api.state !== "Available" || !w.nodes) return;
   const waiting: string[] = [];
   const hold = new Set<string>();
+  const draining = s.out.draining ??= new Set();
   for (const machine of [...plan.update.filter((m) => existing.has(m)), ...plan.remove]) {
+    draining.add(machine);
     if (w.nodes.get(machine)?.ready !== "True") continue; // nothing can be evicted gracefully from it
     let state: string;
     let message: string;
@@ -64,6 +66,7 @@ export async function drainBeforeChange(s: ClusterScope, plan: RolloutPlan, exis
       state = "Draining";
       message = `draining ${machine}: ${errorMessage(err)}`;
     }
+    s.log.debug("drain pass", { node: machine, state, message });
     if (state === "Drained") continue;
     s.out.requeueSoon = true;
     if (state === "TimedOut" && settings.onTimeout === "Proceed") {
@@ -88,7 +91,8 @@ export async function settleWorkloadNodes(s: ClusterScope, nodes: NodeReport[]):
   const w = s.out.workload;
   if (!conn || w?.api.state !== "Available" || !w.nodes || s.paused) return;
   for (const n of nodes) {
-    if (n.state !== "Ready" || !w.nodes.get(n.machine)?.drainStarted) continue;
+    // Ready again at what NIO applied, and not being drained or changed in this pass.
+    if (n.state !== "Ready" || s.out.draining?.has(n.machine) || !w.nodes.get(n.machine)?.drainStarted) continue;
     try {
       if (await uncordon(conn, n.machine)) {
         await s.deps.recorder.event(s.cluster, "Normal", "NodeUncordoned", `uncordoned Node ${n.machine}: Ready again`);
