@@ -50,7 +50,22 @@ function joinOne(r: NodeReport, i: JoinInput): NodeReport {
   if (i.workload.disabled) return applied;
   const { api, nodes } = i.workload;
   const node = nodes?.get(r.machine);
+  const changed = i.changedAt(r.machine);
+  const overdue = (since: Date | undefined) => since !== undefined && i.now.getTime() - since.getTime() > i.timeoutMs;
   if (api.state !== "Available" || !nodes) {
+    // The API went away within the node timeout after this node changed, and stayed away past it: the change
+    // is the likely cause (a single control-plane node, say). Failed, so a fixed spec can re-render it.
+    const suspect = api.state === "Unavailable" && changed !== undefined && api.since >= changed &&
+      api.since.getTime() - changed.getTime() < i.timeoutMs && overdue(changed);
+    if (suspect) {
+      return {
+        ...applied,
+        state: "Failed",
+        reason: "NodeNotReady",
+        detail: `NodeNotReady: the workload API stopped answering after ${r.machine} changed and has not come back ` +
+          `within ${seconds(i.timeoutMs)} (${api.message})`,
+      };
+    }
     const seen = node?.ready === "True" ? "; its Node was Ready when last seen" : "";
     return {
       ...applied,
@@ -59,8 +74,6 @@ function joinOne(r: NodeReport, i: JoinInput): NodeReport {
       detail: `applied; the workload API cannot be checked (${api.message})${seen}`,
     };
   }
-  const changed = i.changedAt(r.machine);
-  const overdue = (since: Date | undefined) => since !== undefined && i.now.getTime() - since.getTime() > i.timeoutMs;
   if (!node) {
     if (overdue(changed)) {
       return {
@@ -68,7 +81,7 @@ function joinOne(r: NodeReport, i: JoinInput): NodeReport {
         state: "Failed",
         reason: "NodeNotReady",
         detail: `NodeNotReady: no Node named ${r.machine} registered within ${
-          age(i.timeoutMs)
+          seconds(i.timeoutMs)
         } of the apply (the flake must register the Node under the Machine's name)`,
       };
     }
@@ -104,6 +117,14 @@ function joinOne(r: NodeReport, i: JoinInput): NodeReport {
     };
   }
   return { ...applied, reason: "Joined", detail: "applied; Node Ready" };
+}
+
+/** A deadline as written in specs: `90s`, `10m`, `2h`. */
+function seconds(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s % 3600 === 0) return `${s / 3600}h`;
+  if (s % 60 === 0) return `${s / 60}m`;
+  return `${s}s`;
 }
 
 function latest(a: Date | undefined, b: Date | undefined): Date | undefined {

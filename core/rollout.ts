@@ -120,7 +120,9 @@ function cpOrder(nodes: PlanNode[], bootstrap: string): PlanNode[] {
 export function planRollout(i: RolloutInput): RolloutPlan {
   const plan = planPass(i);
   if (i.hold && !i.paused && (plan.update.length || plan.remove.length || plan.pending.length)) {
-    plan.update = [];
+    // Only a failed node may still be re-rendered (fix forward); nothing healthy-looking is touched.
+    const failed = new Set(i.nodes.filter((n) => n.failed).map((n) => n.machine));
+    plan.update = plan.update.filter((m) => failed.has(m));
     plan.remove = [];
     plan.waiting = `rollout waits: ${i.hold}`;
   }

@@ -91,6 +91,14 @@ Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {
       detail: /cannot be checked .*was Ready when last seen/,
     },
     {
+      name: "API gone since shortly after this node changed, past the timeout: the change is blamed",
+      w: { ...facts([node("w-1")], "Unavailable"), api: { state: "Unavailable", message: "refused", since: ago(650) } },
+      changed: 700,
+      state: "Failed",
+      reason: "NodeNotReady",
+      detail: /workload API stopped answering after w-1 changed and has not come back within 10m/,
+    },
+    {
       name: "Nodes not listed yet",
       w: facts(undefined),
       state: "Joining",
@@ -204,4 +212,7 @@ Deno.test("while the workload cluster cannot be read the planner only creates", 
   assert.deepEqual(held.update, []);
   assert.deepEqual(held.remove, []);
   assert.match(held.waiting!, /rollout waits: the workload API cannot be read/);
+  const failedW1 = input.nodes.map((n) => n.machine === "w-1" ? { ...n, failed: true } : n);
+  const fix = planRollout({ ...input, nodes: failedW1, hold: "the workload API cannot be read" });
+  assert.deepEqual(fix.update, ["w-1"], "a failed node may still be fixed forward");
 });
