@@ -8,7 +8,8 @@
  */
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
-import { KUBERNETES_CLUSTERS, MACHINES } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { MACHINES } from "../core/nio.ts";
 import type { Machine } from "../core/nio.ts";
 import type { ControlPlane } from "./envtest/controlplane.ts";
 import { eventually } from "./helpers.ts";

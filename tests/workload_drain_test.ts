@@ -5,7 +5,9 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { KUBERNETES_CLUSTERS, NAMESPACES, NIXOS_CONFIGURATIONS, NODES, PDBS, PODS } from "../lib/kube/resources.ts";
+import { NAMESPACES, NODES, PDBS, PODS } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { configName } from "../core/names.ts";
 import type { NixosConfiguration } from "../core/nio.ts";

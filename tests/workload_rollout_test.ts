@@ -6,7 +6,9 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { KUBERNETES_CLUSTERS, MACHINES, NIXOS_CONFIGURATIONS, NODES } from "../lib/kube/resources.ts";
+import { NODES } from "../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { Informer } from "../lib/runtime/informer.ts";
 import { silentLogger } from "../lib/runtime/log.ts";
 import { configName } from "../core/names.ts";
