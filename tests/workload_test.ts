@@ -35,6 +35,11 @@ Deno.test("the workload client factory refuses a non-loopback kubeconfig before 
     "current-context": "c",
   });
   assert.throws(() => workloadClient(kubeconfig, { policy: "loopback" }), /refusing to connect to 10\.0\.0\.1/);
+  const secretish = "apiVersion: v1\nusers: [{name: u, user: {client-key-data: c2VjcmV0}\n";
+  assert.throws(
+    () => workloadClient(secretish, { policy: "loopback" }),
+    (err: Error) => /cannot be parsed/.test(err.message) && !err.message.includes("c2VjcmV0"),
+  );
 });
 
 Deno.test("a Node view: Ready status, since when, why not, cordoned by NICO", () => {
