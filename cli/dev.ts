@@ -163,6 +163,10 @@ async function remote(
     const nio = startSimNio(client.with({ fieldManager: "sim-nio", userAgent: "sim-nio" }));
     cleanups.push(() => nio.stop());
     console.log(`nico dev: installed NIO's development CRDs in ${where}; the simulated NIO runs here.`);
+    // Its hosts run no Kubernetes: NICO would wait for Nodes that never register.
+    if (!passThrough.some((f) => f.startsWith("--workload-connections"))) {
+      passThrough.push("--workload-connections=false");
+    }
   }
   const kubeconfig = typeof flags.kubeconfig === "string" ? flags.kubeconfig : undefined;
   // `nico run` takes --context as well.

@@ -34,6 +34,7 @@ export function devRunFlags(kubeconfig: string | undefined, o: ChildOptions): st
       `--webhook-addr=127.0.0.1:${port}`,
       `--webhook-url=https://127.0.0.1:${port}`,
       "--lease-namespace=nico-system",
+      "--workload-probe-interval=2s",
     );
   } else if (!o.extra.some((f) => f.startsWith("--webhook-"))) {
     flags.push("--webhook-cert-mode=off");
@@ -45,6 +46,8 @@ export function devRunFlags(kubeconfig: string | undefined, o: ChildOptions): st
 export function startNicoChild(kubeconfig: string | undefined, o: ChildOptions): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", `--watch=${WATCH.join(",")}`, `${ROOT}main.ts`, "run", ...devRunFlags(kubeconfig, o)],
+    // Locally every workload cluster is on loopback: NICO refuses any other address.
+    ...(o.local ? { env: { NICO_WORKLOAD_TARGETS: "loopback" } } : {}),
     stdin: "null",
     stdout: "inherit",
     stderr: "inherit",

@@ -11,6 +11,7 @@ import { NAMESPACES, SECRETS } from "../lib/kube/resources.ts";
 import { MACHINES } from "../core/nio.ts";
 import { startControlPlane } from "../testing/envtest/controlplane.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
+import { workloadClusters } from "../testing/workload.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MACHINES_FILE = `${ROOT}examples/machines.yaml`;
@@ -30,7 +31,15 @@ export async function startLocal(dir: string): Promise<LocalWorld> {
     for (const s of stops.reverse()) await s().catch(() => {});
   };
   try {
-    const nio = startSimNio(cp.client.with({ fieldManager: "sim-nio", userAgent: "sim-nio" }));
+    // Each cluster's bootstrap node gets a real API server on its loopback address, with simulated kubelets.
+    const workloads = workloadClusters(cp.client);
+    stops.push(() => workloads.stop());
+    const nio = startSimNio(cp.client.with({ fieldManager: "sim-nio", userAgent: "sim-nio" }), {
+      onBootstrapApplied: workloads.onBootstrapApplied,
+      onApplied: workloads.onApplied,
+      onApplyStarted: workloads.onApplyStarted,
+      onRemoved: workloads.onRemoved,
+    });
     stops.push(() => nio.stop());
     const namespaces = new Set<string>(["nico-system"]);
     const objects = parseAllDocuments(await Deno.readTextFile(MACHINES_FILE)).map((d) => d.toJS() as KubeObject)

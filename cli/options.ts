@@ -30,6 +30,12 @@ export const RunOptions = z.object({
   ),
   refPollInterval: duration.default(5 * 60_000).describe("How often a tracked branch is checked for new commits."),
   nodeTimeout: duration.default(30 * 60_000).describe("A node not applied this long after a change is Failed."),
+  workloadConnections: bool.default(true).describe(
+    "Watch the clusters NICO builds (Nodes, /readyz) with their kubeconfig: Ready means the Node is Ready; drains.",
+  ),
+  maxWorkloadConnections: z.coerce.number().int().min(1).max(10_000).default(200)
+    .describe("At most this many workload clusters are watched at once."),
+  workloadProbeInterval: duration.default(10_000).describe("How often each workload API's /readyz is asked."),
   webhookAddr: address.default(":9443").describe("Admission webhook listen address."),
   webhookCertMode: z.enum(["self-signed", "cert-manager", "off"]).default("self-signed")
     .describe("self-signed: NICO keeps its own CA; cert-manager: use mounted files; off: no webhook."),
@@ -75,6 +81,9 @@ const ENV: Record<string, string> = {
   defaultGitRepo: "NICO_DEFAULT_GIT_REPO",
   nodeTimeout: "NICO_NODE_TIMEOUT",
   resolveRefs: "NICO_RESOLVE_REFS",
+  workloadConnections: "NICO_WORKLOAD_CONNECTIONS",
+  maxWorkloadConnections: "NICO_MAX_WORKLOAD_CONNECTIONS",
+  workloadProbeInterval: "NICO_WORKLOAD_PROBE_INTERVAL",
   refPollInterval: "NICO_REF_POLL_INTERVAL",
   webhookAddr: "NICO_WEBHOOK_ADDR",
   webhookCertMode: "NICO_WEBHOOK_CERT_MODE",
@@ -139,7 +148,8 @@ export function parseRunOptions(args: string[], env: Record<string, string | und
     const [flag, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
     const key = byFlag.get(flag);
     if (!key) throw new OptionsError(`unknown flag --${flag}; see nico run --help`);
-    const isBool = key === "leaderElect" || key === "installCrds" || key === "resolveRefs";
+    const isBool = key === "leaderElect" || key === "installCrds" || key === "resolveRefs" ||
+      key === "workloadConnections";
     if (inline !== undefined) raw[key] = inline;
     else if (isBool && (args[i + 1] === undefined || args[i + 1]!.startsWith("--"))) raw[key] = "true";
     else if (args[i + 1] === undefined) throw new OptionsError(`flag --${flag} needs a value`);

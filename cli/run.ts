@@ -161,7 +161,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     identity,
     (err) => log.debug("event not recorded", { error: errorMessage(err) }),
   );
-  const { controller, informers, revisions } = clusterController({
+  const { controller, informers, revisions, workloads } = clusterController({
     client: writer,
     recorder,
     log,
@@ -173,6 +173,9 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     refPollIntervalMs: o.refPollInterval,
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     hooks: metrics.controllerHooks("kubernetescluster"),
+    ...(o.workloadConnections
+      ? { workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval } }
+      : {}),
   });
   // Every replica keeps the caches warm: the webhook reads them, and a standby takes over at once.
   for (const inf of Object.values(informers)) inf.start(stop.signal);
@@ -244,6 +247,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     await webhook?.stop();
     await Promise.all(Object.values(informers).map((i) => i.stop()));
     await revisions?.stop();
+    await workloads?.closeAll();
     await recorder.flush();
     await Promise.all(servers.map((s) => s.finished));
     await client.close();

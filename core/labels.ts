@@ -56,3 +56,6 @@ export function planeOfRole(role: string | undefined): Plane {
 export function roleOfPlane(plane: Plane): Role {
   return plane === "controlPlane" ? "control-plane" : "worker";
 }
+
+/** On workload-cluster Nodes NICO cordoned: when the drain started (NICO uncordons only these). */
+export const DRAIN_STARTED_ANNOTATION = `${PREFIX}/drain-started`;

@@ -10,7 +10,12 @@ import { SPEC_CHANGED_ANNOTATION } from "./labels.ts";
 import { findCondition, type Machine, type NixosConfiguration, type NixosConfigurationSpec } from "./nio.ts";
 import { type ClusterRef, isOwnedBy, type Plane } from "./selection.ts";
 
-export type NodeState = "Ready" | "Pending" | "Applying" | "Blocked" | "Failed" | "Removing";
+/**
+ * `Joining`: NIO applied the configuration but the workload cluster does not
+ * (yet) show the node Ready: its Node is missing or NotReady, NICO cordoned it
+ * for a drain, or the workload API cannot be reached (see core/joined.ts).
+ */
+export type NodeState = "Ready" | "Pending" | "Applying" | "Joining" | "Blocked" | "Failed" | "Removing";
 
 export interface NodeReport {
   machine: string;
@@ -22,6 +27,8 @@ export interface NodeReport {
   detail: string;
   /** Its configuration carries the spec NICO wants now (it may still be converging). */
   upToDate: boolean;
+  /** NIO applied its configuration (set once the workload cluster was consulted; else `state === "Ready"`). */
+  applied?: boolean;
 }
 
 export interface NodeInput {

@@ -16,7 +16,9 @@
  * - workers are updated at most `maxUnavailable` at a time (unavailable
  *   workers count against it) and removed one at a time; new workers are
  *   created as soon as the bootstrap node is up;
- * - `order` decides whether updates go to workers or the control plane first.
+ * - `order` decides whether updates go to workers or the control plane first;
+ * - while the workload cluster cannot be observed (`hold`), nothing is
+ *   updated or removed: every node would look down and "cost nothing".
  *
  * Pure; golden-tested by simulating many rounds.
  *
@@ -64,6 +66,8 @@ export interface RolloutInput {
   provisioning?: ProvisioningMode;
   /** The cluster is new (its bootstrap node has never been up): no running node can be taken down by creating others. */
   firstBringUp?: boolean;
+  /** Why the workload cluster cannot be observed now; set: creations only. */
+  hold?: string | undefined;
 }
 
 export interface RolloutPlan {
@@ -114,6 +118,18 @@ function cpOrder(nodes: PlanNode[], bootstrap: string): PlanNode[] {
  * ```
  */
 export function planRollout(i: RolloutInput): RolloutPlan {
+  const plan = planPass(i);
+  if (i.hold && !i.paused && (plan.update.length || plan.remove.length || plan.pending.length)) {
+    // Only a failed node may still be re-rendered (fix forward); nothing healthy-looking is touched.
+    const failed = new Set(i.nodes.filter((n) => n.failed).map((n) => n.machine));
+    plan.update = plan.update.filter((m) => failed.has(m));
+    plan.remove = [];
+    plan.waiting = `rollout waits: ${i.hold}`;
+  }
+  return plan;
+}
+
+function planPass(i: RolloutInput): RolloutPlan {
   const cp = cpOrder(i.nodes.filter((n) => n.plane === "controlPlane"), i.bootstrap);
   const workers = i.nodes.filter((n) => n.plane === "dataPlane").sort((a, b) => byName(a.machine, b.machine));
   const todo = (n: PlanNode) => !n.exists || !n.upToDate;

@@ -30,6 +30,8 @@ export interface StatusInput {
   extra?: ConditionInput[];
   /** The rollout planner's view of this pass. */
   rollout?: { plan: RolloutPlan; paused: boolean; specHash: string; controlPlaneSize: number } | undefined;
+  /** The workload API, when NICO watches workload clusters: the cluster is Ready only while it answers. */
+  workloadApi?: { available: boolean; message: string } | undefined;
   now: Date;
 }
 
@@ -146,6 +148,8 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
       reason: "NodeFailed",
       message: `failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}`,
     };
+  } else if (i.workloadApi && !i.workloadApi.available && i.kubeconfigSecret) {
+    ready = { type: "Ready", status: "False", reason: "WorkloadAPIUnavailable", message: i.workloadApi.message };
   } else if (cpCond.status !== "True") {
     ready = { type: "Ready", status: "False", reason: "WaitingForControlPlane", message: cpCond.message };
   } else if (dpCond.status !== "True") {

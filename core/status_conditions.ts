@@ -23,6 +23,7 @@ export function planeStatus(nodes: NodeReport[], sel: PlaneSelection): PlaneStat
   const requested = requestedSize(sel);
   return {
     ready: ready.length,
+    applied: nodes.filter((n) => n.applied ?? n.state === "Ready").length,
     total: sel.members.length,
     requested,
     summary: `${ready.length}/${requested}`,

@@ -129,6 +129,23 @@ export const Endpoint = z.object({
   port: z.int().min(1).max(65535).default(6443).describe("TCP port of the Kubernetes API."),
 }).describe("Address of the Kubernetes API of the new cluster.");
 
+/** Defaults of `spec.rollout.drain`: drain, wait up to 10 minutes, then halt; never lose emptyDir data. */
+export const DRAIN_DEFAULTS = { enabled: true, timeout: "10m", onTimeout: "Halt", deleteEmptyDirData: false } as const;
+
+export const Drain = z.object({
+  enabled: z.boolean().default(true)
+    .describe("Cordon and drain a node before its configuration is updated or removed; uncordon it once Ready."),
+  timeout: Duration.default("10m")
+    .describe("How long a drain may take (PodDisruptionBudgets can hold it); then onTimeout applies."),
+  onTimeout: z.enum(["Halt", "Proceed"]).default("Halt")
+    .describe(
+      "Halt: the rollout stops at the node (RolloutStalled, DrainTimeout) until the pods can go or the spec changes. " +
+        "Proceed: the node is updated anyway, its remaining pods with it.",
+    ),
+  deleteEmptyDirData: z.boolean().default(false)
+    .describe("Evict pods with emptyDir volumes too (their data is lost). Off: such pods hold the drain."),
+}).describe("Cordon and drain before a node's configuration changes (pods evicted through the Eviction API).");
+
 export const KubernetesClusterSpec = z.object({
   gitRepo: z.string().min(1).max(2048).optional()
     .describe(
@@ -207,9 +224,11 @@ export const KubernetesClusterSpec = z.object({
     nodeTimeout: Duration.optional()
       .describe(
         "A node not applied this long after NICO changed its configuration is Failed, which halts the rollout. " +
-          "Absent: the operator's --node-timeout (30m unless set).",
+          "Absent: the operator's --node-timeout (30m unless set). A node whose Node is not Ready this long after " +
+          "it applied is Failed too (NodeNotReady).",
       ),
-  }).default({ provisioning: "Parallel", order: "WorkersFirst", maxUnavailable: 1 })
+    drain: Drain.default(DRAIN_DEFAULTS),
+  }).default({ provisioning: "Parallel", order: "WorkersFirst", maxUnavailable: 1, drain: DRAIN_DEFAULTS })
     .describe("How changes roll out to existing nodes."),
 }).describe("Desired state of a Kubernetes cluster built from NIO Machines.").meta(cel({
   rule:
@@ -231,13 +250,18 @@ export const Condition = z.object({
 }).describe("A metav1.Condition.");
 
 export const PlaneStatus = z.object({
-  ready: z.int().min(0).describe("Nodes whose configuration NIO has applied for the current spec."),
+  ready: z.int().min(0).describe(
+    "Ready nodes: NIO applied their configuration and their Node is Ready in the workload cluster.",
+  ),
+  applied: z.int().min(0).optional().describe(
+    "Nodes whose configuration NIO has applied (Ready or not in the workload cluster).",
+  ),
   total: z.int().min(0).describe("Nodes selected for this plane."),
   requested: z.int().min(0).optional().describe(
     "Nodes the spec asks for (the list's length or count); the plane is Ready only when this many are ready.",
   ),
   summary: z.string().optional().describe("ready/requested, for kubectl get."),
-  readyMachines: z.array(z.string()).optional().describe("Names of the ready Machines, sorted."),
+  readyMachines: z.array(z.string()).optional().describe("Names of the Ready Machines (Node Ready too), sorted."),
   machines: z.array(z.string()).optional().describe("Names of all selected Machines, sorted."),
 }).describe("Readiness of one plane.");
 

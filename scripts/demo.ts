@@ -17,6 +17,7 @@ import { type ControlPlane, startControlPlane } from "../testing/envtest/control
 import { freePort, type Guarded, startGuarded } from "../testing/envtest/process.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { workloadClusters } from "../testing/workload.ts";
+import { TARGETS_ENV } from "../controllers/cluster/workload/targets.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const NS = "demo";
@@ -54,8 +55,10 @@ function renderTable(c: KubernetesCluster | undefined, cfgs: NixosConfiguration[
     const phase = cfg.status?.phase ?? (cfg.metadata.deletionTimestamp ? "Removing" : "Pending");
     lines.push(`  ${cfg.spec.machineRef.name.padEnd(11)} ${role.padEnd(14)} ${phase}`);
   }
-  const ready = s?.conditions?.find((x) => x.type === "Ready");
-  if (ready) lines.push(`  Ready=${ready.status} ${ready.reason}: ${ready.message.slice(0, 110)}`);
+  for (const type of ["Ready", "WorkloadAPIAvailable", "NodesHealthy"]) {
+    const x = s?.conditions?.find((c) => c.type === type);
+    if (x) lines.push(`  ${type}=${x.status} ${x.reason}: ${x.message.slice(0, 100)}`);
+  }
   return lines;
 }
 
@@ -117,29 +120,38 @@ async function main(): Promise<number> {
       removeDelayMs: 500,
       onBootstrapApplied: workloads.onBootstrapApplied,
       onApplied: workloads.onApplied,
+      onApplyStarted: workloads.onApplyStarted,
+      onRemoved: workloads.onRemoved,
     });
 
     step("Starting NICO (deno run main.ts run): controllers, and the admission webhook with its own CA");
     await kubectl(cp, ["create", "namespace", "nico-system"], { quiet: true });
     const webhookPort = freePort();
     const healthPort = freePort();
-    nico = startGuarded("nico", Deno.execPath(), [
-      "run",
-      "--allow-all",
-      `${ROOT}main.ts`,
-      "run",
-      `--kubeconfig=${cp.kubeconfigPath}`,
-      `--namespace=${NS}`,
-      "--leader-elect=true",
-      "--resolve-refs=false",
-      "--lease-namespace=nico-system",
-      `--webhook-addr=127.0.0.1:${webhookPort}`,
-      `--webhook-url=https://127.0.0.1:${webhookPort}`,
-      `--metrics-addr=127.0.0.1:${freePort()}`,
-      `--health-addr=127.0.0.1:${healthPort}`,
-      "--default-git-repo=https://git.example.com/infra/k3s-flake.git",
-      "--log-format=text",
-    ], logPath);
+    nico = startGuarded(
+      "nico",
+      Deno.execPath(),
+      [
+        "run",
+        "--allow-all",
+        `${ROOT}main.ts`,
+        "run",
+        `--kubeconfig=${cp.kubeconfigPath}`,
+        `--namespace=${NS}`,
+        "--leader-elect=true",
+        "--resolve-refs=false",
+        "--lease-namespace=nico-system",
+        `--webhook-addr=127.0.0.1:${webhookPort}`,
+        `--webhook-url=https://127.0.0.1:${webhookPort}`,
+        `--metrics-addr=127.0.0.1:${freePort()}`,
+        `--health-addr=127.0.0.1:${healthPort}`,
+        "--default-git-repo=https://git.example.com/infra/k3s-flake.git",
+        "--workload-probe-interval=1s",
+        "--log-format=text",
+      ],
+      logPath,
+      { [TARGETS_ENV]: "loopback" },
+    );
     console.log(dim(`NICO's log: ${logPath}`));
     await waitReady(`http://127.0.0.1:${healthPort}/readyz`, nico, 60_000);
     await kubectl(cp, ["get", "validatingwebhookconfigurations,mutatingwebhookconfigurations"]);
@@ -148,9 +160,21 @@ async function main(): Promise<number> {
     await kubectl(cp, ["apply", "-f", `${ROOT}examples/machines.yaml`]);
     await kubectl(cp, ["apply", "-f", `${ROOT}examples/cluster-selector.yaml`]);
 
-    step("Waiting for the cluster to become Ready");
+    step("Waiting for the cluster to become Ready (NIO applied every node and every Node is Ready in the cluster)");
     await watchUntil(cp, (c) => c?.status?.phase === "Ready", 120_000);
     await kubectl(cp, ["get", "kcluster", "-n", NS, "-o", "wide"]);
+    step("What NICO sees inside the cluster it built, through the kubeconfig it issued");
+    await kubectl(cp, [
+      "get",
+      "kcluster",
+      "demo",
+      "-n",
+      NS,
+      "-o",
+      'jsonpath={range .status.conditions[?(@.type=="WorkloadAPIAvailable")]}{.type}={.status} {.message}{"\\n"}{end}' +
+      '{range .status.conditions[?(@.type=="NodesHealthy")]}{.type}={.status} {.message}{"\\n"}{end}' +
+      '{range .status.conditions[?(@.type=="ControlPlaneHealthy")]}{.type}={.status} {.message}{"\\n"}{end}',
+    ]);
 
     step("Using the kubeconfig NICO published");
     const secret = await cp.client.get<{ metadata: { name: string }; data: { value: string } }>(

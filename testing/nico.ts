@@ -21,6 +21,8 @@ export interface NicoTestOptions {
   /** Pin nodes to resolved commits (needs a reachable git server); off by default in tests. */
   resolveRefs?: boolean;
   refPollIntervalMs?: number;
+  /** Watch workload clusters (loopback only), asking /readyz this often; off by default. */
+  workloadProbeMs?: number;
 }
 
 /** Starts the cluster controller as NICO would; `stop()` shuts it down cleanly. */
@@ -28,7 +30,7 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
   const nico = client.with({ fieldManager: "nico", userAgent: "nico" });
   const log = opts.log ?? (Deno.env.get("NICO_TEST_LOG") ? jsonLogger({ level: "debug" }) : silentLogger);
   const recorder = eventRecorder(nico, "nico.homystack.com/nico", "test");
-  const { controller, revisions } = clusterController({
+  const { controller, revisions, workloads } = clusterController({
     client: nico,
     recorder,
     log,
@@ -42,6 +44,9 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     // Test git servers listen on loopback, which NICO refuses unless --git-allowed-hosts lists it.
     gitAllowedHosts: parseHostPolicy("*,127.0.0.1"),
     ...(opts.refPollIntervalMs ? { refPollIntervalMs: opts.refPollIntervalMs } : {}),
+    ...(opts.workloadProbeMs
+      ? { workloads: { policy: "loopback" as const, probeIntervalMs: opts.workloadProbeMs, requestTimeoutMs: 2_000 } }
+      : {}),
   });
   const abort = new AbortController();
   const done = controller.run(abort.signal);
@@ -51,6 +56,7 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
       await done;
       await recorder.flush();
       await revisions?.stop();
+      await workloads?.closeAll();
     },
   };
 }

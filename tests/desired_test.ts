@@ -28,15 +28,15 @@ function render(spec: KubernetesClusterSpecInput, machines: Machine[], name = "p
 
 Deno.test("desired configurations: golden files", async (t) => {
   await t.step("one control-plane node", async () => {
-    const out = render({ controlPlane: { machines: ["solo"] } }, [machine("solo", { host: "192.0.2.10" })]);
+    const out = render({ controlPlane: { machines: ["solo"] } }, [machine("solo", { host: "127.0.0.10" })]);
     await assertGolden("desired-single.yaml", stringify(out, YAML_OPTS));
   });
   await t.step(
     "three control-plane nodes and two workers, with endpoint, subdir, ref, credentials, SSH keys",
     async () => {
       const machines = [
-        ...["cp-1", "cp-2", "cp-3"].map((n, i) => machine(n, { labels: { role: "cp" }, host: `192.0.2.${i + 1}` })),
-        ...["w-1", "w-2"].map((n, i) => machine(n, { labels: { role: "worker" }, host: `192.0.2.${i + 11}` })),
+        ...["cp-1", "cp-2", "cp-3"].map((n, i) => machine(n, { labels: { role: "cp" }, host: `127.0.0.${i + 1}` })),
+        ...["w-1", "w-2"].map((n, i) => machine(n, { labels: { role: "worker" }, host: `127.0.0.${i + 11}` })),
       ];
       const out = render({
         gitRepo: "https://git.example.test/clusters.git",

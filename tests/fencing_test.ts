@@ -20,21 +20,29 @@ const ROOT = new URL("../", import.meta.url).pathname;
 const USERS = { a: "nico-a", b: "nico-b" } as const;
 
 function startReplica(kubeconfig: string, log: string, identity: string): Guarded {
-  return startGuarded(identity, Deno.execPath(), [
-    "run",
-    "--allow-all",
-    `${ROOT}main.ts`,
-    "run",
-    `--kubeconfig=${kubeconfig}`,
-    `--identity=${identity}`,
-    "--lease-namespace=kube-system",
-    "--webhook-cert-mode=off",
-    "--resolve-refs=false",
-    `--metrics-addr=127.0.0.1:${freePort()}`,
-    `--health-addr=127.0.0.1:${freePort()}`,
-    "--default-git-repo=https://git.example.test/flake.git",
-    "--log-level=debug",
-  ], log);
+  return startGuarded(
+    identity,
+    Deno.execPath(),
+    [
+      "run",
+      "--allow-all",
+      `${ROOT}main.ts`,
+      "run",
+      `--kubeconfig=${kubeconfig}`,
+      `--identity=${identity}`,
+      "--lease-namespace=kube-system",
+      "--webhook-cert-mode=off",
+      "--resolve-refs=false",
+      // No workload API servers here: NICO would wait for Nodes that never register.
+      "--workload-connections=false",
+      `--metrics-addr=127.0.0.1:${freePort()}`,
+      `--health-addr=127.0.0.1:${freePort()}`,
+      "--default-git-repo=https://git.example.test/flake.git",
+      "--log-level=debug",
+    ],
+    log,
+    { NICO_WORKLOAD_TARGETS: "loopback" },
+  );
 }
 
 Deno.test("a leader paused past its renew deadline writes nothing after it resumes", async () => {

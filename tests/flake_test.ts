@@ -143,9 +143,9 @@ async function allNodes(clusterFile: string, paths = "{ }"): Promise<Record<stri
 const single: ClusterNixInput = {
   name: "solo",
   namespace: "default",
-  endpoint: { host: "192.0.2.10", port: 6443 },
+  endpoint: { host: "127.0.0.10", port: 6443 },
   bootstrapNode: "solo",
-  controlPlane: [{ name: "solo", address: "192.0.2.10" }],
+  controlPlane: [{ name: "solo", address: "127.0.0.10" }],
   workers: [],
 };
 
@@ -155,13 +155,13 @@ const ha: ClusterNixInput = {
   endpoint: { host: "api.prod.example.test", port: 6443 },
   bootstrapNode: "cp-1",
   controlPlane: [
-    { name: "cp-1", address: "192.0.2.1" },
-    { name: "cp-2", address: "192.0.2.2" },
-    { name: "cp-3", address: "192.0.2.3" },
+    { name: "cp-1", address: "127.0.0.1" },
+    { name: "cp-2", address: "127.0.0.2" },
+    { name: "cp-3", address: "127.0.0.3" },
   ],
   workers: [
-    { name: "w-1", address: "192.0.2.11" },
-    { name: "w-2", address: "192.0.2.12" },
+    { name: "w-1", address: "127.0.0.11" },
+    { name: "w-2", address: "127.0.0.12" },
   ],
 };
 
@@ -185,10 +185,10 @@ const weird: ClusterNixInput = {
 const ipv6: ClusterNixInput = {
   name: "six",
   namespace: "default",
-  endpoint: { host: "fd00::1", port: 7443 },
+  endpoint: { host: "::1", port: 7443 },
   bootstrapNode: "cp-a",
-  controlPlane: [{ name: "cp-a", address: "fd00::1" }, { name: "cp-b", address: "fd00::2" }],
-  workers: [{ name: "w", address: "fd00::10" }],
+  controlPlane: [{ name: "cp-a", address: "::1" }, { name: "cp-b", address: "::ffff:127.0.0.3" }],
+  workers: [{ name: "w", address: "::ffff:127.0.0.10" }],
 };
 
 // ---- tests --------------------------------------------------------------
@@ -227,12 +227,12 @@ Deno.test({
       "server",
       "--cluster-init",
       ...SERVER_TOKENS,
-      "--tls-san=192.0.2.10",
-      "--node-ip=192.0.2.10",
+      "--tls-san=127.0.0.10",
+      "--node-ip=127.0.0.10",
       "--node-name=solo",
     ]);
-    assert.deepStrictEqual(solo.tlsSans, ["192.0.2.10"]);
-    assert.equal(solo.endpoint, "https://192.0.2.10:6443");
+    assert.deepStrictEqual(solo.tlsSans, ["127.0.0.10"]);
+    assert.equal(solo.endpoint, "https://127.0.0.10:6443");
     assert.deepStrictEqual(solo.caFiles.map((f) => [f.source, f.target.replace(/.*\/tls\//, ""), f.mode]), [
       ["/var/lib/nico/cluster-ca.crt", "server-ca.crt", "0644"],
       ["/var/lib/nico/cluster-ca.key", "server-ca.key", "0600"],
@@ -258,8 +258,8 @@ Deno.test({
           "--cluster-init",
           ...SERVER_TOKENS,
           "--tls-san=api.prod.example.test",
-          "--tls-san=192.0.2.1",
-          "--node-ip=192.0.2.1",
+          "--tls-san=127.0.0.1",
+          "--node-ip=127.0.0.1",
           "--node-name=cp-1",
         ],
       },
@@ -272,8 +272,8 @@ Deno.test({
           `--server=${lb}`,
           ...SERVER_TOKENS,
           "--tls-san=api.prod.example.test",
-          `--tls-san=192.0.2.${i}`,
-          `--node-ip=192.0.2.${i}`,
+          `--tls-san=127.0.0.${i}`,
+          `--node-ip=127.0.0.${i}`,
           `--node-name=cp-${i}`,
         ],
       }])),
@@ -285,7 +285,7 @@ Deno.test({
           "agent",
           `--server=${lb}`,
           `--token-file=${AGENT_TOKEN}`,
-          `--node-ip=192.0.2.1${i}`,
+          `--node-ip=127.0.0.1${i}`,
           `--node-name=w-${i}`,
         ],
       }])),
@@ -348,13 +348,13 @@ Deno.test({
   ignore: noNix,
   fn: async () => {
     const nodes = await allNodes(await writeCluster(ipv6));
-    const url = "https://[fd00::1]:7443";
+    const url = "https://[::1]:7443";
     assert.deepStrictEqual(nodes["cp-a"]!.flags, [
       "server",
       "--cluster-init",
       ...SERVER_TOKENS,
-      "--tls-san=fd00::1",
-      "--node-ip=fd00::1",
+      "--tls-san=::1",
+      "--node-ip=::1",
       "--node-name=cp-a",
       "--https-listen-port=7443",
     ]);
@@ -362,9 +362,9 @@ Deno.test({
       "server",
       `--server=${url}`,
       ...SERVER_TOKENS,
-      "--tls-san=fd00::1",
-      "--tls-san=fd00::2",
-      "--node-ip=fd00::2",
+      "--tls-san=::1",
+      "--tls-san=::ffff:127.0.0.3",
+      "--node-ip=::ffff:127.0.0.3",
       "--node-name=cp-b",
       "--https-listen-port=7443",
     ]);
@@ -372,7 +372,7 @@ Deno.test({
       "agent",
       `--server=${url}`,
       `--token-file=${AGENT_TOKEN}`,
-      "--node-ip=fd00::10",
+      "--node-ip=::ffff:127.0.0.10",
       "--node-name=w",
     ]);
     assert.equal(nodes["cp-a"]!.apiPort, 7443);
@@ -384,11 +384,11 @@ Deno.test({
   ignore: noNix,
   fn: async (t) => {
     await t.step("a server whose own address is the endpoint joins through the bootstrap node", async () => {
-      const nodes = await allNodes(await writeCluster({ ...ha, endpoint: { host: "192.0.2.2", port: 6443 } }));
-      assert.equal(nodes["cp-2"]!.serverAddress, "https://192.0.2.1:6443");
-      assert.ok(nodes["cp-2"]!.flags.includes("--server=https://192.0.2.1:6443"));
-      assert.equal(nodes["cp-3"]!.serverAddress, "https://192.0.2.2:6443");
-      assert.equal(nodes["w-1"]!.serverAddress, "https://192.0.2.2:6443");
+      const nodes = await allNodes(await writeCluster({ ...ha, endpoint: { host: "127.0.0.2", port: 6443 } }));
+      assert.equal(nodes["cp-2"]!.serverAddress, "https://127.0.0.1:6443");
+      assert.ok(nodes["cp-2"]!.flags.includes("--server=https://127.0.0.1:6443"));
+      assert.equal(nodes["cp-3"]!.serverAddress, "https://127.0.0.2:6443");
+      assert.equal(nodes["w-1"]!.serverAddress, "https://127.0.0.2:6443");
     });
     await t.step("a bootstrap node no longer listed: nobody initializes, every server joins", async () => {
       const nodes = await allNodes(await writeCluster({ ...ha, bootstrapNode: "cp-0" }));
@@ -431,13 +431,13 @@ Deno.test({
       },
       {
         label: "a duplicate name",
-        cluster: { ...ha, workers: [{ name: "cp-2", address: "192.0.2.99" }] },
+        cluster: { ...ha, workers: [{ name: "cp-2", address: "127.0.0.99" }] },
         machine: "cp-1",
         message: /node names must be unique, found cp-2 more than once/,
       },
       {
         label: "a node named minimal",
-        cluster: { ...ha, workers: [{ name: "minimal", address: "192.0.2.99" }] },
+        cluster: { ...ha, workers: [{ name: "minimal", address: "127.0.0.99" }] },
         machine: "cp-1",
         message: /may not be named minimal/,
       },
@@ -699,6 +699,7 @@ Deno.test({
 
 Deno.test("cluster.example.nix is what NICO renders for the example cluster", async () => {
   const text = await Deno.readTextFile(`${FLAKE_DIR}cluster.example.nix`);
+  // The example is documentation for real users: RFC 5737 addresses, never reached (only Nix-evaluated).
   const addr = (i: number) => `192.0.2.${i}`;
   assert.equal(
     text,

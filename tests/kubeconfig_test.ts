@@ -9,7 +9,7 @@ Deno.test("the admin kubeconfig: signed by the cluster CA, for the endpoint, re-
   const ca = await createCa({ commonName: "prod-ca" });
   const other = await createCa({ commonName: "other-ca" });
   const issued = new Date("2026-01-01T00:00:00Z");
-  const server = "https://10.0.0.1:6443";
+  const server = "https://127.0.0.1:6443";
   const text = await issueKubeconfig("prod", server, ca, issued);
   const kc = parse(text);
   const cert = atob(kc.users[0].user["client-certificate-data"]);
@@ -50,7 +50,7 @@ Deno.test("the admin kubeconfig: signed by the cluster CA, for the endpoint, re-
 });
 
 Deno.test("endpointUrl brackets IPv6 addresses", () => {
-  assert.equal(endpointUrl("10.0.0.1", 6443), "https://10.0.0.1:6443");
-  assert.equal(endpointUrl("fd00::1", 6443), "https://[fd00::1]:6443");
+  assert.equal(endpointUrl("127.0.0.1", 6443), "https://127.0.0.1:6443");
+  assert.equal(endpointUrl("::1", 6443), "https://[::1]:6443");
   assert.equal(endpointUrl("api.example", 443), "https://api.example:443");
 });

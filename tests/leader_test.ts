@@ -17,20 +17,28 @@ const env = sharedControlPlane();
 const ROOT = new URL("../", import.meta.url).pathname;
 
 function startReplica(kubeconfig: string, dir: string, identity: string): Guarded {
-  return startGuarded(identity, Deno.execPath(), [
-    "run",
-    "--allow-all",
-    `${ROOT}main.ts`,
-    "run",
-    `--kubeconfig=${kubeconfig}`,
-    `--identity=${identity}`,
-    "--lease-namespace=kube-system",
-    "--webhook-cert-mode=off",
-    "--resolve-refs=false",
-    `--metrics-addr=127.0.0.1:${freePort()}`,
-    `--health-addr=127.0.0.1:${freePort()}`,
-    "--default-git-repo=https://git.example.test/flake.git",
-  ], `${dir}/${identity}.log`);
+  return startGuarded(
+    identity,
+    Deno.execPath(),
+    [
+      "run",
+      "--allow-all",
+      `${ROOT}main.ts`,
+      "run",
+      `--kubeconfig=${kubeconfig}`,
+      `--identity=${identity}`,
+      "--lease-namespace=kube-system",
+      "--webhook-cert-mode=off",
+      "--resolve-refs=false",
+      // No workload API servers here: NICO would wait for Nodes that never register.
+      "--workload-connections=false",
+      `--metrics-addr=127.0.0.1:${freePort()}`,
+      `--health-addr=127.0.0.1:${freePort()}`,
+      "--default-git-repo=https://git.example.test/flake.git",
+    ],
+    `${dir}/${identity}.log`,
+    { NICO_WORKLOAD_TARGETS: "loopback" },
+  );
 }
 
 Deno.test("a standby takes over within the lease time when the leader dies", async () => {

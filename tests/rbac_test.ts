@@ -34,23 +34,31 @@ async function clusterLife(variant: Variant): Promise<void> {
   await cp.client.apply(VALIDATING_WEBHOOKS, validating);
   await cp.client.apply(MUTATING_WEBHOOKS, mutating);
   const log = `${cp.dir}/nico-rbac-${variant}.log`;
-  const nico = startGuarded("nico", Deno.execPath(), [
-    "run",
-    "--allow-all",
-    `${ROOT}main.ts`,
-    "run",
-    `--kubeconfig=${kubeconfig}`,
-    "--identity=nico-rbac-test",
-    "--resolve-refs=false",
-    "--lease-namespace=nico-system",
-    ...(VARIANTS[variant].namespace ? [`--namespace=${VARIANTS[variant].namespace}`] : []),
-    `--webhook-addr=127.0.0.1:${webhookPort}`,
-    `--webhook-url=https://127.0.0.1:${webhookPort}`,
-    `--metrics-addr=127.0.0.1:${metricsPort}`,
-    `--health-addr=127.0.0.1:${freePort()}`,
-    "--default-git-repo=https://git.example.test/flake.git",
-    "--log-level=debug",
-  ], log);
+  const nico = startGuarded(
+    "nico",
+    Deno.execPath(),
+    [
+      "run",
+      "--allow-all",
+      `${ROOT}main.ts`,
+      "run",
+      `--kubeconfig=${kubeconfig}`,
+      "--identity=nico-rbac-test",
+      "--resolve-refs=false",
+      // No workload API servers here: NICO would wait for Nodes that never register.
+      "--workload-connections=false",
+      "--lease-namespace=nico-system",
+      ...(VARIANTS[variant].namespace ? [`--namespace=${VARIANTS[variant].namespace}`] : []),
+      `--webhook-addr=127.0.0.1:${webhookPort}`,
+      `--webhook-url=https://127.0.0.1:${webhookPort}`,
+      `--metrics-addr=127.0.0.1:${metricsPort}`,
+      `--health-addr=127.0.0.1:${freePort()}`,
+      "--default-git-repo=https://git.example.test/flake.git",
+      "--log-level=debug",
+    ],
+    log,
+    { NICO_WORKLOAD_TARGETS: "loopback" },
+  );
   try {
     await eventually("webhook configurations carry NICO's CA bundle", async () => {
       const v = await cp.client.get<WebhookConfiguration>(VALIDATING_WEBHOOKS, "nico");

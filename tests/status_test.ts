@@ -35,7 +35,7 @@ function input(
     selection,
     nodes,
     bootstrap: selection.controlPlane.members[0],
-    endpoint: "https://10.0.0.1:6443",
+    endpoint: "https://127.0.0.1:6443",
     kubeconfigSecret: "prod-kubeconfig",
     now: NOW,
     ...extra,

@@ -20,22 +20,30 @@ Deno.test("finding 9: a fresh start with leader election serves the webhook and 
   const webhookPort = freePort();
   const healthPort = freePort();
   const started = performance.now();
-  const nico = startGuarded("nico", Deno.execPath(), [
-    "run",
-    "--allow-all",
-    `${ROOT}main.ts`,
-    "run",
-    `--kubeconfig=${cp.kubeconfigPath}`,
-    "--identity=nico-fresh",
-    "--leader-elect=true",
-    `--lease-namespace=${leaseNs}`,
-    "--resolve-refs=false",
-    `--webhook-addr=127.0.0.1:${webhookPort}`,
-    `--webhook-url=https://127.0.0.1:${webhookPort}`,
-    `--metrics-addr=127.0.0.1:${freePort()}`,
-    `--health-addr=127.0.0.1:${healthPort}`,
-    "--default-git-repo=https://git.example.test/flake.git",
-  ], `${cp.dir}/nico-fresh.log`);
+  const nico = startGuarded(
+    "nico",
+    Deno.execPath(),
+    [
+      "run",
+      "--allow-all",
+      `${ROOT}main.ts`,
+      "run",
+      `--kubeconfig=${cp.kubeconfigPath}`,
+      "--identity=nico-fresh",
+      "--leader-elect=true",
+      `--lease-namespace=${leaseNs}`,
+      "--resolve-refs=false",
+      // No workload API servers here: NICO would wait for Nodes that never register.
+      "--workload-connections=false",
+      `--webhook-addr=127.0.0.1:${webhookPort}`,
+      `--webhook-url=https://127.0.0.1:${webhookPort}`,
+      `--metrics-addr=127.0.0.1:${freePort()}`,
+      `--health-addr=127.0.0.1:${healthPort}`,
+      "--default-git-repo=https://git.example.test/flake.git",
+    ],
+    `${cp.dir}/nico-fresh.log`,
+    { NICO_WORKLOAD_TARGETS: "loopback" },
+  );
   try {
     // /readyz: never true before the webhook serves a certificate the API server can trust.
     const readyAfter = await eventually(

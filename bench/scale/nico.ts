@@ -21,22 +21,31 @@ export async function startNico(cp: ControlPlane, dir: string, opts: Options): P
   const metricsPort = freePort();
   const healthPort = freePort();
   const logPath = `${dir}/nico.log`;
-  const proc = startGuarded("nico", Deno.execPath(), [
-    "run",
-    "--allow-all",
-    ...(opts.nicoV8Flags ? [`--v8-flags=${opts.nicoV8Flags}`] : []),
-    `${ROOT}main.ts`,
-    "run",
-    `--kubeconfig=${kubeconfig}`,
-    "--leader-elect=false",
-    "--webhook-cert-mode=off",
-    // The benchmark's git server is on loopback, which NICO refuses unless listed.
-    "--git-allowed-hosts=127.0.0.1",
-    `--metrics-addr=127.0.0.1:${metricsPort}`,
-    `--health-addr=127.0.0.1:${healthPort}`,
-    `--log-level=${opts.nicoLogLevel}`,
-    ...(opts.workers ? [`--workers=${opts.workers}`] : []),
-  ], logPath);
+  const proc = startGuarded(
+    "nico",
+    Deno.execPath(),
+    [
+      "run",
+      "--allow-all",
+      ...(opts.nicoV8Flags ? [`--v8-flags=${opts.nicoV8Flags}`] : []),
+      `${ROOT}main.ts`,
+      "run",
+      `--kubeconfig=${kubeconfig}`,
+      "--leader-elect=false",
+      "--webhook-cert-mode=off",
+      // The benchmark's git server is on loopback, which NICO refuses unless listed.
+      "--git-allowed-hosts=127.0.0.1",
+      // The simulated hosts run no workload API servers: NICO would wait for Nodes forever. The cost of
+      // workload connections is measured alone by bench/workload.ts.
+      "--workload-connections=false",
+      `--metrics-addr=127.0.0.1:${metricsPort}`,
+      `--health-addr=127.0.0.1:${healthPort}`,
+      `--log-level=${opts.nicoLogLevel}`,
+      ...(opts.workers ? [`--workers=${opts.workers}`] : []),
+    ],
+    logPath,
+    { NICO_WORKLOAD_TARGETS: "loopback" },
+  );
   await waitHttp(`http://127.0.0.1:${healthPort}/readyz`, proc, 60_000);
   const pid = await findProgram(proc.pid, "main.ts");
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;

@@ -23,6 +23,7 @@ import type { Secret } from "./secrets.ts";
 import type { HostPolicy } from "../../lib/git/hosts.ts";
 import { RevisionResolver } from "../../lib/git/resolver.ts";
 import { RevisionTracker } from "./revisions.ts";
+import { WorkloadCache, type WorkloadCacheOptions } from "./workload/cache.ts";
 
 export interface ClusterControllerOptions {
   client: KubeClient;
@@ -41,6 +42,8 @@ export interface ClusterControllerOptions {
   refPollIntervalMs?: number;
   /** Hosts a gitRepo may be on when resolving refs (`--git-allowed-hosts`); default: public hosts only. */
   gitAllowedHosts?: HostPolicy;
+  /** Watch workload clusters (absent: NICO does not look inside them; applied counts as Ready). */
+  workloads?: Omit<WorkloadCacheOptions, "onChange" | "log">;
 }
 
 /** The caches a cluster controller reads: clusters, Machines, NixosConfigurations and NICO's own Secrets. */
@@ -82,7 +85,7 @@ export function clustersInterestedIn(clusters: KubernetesCluster[], machine: Mac
 /** A ready-to-run controller for KubernetesClusters, with its informers. */
 export function clusterController(
   opts: ClusterControllerOptions,
-): { controller: Controller; informers: ClusterInformers; revisions?: RevisionResolver } {
+): { controller: Controller; informers: ClusterInformers; revisions?: RevisionResolver; workloads?: WorkloadCache } {
   const informers = clusterInformers(opts.client, opts.log, opts.namespace, opts.resyncMs);
   let tracker: RevisionTracker | undefined;
   let revisions: RevisionResolver | undefined;
@@ -100,6 +103,10 @@ export function clusterController(
     });
     tracker = new RevisionTracker(revisions);
   }
+  // Workload events run only after the controller below exists: connections open in reconciles.
+  const workloads = opts.workloads
+    ? new WorkloadCache({ ...opts.workloads, log: opts.log, onChange: (key) => ctl.enqueue(key) })
+    : undefined;
   const reconciler = new ClusterReconciler({
     client: opts.client,
     informers,
@@ -108,6 +115,7 @@ export function clusterController(
     defaultGitRepo: opts.defaultGitRepo,
     ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
     revisionTracker: tracker,
+    workloads,
   });
   const ctl = new Controller(
     {
@@ -139,5 +147,5 @@ export function clusterController(
       informers.machines,
       (m, _type, old) => clustersInterestedIn(informers.clusters.list(m.metadata.namespace), m, old),
     );
-  return { controller: ctl, informers, ...(revisions ? { revisions } : {}) };
+  return { controller: ctl, informers, ...(revisions ? { revisions } : {}), ...(workloads ? { workloads } : {}) };
 }

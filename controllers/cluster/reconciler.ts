@@ -33,6 +33,9 @@ import { reconcileDelete } from "./phases/delete.ts";
 import { reconcileKubeconfig } from "./phases/kubeconfig.ts";
 import { reconcileReleases } from "./phases/releases.ts";
 import { reconcileSecrets } from "./phases/secrets.ts";
+import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
+import type { WorkloadCache } from "./workload/cache.ts";
+import { workloadConditions } from "../../core/workloadstatus.ts";
 import { ClusterProblem, problemOf, WarningLimiter } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import {
@@ -65,6 +68,8 @@ export interface ClusterReconcilerOptions {
   nodeTimeoutMs?: number;
   /** Pins each node to the commit `ref` resolves to; absent: `ref` is passed to NIO as written. */
   revisionTracker?: RevisionTracker | undefined;
+  /** Connections to workload clusters; absent: NICO does not look inside them. */
+  workloads?: WorkloadCache | undefined;
   now?: () => Date;
 }
 
@@ -96,6 +101,7 @@ export class ClusterReconciler {
       defaultGitRepo: opts.defaultGitRepo,
       nodeTimeoutMs: opts.nodeTimeoutMs ?? DEFAULT_NODE_TIMEOUT_MS,
       revisionTracker: opts.revisionTracker,
+      workloads: opts.workloads,
     };
     this.#now = opts.now ?? (() => new Date());
   }
@@ -112,6 +118,7 @@ export class ClusterReconciler {
       this.#warnings.clear(key);
       this.#races.delete(key);
       this.#announced.delete(key);
+      this.#deps.workloads?.close(key);
       return;
     }
     log = withFields(log ?? withFields(this.#o.log, { reconcileID: crypto.randomUUID().slice(0, 8) }), {
@@ -174,10 +181,12 @@ export class ClusterReconciler {
     try {
       await reconcileSecrets(s);
       await reconcileClaims(s);
+      observeWorkload(s);
       await reconcileConfigurations(s);
       await reconcileReleases(s);
       nodes = s.out.blocked ? [] : nodeReports(s);
       await reconcileKubeconfig(s, nodes);
+      await settleWorkloadNodes(s, nodes);
     } catch (err) {
       const races = (err instanceof ClaimConflictError || isConflict(err)) ? (this.#races.get(key) ?? 0) + 1 : 0;
       if (races > 0 && races < MAX_RACES) {
@@ -213,7 +222,15 @@ export class ClusterReconciler {
         (s.cache.secret(kubeconfigSecret(s.name)) ? kubeconfigSecret(s.name) : undefined),
       blocked: out.blocked,
       revision: out.revision,
-      extra: out.extra,
+      extra: [
+        ...out.extra,
+        ...(out.workload
+          ? workloadConditions({ workload: out.workload, server: out.endpoint, nodes, now: s.now })
+          : []),
+      ],
+      workloadApi: out.workload && !out.workload.disabled
+        ? { available: out.workload.api.state === "Available", message: out.workload.api.message }
+        : undefined,
       now: s.now,
     };
     if (raced) {
@@ -238,6 +255,7 @@ export class ClusterReconciler {
       const { remaining } = await reconcileDelete(deps, cluster, cache, log);
       if (!remaining.length) {
         this.#warnings.clear(keyOf(cluster.metadata.namespace, cluster.metadata.name));
+        this.#deps.workloads?.close(keyOf(cluster.metadata.namespace, cluster.metadata.name));
         return;
       }
       await this.#finish(deps, cluster, { kind: "deleting", remaining, ...base }, undefined, log);

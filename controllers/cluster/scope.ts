@@ -27,6 +27,8 @@ import {
 import type { ConditionInput } from "../../core/conditions.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
+import { joinReports, type WorkloadFacts } from "../../core/joined.ts";
+import type { WorkloadCache } from "./workload/cache.ts";
 
 /** What the reconciler is given once, for every pass. */
 export interface ClusterDeps {
@@ -38,6 +40,8 @@ export interface ClusterDeps {
   nodeTimeoutMs: number;
   /** Pins each node to the commit `ref` resolves to; absent: `ref` is passed to NIO as written. */
   revisionTracker?: RevisionTracker | undefined;
+  /** Connections to workload clusters; absent: NICO does not look inside them (applied counts as Ready). */
+  workloads?: WorkloadCache | undefined;
 }
 
 /** The cached objects of the cluster's namespace a pass reads. */
@@ -70,6 +74,12 @@ export interface PassOutcome {
   pinnedRepo?: string | undefined;
   /** The kubeconfig Secret's name, once it exists. */
   kubeconfig?: string | undefined;
+  /** What is known about the workload cluster (set by the workload phase). */
+  workload?: (WorkloadFacts & { hasKubeconfig?: boolean }) | undefined;
+  /** A drain is under way: look again soon. */
+  requeueSoon?: boolean;
+  /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
+  draining?: Set<string>;
 }
 
 /** One pass over one cluster. */
@@ -160,8 +170,27 @@ export function configOf(s: ClusterScope, machine: string): NixosConfiguration |
   return s.out.written.get(cn) ?? s.cache.config(cn);
 }
 
-/** How every member node stands now, control plane first. */
+/**
+ * How every member node stands now, control plane first: NIO's view, then
+ * the workload cluster's (an applied node is Ready only when its Node is).
+ */
 export function nodeReports(s: ClusterScope): NodeReport[] {
+  const applied = appliedReports(s);
+  if (!s.out.workload) return applied;
+  return joinReports({
+    reports: applied,
+    workload: s.out.workload,
+    changedAt: (m) => {
+      const cfg = configOf(s, m);
+      return cfg && specChangedAt(cfg);
+    },
+    now: s.now,
+    timeoutMs: s.timeoutMs,
+  });
+}
+
+/** How every member node stands as NIO reports it (Ready: applied), control plane first. */
+export function appliedReports(s: ClusterScope): NodeReport[] {
   const report = (machine: string, plane: Plane) =>
     nodeReport({
       machine,
@@ -179,6 +208,8 @@ export function nodeReports(s: ClusterScope): NodeReport[] {
   ];
 }
 
+/** Look again this soon while a drain is under way (PodDisruptionBudget changes raise no event NICO sees). */
+export const DRAIN_REQUEUE_MS = 5_000;
 /** Look again this often while something is in flight, to notice deadlines. */
 export const BUSY_REQUEUE_MS = 60_000;
 /** Look again this often when all is well: kubeconfig renewal, nothing else. */
@@ -186,6 +217,7 @@ export const IDLE_REQUEUE_MS = 12 * 60 * 60_000;
 
 /** When to look again: by the earliest node deadline while nodes are in flight, rarely when all is settled. */
 export function nextLookMs(s: ClusterScope, nodes: NodeReport[]): number {
+  if (s.out.requeueSoon) return DRAIN_REQUEUE_MS;
   const inFlight = nodes.filter((n) => n.state !== "Ready" && n.state !== "Failed");
   if (!inFlight.length && !s.out.blocked) return IDLE_REQUEUE_MS;
   let next = BUSY_REQUEUE_MS;

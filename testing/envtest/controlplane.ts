@@ -48,6 +48,11 @@ export interface ControlPlaneOptions {
   host?: string;
   /** Port to serve on (default: a free one). */
   port?: number;
+  /**
+   * Also run kube-controller-manager with these controllers (for example
+   * `["disruption"]`, which keeps PodDisruptionBudget status current).
+   */
+  controllers?: string[];
 }
 
 export interface ControlPlane extends AsyncDisposable {
@@ -174,6 +179,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     adminClient = client;
     await waitReady(client, [etcd, apiserver]);
     await installCrds(client, opts.crds ?? DEFAULT_CRDS);
+    if (opts.controllers?.length) {
+      procs.push(startGuarded("kube-controller-manager", `${bin}/kube-controller-manager`, [
+        `--kubeconfig=${kubeconfigPath}`,
+        `--controllers=${opts.controllers.join(",")}`,
+        "--leader-elect=false",
+        "--secure-port=0",
+        "--v=0",
+      ], `${dir}/kube-controller-manager.log`));
+    }
 
     const cp: ControlPlane = {
       dir,

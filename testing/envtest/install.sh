@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Prints the folder holding kube-apiserver, etcd and kubectl for NICO's tests.
+# Prints the folder holding kube-apiserver, etcd, kubectl and
+# kube-controller-manager for NICO's tests.
 #
 # Order of preference:
-#   1. $KUBEBUILDER_ASSETS, when it already holds the three binaries
+#   1. $KUBEBUILDER_ASSETS, when it already holds the four binaries
 #      (people with envtest binaries from setup-envtest need no Go);
 #   2. the cache folder keyed by the versions pinned in go.mod;
-#   3. a fresh build from the pinned Go module into that cache.
+#   3. a fresh build from the pinned Go module into that cache. A cache
+#      filled before kube-controller-manager was needed gets just that one
+#      binary added (same key: it comes from the same pinned module).
 # Progress goes to stderr; stdout carries only the folder.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-bins=(kube-apiserver etcd kubectl)
+bins=(kube-apiserver etcd kubectl kube-controller-manager)
 
 has_all() {
   local dir="$1" b
@@ -46,19 +49,35 @@ if has_all "$dest"; then
   exit 0
 fi
 
-echo "install.sh: building kube-apiserver, kubectl ($k8s_version) and etcd ($etcd_version) into $dest; this takes a while once" >&2
-work="$(mktemp -d "$cache_root/.build.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
-
 minor="${k8s_version#v1.}"; minor="${minor%%.*}"
 ldflags="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 done
 
-cd "$here"
-GOFLAGS="-mod=mod" CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$work/" \
+build() { # <output folder> <packages...>
+  local out="$1"
+  shift
+  (cd "$here" && GOFLAGS="-mod=mod" CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/" "$@")
+}
+
+if [[ -x "$dest/kube-apiserver" && -x "$dest/etcd" && -x "$dest/kubectl" ]]; then
+  echo "install.sh: adding kube-controller-manager ($k8s_version) to $dest" >&2
+  work="$(mktemp -d "$cache_root/.build.XXXXXX")"
+  trap 'rm -rf "$work"' EXIT
+  build "$work" k8s.io/kubernetes/cmd/kube-controller-manager
+  mv "$work/kube-controller-manager" "$dest/kube-controller-manager"
+  has_all "$dest"
+  echo "$dest"
+  exit 0
+fi
+
+echo "install.sh: building kube-apiserver, kube-controller-manager, kubectl ($k8s_version) and etcd ($etcd_version) into $dest; this takes a while once" >&2
+work="$(mktemp -d "$cache_root/.build.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+build "$work" \
   k8s.io/kubernetes/cmd/kube-apiserver \
+  k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kubectl \
   ./etcd
 has_all "$work"

@@ -13,6 +13,7 @@ import { planRollout } from "../../../core/rollout.ts";
 import { type ClusterScope, nodeReports } from "../scope.ts";
 import { applyConfiguration } from "./apply.ts";
 import { pinRevision } from "./revision.ts";
+import { drainBeforeChange } from "./workload.ts";
 
 /** Renders, plans and applies the configurations; records the plan, endpoint and hashes in `s.out`. */
 export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
@@ -70,9 +71,11 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     provisioning: spec.rollout.provisioning,
     // No kubeconfig issued yet: the bootstrap node has never been up, so no running node can be disturbed.
     firstBringUp: !s.cluster.status?.kubeconfigSecret,
+    hold: workloadHold(s),
   });
   out.plan = plan;
   if (s.paused) return;
+  await drainBeforeChange(s, plan, new Set(s.ours.map((c) => c.spec.machineRef.name)));
   const renderNow = new Set([...plan.create, ...plan.update]);
   for (const d of desired) {
     const name = d.metadata.name;
@@ -86,4 +89,12 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     });
     if (deleted) s.log.info("deleted configuration of a departed node", { configuration: c.metadata.name });
   }
+}
+
+/** Why the rollout must wait for the workload cluster: its kubeconfig exists but its API cannot be read. */
+function workloadHold(s: ClusterScope): string | undefined {
+  const w = s.out.workload;
+  if (!w || w.disabled || !w.hasKubeconfig) return undefined;
+  if (w.api.state === "Available" && w.nodes) return undefined;
+  return `the workload API cannot be read (${w.api.message}); no node is updated or removed meanwhile`;
 }

@@ -13,7 +13,8 @@ import { publishedServer, readKubeconfig } from "../../../core/kubeconfig.ts";
 /** Writes the kubeconfig when due; puts its Secret's name in `s.out.kubeconfig` once it exists. */
 export async function reconcileKubeconfig(s: ClusterScope, nodes: NodeReport[]): Promise<void> {
   const secret = kubeconfigSecret(s.name);
-  const bootstrapReady = nodes.some((n) => n.machine === s.bootstrap && n.state === "Ready");
+  // Applied is enough here: the kubeconfig is what NICO needs to look inside the cluster at all.
+  const bootstrapReady = nodes.some((n) => n.machine === s.bootstrap && (n.applied ?? n.state === "Ready"));
   if (bootstrapReady && s.out.endpoint && s.out.ca) {
     const lookup = (n: string) => s.cache.secret(n);
     const target = publishedTarget(s, nodes, s.out.endpoint);

@@ -1,0 +1,118 @@
+/**
+ * Phase: the workload cluster. Reads what the connection cache knows (never
+ * waiting on the network), drains a node before its configuration changes
+ * or goes, uncordons nodes once they are Ready again, and deletes the Nodes
+ * of departed machines once NIO removed their configuration.
+ *
+ * @module
+ */
+import { durationMs } from "../../../crds/kubernetescluster.ts";
+import { keyOf } from "../../../lib/runtime/keys.ts";
+import { errorMessage } from "../../../lib/runtime/log.ts";
+import { kubeconfigSecret } from "../../../core/names.ts";
+import type { NodeReport } from "../../../core/readiness.ts";
+import type { RolloutPlan } from "../../../core/rollout.ts";
+import type { DrainSettings } from "../../../core/workload.ts";
+import { deleteNode, drainNode, uncordon } from "../workload/drain.ts";
+import { secretValue } from "../secrets.ts";
+import type { ClusterScope } from "../scope.ts";
+
+const clusterKey = (s: ClusterScope) => keyOf(s.namespace, s.name);
+
+/** Records in `s.out.workload` what is known about the workload cluster; opens its connection lazily. */
+export function observeWorkload(s: ClusterScope): void {
+  const cache = s.deps.workloads;
+  if (!cache) {
+    s.out.workload = { disabled: true, api: { state: "Unknown", message: "not watched", since: s.now } };
+    return;
+  }
+  const text = secretValue(s.cache.secret(kubeconfigSecret(s.name)), "value");
+  s.out.workload = { ...cache.view(clusterKey(s), text), hasKubeconfig: text !== undefined };
+}
+
+/** The drain settings of the spec, in milliseconds. */
+export function drainSettings(s: ClusterScope): DrainSettings {
+  const d = s.spec.rollout.drain;
+  return {
+    enabled: d.enabled,
+    timeoutMs: durationMs(d.timeout),
+    onTimeout: d.onTimeout,
+    deleteEmptyDirData: d.deleteEmptyDirData,
+  };
+}
+
+/**
+ * Before the planner's updates and removals are written: each node whose
+ * Node is Ready is cordoned and drained first. Nodes still draining are
+ * taken out of the plan for this pass; a drain past its timeout halts the
+ * rollout there (or lets it proceed, per `onTimeout`).
+ */
+export async function drainBeforeChange(s: ClusterScope, plan: RolloutPlan, existing: Set<string>): Promise<void> {
+  const settings = drainSettings(s);
+  const conn = s.deps.workloads?.connection(clusterKey(s));
+  const w = s.out.workload;
+  if (!settings.enabled || !conn || w?.api.state !== "Available" || !w.nodes) return;
+  const waiting: string[] = [];
+  const hold = new Set<string>();
+  const draining = s.out.draining ??= new Set();
+  for (const machine of [...plan.update.filter((m) => existing.has(m)), ...plan.remove]) {
+    draining.add(machine);
+    if (w.nodes.get(machine)?.ready !== "True") continue; // nothing can be evicted gracefully from it
+    let state: string;
+    let message: string;
+    try {
+      ({ state, message } = await drainNode(conn, machine, settings, s.now));
+    } catch (err) {
+      state = "Draining";
+      message = `draining ${machine}: ${errorMessage(err)}`;
+    }
+    s.log.debug("drain pass", { node: machine, state, message });
+    if (state === "Drained") continue;
+    s.out.requeueSoon = true;
+    if (state === "TimedOut" && settings.onTimeout === "Proceed") {
+      await s.deps.recorder.event(s.cluster, "Warning", "DrainTimeout", `${message}; proceeding (onTimeout: Proceed)`);
+      continue;
+    }
+    hold.add(machine);
+    if (state === "TimedOut") {
+      plan.halted ??= { machine, detail: `DrainTimeout: ${message}` };
+      await s.deps.recorder.event(s.cluster, "Warning", "DrainTimeout", message);
+    } else waiting.push(message);
+  }
+  if (!hold.size) return;
+  plan.update = plan.update.filter((m) => !hold.has(m));
+  plan.remove = plan.remove.filter((m) => !hold.has(m));
+  if (waiting.length) plan.waiting = [...waiting, plan.waiting].filter(Boolean).join("; ");
+}
+
+/** After the pass: uncordon nodes NICO drained that are Ready again; delete Nodes of departed machines. */
+export async function settleWorkloadNodes(s: ClusterScope, nodes: NodeReport[]): Promise<void> {
+  const conn = s.deps.workloads?.connection(clusterKey(s));
+  const w = s.out.workload;
+  if (!conn || w?.api.state !== "Available" || !w.nodes || s.paused) return;
+  for (const n of nodes) {
+    // Ready again at what NIO applied, and not being drained or changed in this pass.
+    if (n.state !== "Ready" || s.out.draining?.has(n.machine) || !w.nodes.get(n.machine)?.drainStarted) continue;
+    try {
+      if (await uncordon(conn, n.machine)) {
+        await s.deps.recorder.event(s.cluster, "Normal", "NodeUncordoned", `uncordoned Node ${n.machine}: Ready again`);
+      }
+    } catch (err) {
+      s.log.error("cannot uncordon", { node: n.machine, error: errorMessage(err) });
+    }
+  }
+  // A departed machine: not a member, NIO removed its configuration, and its Node is no longer Ready.
+  const members = new Set(s.members);
+  const configured = new Set(s.ours.map((c) => c.spec.machineRef.name));
+  for (const [name, view] of w.nodes) {
+    if (members.has(name) || configured.has(name) || !s.machines.has(name) || view.ready === "True") continue;
+    try {
+      if (await deleteNode(conn, name)) {
+        s.log.info("deleted the Node of a departed machine", { node: name });
+        await s.deps.recorder.event(s.cluster, "Normal", "NodeDeleted", `deleted Node ${name}: its machine left`);
+      }
+    } catch (err) {
+      s.log.error("cannot delete a departed Node", { node: name, error: errorMessage(err) });
+    }
+  }
+}

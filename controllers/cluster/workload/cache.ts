@@ -1,0 +1,135 @@
+/**
+ * The workload-cluster connection cache: at most one connection per
+ * KubernetesCluster, opened lazily from the kubeconfig NICO issued, replaced
+ * when that kubeconfig changes (re-signed, new endpoint), closed when the
+ * cluster goes away, and bounded in number.
+ *
+ * @module
+ */
+import { errorMessage, type Logger, withFields } from "../../../lib/runtime/log.ts";
+import { type ConnectionOptions, WorkloadConnection, type WorkloadView } from "./connection.ts";
+import { workloadClient } from "./connect.ts";
+import { type TargetPolicy, targetPolicy } from "./targets.ts";
+
+export interface WorkloadCacheOptions {
+  /** A workload cluster's state changed: requeue the KubernetesCluster with this key. */
+  onChange: (clusterKey: string) => void;
+  log: Logger;
+  /** At most this many open connections (default 200); more clusters see `Unknown` until one closes. */
+  maxOpen?: number;
+  /** Which endpoints may be reached (default: {@link targetPolicy}). */
+  policy?: TargetPolicy;
+  /** How often `/readyz` is asked (default 10 s); the deadline of one probe too. */
+  probeIntervalMs?: number;
+  /** Deadline of one request to a workload API (default 5 s). */
+  requestTimeoutMs?: number;
+  /** Stop watching Pods this long after the last drain (default 2 min). */
+  podsIdleMs?: number;
+  now?: () => Date;
+}
+
+interface Entry {
+  kubeconfig: string;
+  conn?: WorkloadConnection;
+  error?: string;
+  since: Date;
+}
+
+/** One shared, lazily opened connection per workload cluster. */
+export class WorkloadCache {
+  readonly #o: WorkloadCacheOptions;
+  readonly #policy: TargetPolicy;
+  readonly #now: () => Date;
+  readonly #entries = new Map<string, Entry>();
+  readonly #closing = new Set<Promise<void>>();
+
+  constructor(o: WorkloadCacheOptions) {
+    this.#o = o;
+    this.#policy = targetPolicy(o.policy);
+    this.#now = o.now ?? (() => new Date());
+  }
+
+  /** Open connections. */
+  get size(): number {
+    return [...this.#entries.values()].filter((e) => e.conn).length;
+  }
+
+  /**
+   * What is known about the cluster `key` whose current kubeconfig is
+   * `kubeconfig` (undefined: none issued yet). Opens or replaces the
+   * connection as needed; never waits on the network.
+   */
+  view(key: string, kubeconfig: string | undefined): WorkloadView {
+    const now = this.#now();
+    if (!kubeconfig) {
+      this.close(key);
+      return { api: { state: "Unknown", message: "no kubeconfig issued yet", since: now } };
+    }
+    let e = this.#entries.get(key);
+    if (e && e.kubeconfig !== kubeconfig) {
+      this.#o.log.info("workload kubeconfig changed: reconnecting", { cluster: key });
+      this.close(key);
+      e = undefined;
+    }
+    if (!e) {
+      if (this.size >= (this.#o.maxOpen ?? 200)) {
+        return {
+          api: {
+            state: "Unknown",
+            message: `${this.size} workload connections are open, the most allowed; raise --max-workload-connections`,
+            since: now,
+          },
+        };
+      }
+      e = this.#open(key, kubeconfig, now);
+      this.#entries.set(key, e);
+    }
+    if (!e.conn) return { api: { state: "Unavailable", message: e.error ?? "not connected", since: e.since } };
+    return e.conn.view();
+  }
+
+  #open(key: string, kubeconfig: string, now: Date): Entry {
+    try {
+      const client = workloadClient(kubeconfig, {
+        policy: this.#policy,
+        ...(this.#o.requestTimeoutMs ? { timeoutMs: this.#o.requestTimeoutMs } : {}),
+      });
+      const opts: ConnectionOptions = {
+        client,
+        onChange: () => this.#o.onChange(key),
+        probeIntervalMs: this.#o.probeIntervalMs ?? 10_000,
+        podsIdleMs: this.#o.podsIdleMs ?? 120_000,
+        log: withFields(this.#o.log, { workload: key }),
+        now: this.#now,
+      };
+      const conn = new WorkloadConnection(opts);
+      conn.start();
+      return { kubeconfig, conn, since: now };
+    } catch (err) {
+      this.#o.log.error("cannot connect to the workload cluster", { cluster: key, error: errorMessage(err) });
+      return { kubeconfig, error: `cannot connect: ${errorMessage(err)}`, since: now };
+    }
+  }
+
+  /** The open connection of cluster `key`, for writes (cordon, evict, delete a Node). */
+  connection(key: string): WorkloadConnection | undefined {
+    return this.#entries.get(key)?.conn;
+  }
+
+  /** Closes the connection of cluster `key` in the background (its cluster was deleted, or its kubeconfig changed). */
+  close(key: string): void {
+    const e = this.#entries.get(key);
+    if (!e) return;
+    this.#entries.delete(key);
+    if (!e.conn) return;
+    const p = e.conn.close().catch(() => {});
+    this.#closing.add(p);
+    p.then(() => this.#closing.delete(p));
+  }
+
+  /** Closes every connection and waits until they are closed. */
+  async closeAll(): Promise<void> {
+    for (const key of [...this.#entries.keys()]) this.close(key);
+    await Promise.all([...this.#closing]);
+  }
+}

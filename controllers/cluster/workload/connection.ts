@@ -1,0 +1,158 @@
+/**
+ * One connection to a workload cluster: a background `/readyz` probe with
+ * NICO's credentials, an informer on Nodes, and one on Pods only while a
+ * drain asks for them. Everything a reconcile reads is in memory, with the
+ * time it was last confirmed: a slow or absent workload API never blocks it.
+ *
+ * @module
+ */
+import type { KubeClient } from "../../../lib/kube/client.ts";
+import { NODES, PODS } from "../../../lib/kube/resources.ts";
+import { Informer } from "../../../lib/runtime/informer.ts";
+import { errorMessage, type Logger } from "../../../lib/runtime/log.ts";
+import { sleep } from "../../../lib/runtime/sleep.ts";
+import { DRAIN_STARTED_ANNOTATION } from "../../../core/labels.ts";
+import { type KubeNode, type KubePod, type NodeView, viewNode } from "../../../core/workload.ts";
+
+export type ApiState = "Available" | "Unavailable" | "Unknown";
+
+/** What NICO knows about a workload cluster right now. */
+export interface WorkloadView {
+  api: {
+    state: ApiState;
+    message: string;
+    /** Since when `state` holds. */
+    since: Date;
+    /** The last answer from `/readyz` (any answer). */
+    checkedAt?: Date | undefined;
+  };
+  /** Nodes as last seen; `undefined` until the first list succeeded. */
+  nodes?: Map<string, NodeView> | undefined;
+  /** When the Node cache was last known current (the last good probe after the first list). */
+  nodesAsOf?: Date | undefined;
+}
+
+export interface ConnectionOptions {
+  client: KubeClient;
+  /** Something NICO cares about changed: the API's availability, a Node. */
+  onChange: () => void;
+  probeIntervalMs: number;
+  /** Pods are no longer watched this long after the last drain asked for them. */
+  podsIdleMs: number;
+  log: Logger;
+  now: () => Date;
+}
+
+/** A live connection; made and closed by {@link WorkloadCache}. */
+export class WorkloadConnection {
+  readonly client: KubeClient;
+  readonly #o: ConnectionOptions;
+  readonly #abort = new AbortController();
+  readonly #nodes: Informer<KubeNode>;
+  #pods: Informer<KubePod> | undefined;
+  #podsUsedAt = 0;
+  #api: WorkloadView["api"];
+  #lastGood: Date | undefined;
+  #loop: Promise<void> | undefined;
+
+  constructor(o: ConnectionOptions) {
+    this.#o = o;
+    this.client = o.client;
+    this.#api = { state: "Unknown", message: "connecting", since: o.now() };
+    this.#nodes = new Informer<KubeNode>(o.client, NODES, this.#informerOptions());
+  }
+
+  #informerOptions() {
+    return { logger: this.#o.log, resyncMs: 0, minBackoffMs: 1_000, maxBackoffMs: 30_000 };
+  }
+
+  /** Starts the probe and the Node informer. */
+  start(): void {
+    this.#nodes.onEvent(() => this.#o.onChange());
+    this.#nodes.start(this.#abort.signal);
+    this.#loop = this.#probeLoop();
+  }
+
+  async #probeLoop(): Promise<void> {
+    const signal = this.#abort.signal;
+    let failures = 0;
+    while (!signal.aborted) {
+      const ok = await this.probe();
+      failures = ok ? 0 : failures + 1;
+      // Back off while the API is away, by at most four intervals, so its return is seen soon.
+      await sleep(this.#o.probeIntervalMs * Math.min(4, 2 ** failures), signal);
+      if (this.#pods && performance.now() - this.#podsUsedAt > this.#o.podsIdleMs) {
+        const pods = this.#pods;
+        this.#pods = undefined;
+        await pods.stop();
+      }
+    }
+  }
+
+  /** Asks `/readyz` once; answers whether it said ok. */
+  async probe(): Promise<boolean> {
+    let state: ApiState;
+    let message: string;
+    try {
+      const text = (await this.client.getText("/readyz", AbortSignal.timeout(this.#o.probeIntervalMs))).trim();
+      state = text === "ok" ? "Available" : "Unavailable";
+      message = text === "ok" ? "/readyz answers ok" : `/readyz answers ${JSON.stringify(text.slice(0, 200))}`;
+    } catch (err) {
+      state = "Unavailable";
+      message = `/readyz: ${errorMessage(err)}`;
+    }
+    if (this.#abort.signal.aborted) return false;
+    const now = this.#o.now();
+    if (state === "Available") this.#lastGood = now;
+    const changed = state !== this.#api.state;
+    this.#api = { state, message, since: changed ? now : this.#api.since, checkedAt: now };
+    if (changed) {
+      this.#o.log.info("workload API availability changed", { state, message });
+      this.#o.onChange();
+    }
+    return state === "Available";
+  }
+
+  /** The current view; never waits on the network. */
+  view(): WorkloadView {
+    const synced = this.#nodes.hasSynced();
+    return {
+      api: { ...this.#api },
+      nodes: synced
+        ? new Map(this.#nodes.list().map((n) => [n.metadata.name, viewNode(n, DRAIN_STARTED_ANNOTATION)]))
+        : undefined,
+      nodesAsOf: synced ? this.#lastGood : undefined,
+    };
+  }
+
+  /** The cached Node object, for writes that need its resourceVersion. */
+  node(name: string): KubeNode | undefined {
+    return this.#nodes.get(undefined, name);
+  }
+
+  /** The pods on `node`, or `undefined` while the Pod informer fills (it starts on first use). */
+  podsOn(node: string): KubePod[] | undefined {
+    this.#podsUsedAt = performance.now();
+    if (!this.#pods) {
+      this.#pods = new Informer<KubePod>(this.client, PODS, this.#informerOptions());
+      this.#pods.onEvent((_t, p) => {
+        if (p.spec?.nodeName) this.#o.onChange();
+      });
+      this.#pods.start(this.#abort.signal);
+    }
+    if (!this.#pods.hasSynced()) return undefined;
+    return this.#pods.filter((p) => p.spec?.nodeName === node);
+  }
+
+  /** Whether Pods are being watched (a drain ran lately). */
+  get watchingPods(): boolean {
+    return this.#pods !== undefined;
+  }
+
+  /** Stops the probe and informers and closes the connections. */
+  async close(): Promise<void> {
+    this.#abort.abort();
+    await Promise.all([this.#loop, this.#nodes.stop(), this.#pods?.stop()]);
+    await this.client.close();
+  }
+}

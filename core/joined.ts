@@ -1,0 +1,134 @@
+/**
+ * Honest readiness: a node NIO applied is Ready only when the workload
+ * cluster agrees, i.e. its Node (named like the Machine) is Ready (a Node
+ * NICO cordoned for the rollout counts: it is the one being updated). Pure;
+ * table-tested. See docs/readiness.md.
+ *
+ * @module
+ */
+import type { NodeReport } from "./readiness.ts";
+import type { NodeView } from "./workload.ts";
+
+/** What NICO knows about the workload cluster in this pass. */
+export interface WorkloadFacts {
+  /** Workload connections are turned off: applied counts as Ready (the previous meaning). */
+  disabled?: boolean;
+  api: { state: "Available" | "Unavailable" | "Unknown"; message: string; since: Date };
+  /** Nodes as last seen; `undefined` before the first list. */
+  nodes?: Map<string, NodeView> | undefined;
+}
+
+export interface JoinInput {
+  reports: NodeReport[];
+  workload: WorkloadFacts;
+  /** When NICO last changed the node's configuration (the node timeout counts from there). */
+  changedAt: (machine: string) => Date | undefined;
+  now: Date;
+  timeoutMs: number;
+}
+
+/**
+ * A coarse age for messages: `<1m`, `3m`, `2h`, `4d`. Coarse on purpose: a
+ * message that changed every second would rewrite the status every pass.
+ */
+export function age(ms: number): string {
+  const m = Math.floor(Math.max(0, ms) / 60_000);
+  if (m < 1) return "<1m";
+  if (m < 120) return `${m}m`;
+  if (m < 48 * 60) return `${Math.floor(m / 60)}h`;
+  return `${Math.floor(m / 1440)}d`;
+}
+
+/** Each report as the workload cluster makes it: applied nodes become Ready, Joining or Failed (NodeNotReady). */
+export function joinReports(i: JoinInput): NodeReport[] {
+  return i.reports.map((r) => joinOne(r, i));
+}
+
+function joinOne(r: NodeReport, i: JoinInput): NodeReport {
+  if (r.state !== "Ready") return { ...r, applied: false };
+  const applied = { ...r, applied: true };
+  if (i.workload.disabled) return applied;
+  const { api, nodes } = i.workload;
+  const node = nodes?.get(r.machine);
+  const changed = i.changedAt(r.machine);
+  const overdue = (since: Date | undefined) => since !== undefined && i.now.getTime() - since.getTime() > i.timeoutMs;
+  if (api.state !== "Available" || !nodes) {
+    // The API went away within the node timeout after this node changed, and stayed away past it: the change
+    // is the likely cause (a single control-plane node, say). Failed, so a fixed spec can re-render it.
+    const suspect = api.state === "Unavailable" && changed !== undefined && api.since >= changed &&
+      api.since.getTime() - changed.getTime() < i.timeoutMs && overdue(changed);
+    if (suspect) {
+      return {
+        ...applied,
+        state: "Failed",
+        reason: "NodeNotReady",
+        detail: `NodeNotReady: the workload API stopped answering after ${r.machine} changed and has not come back ` +
+          `within ${seconds(i.timeoutMs)} (${api.message})`,
+      };
+    }
+    const seen = node?.ready === "True" ? "; its Node was Ready when last seen" : "";
+    return {
+      ...applied,
+      state: "Joining",
+      reason: "WorkloadAPIUnavailable",
+      detail: `applied; the workload API cannot be checked (${api.message})${seen}`,
+    };
+  }
+  if (!node) {
+    if (overdue(changed)) {
+      return {
+        ...applied,
+        state: "Failed",
+        reason: "NodeNotReady",
+        detail: `NodeNotReady: no Node named ${r.machine} registered within ${
+          seconds(i.timeoutMs)
+        } of the apply (the flake must register the Node under the Machine's name)`,
+      };
+    }
+    return { ...applied, state: "Joining", reason: "NodeMissing", detail: `applied; waiting for Node ${r.machine}` };
+  }
+  if (node.ready !== "True") {
+    const since = latest(changed, node.since);
+    const why = node.why ? ` (${node.why})` : "";
+    if (overdue(since)) {
+      return {
+        ...applied,
+        state: "Failed",
+        reason: "NodeNotReady",
+        detail: `NodeNotReady: Node ${r.machine} not Ready for ${age(i.now.getTime() - since!.getTime())}${why}`,
+      };
+    }
+    return {
+      ...applied,
+      state: "Joining",
+      reason: "NodeNotReady",
+      detail: `applied; Node ${r.machine} not Ready${why}${
+        node.since ? ` for ${age(i.now.getTime() - node.since.getTime())}` : ""
+      }`,
+    };
+  }
+  if (node.drainStarted) {
+    // Still available: it is the node the rollout is working on (drained now, uncordoned once Ready again).
+    const since = age(i.now.getTime() - node.drainStarted.getTime());
+    return {
+      ...applied,
+      reason: "Joined",
+      detail: `applied; Node Ready; cordoned by NICO for the rollout for ${since}`,
+    };
+  }
+  return { ...applied, reason: "Joined", detail: "applied; Node Ready" };
+}
+
+/** A deadline as written in specs: `90s`, `10m`, `2h`. */
+function seconds(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s % 3600 === 0) return `${s / 3600}h`;
+  if (s % 60 === 0) return `${s / 60}m`;
+  return `${s}s`;
+}
+
+function latest(a: Date | undefined, b: Date | undefined): Date | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return a > b ? a : b;
+}

@@ -1,0 +1,112 @@
+/**
+ * What NICO reads from a workload cluster, and what it makes of it: Node
+ * readiness and which pods a drain evicts. Pure; table-tested.
+ *
+ * @module
+ */
+import type { ObjectMeta } from "../crds/kubernetescluster.ts";
+
+/** The part of a Node NICO reads. */
+export interface KubeNode {
+  metadata: ObjectMeta;
+  spec?: { unschedulable?: boolean };
+  status?: {
+    conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
+  };
+}
+
+/** The part of a Pod a drain reads. */
+export interface KubePod {
+  metadata: ObjectMeta;
+  spec?: { nodeName?: string; volumes?: { name: string; emptyDir?: unknown }[] };
+  status?: { phase?: string };
+}
+
+/** A Node as NICO sees it. */
+export interface NodeView {
+  name: string;
+  /** The Node's Ready condition: True, False or Unknown (no condition yet: Unknown). */
+  ready: "True" | "False" | "Unknown";
+  /** Since when the Ready condition has had its status. */
+  since?: Date | undefined;
+  /** Reason and message of the Ready condition, when not True. */
+  why?: string | undefined;
+  cordoned: boolean;
+  /** NICO cordoned it for a drain, at this time. */
+  drainStarted?: Date | undefined;
+}
+
+/** Reduces a Node to what readiness needs. */
+export function viewNode(n: KubeNode, drainAnnotation: string): NodeView {
+  const c = n.status?.conditions?.find((x) => x.type === "Ready");
+  const ready = c?.status === "True" ? "True" : c?.status === "False" ? "False" : "Unknown";
+  const drain = n.metadata.annotations?.[drainAnnotation];
+  return {
+    name: n.metadata.name,
+    ready,
+    since: c?.lastTransitionTime ? new Date(c.lastTransitionTime) : undefined,
+    why: ready === "True" ? undefined : c ? [c.reason, c.message].filter(Boolean).join(": ") || undefined : undefined,
+    cordoned: n.spec?.unschedulable === true,
+    drainStarted: drain ? new Date(drain) : undefined,
+  };
+}
+
+/** The drain settings of `spec.rollout.drain`, with durations in milliseconds. */
+export interface DrainSettings {
+  enabled: boolean;
+  timeoutMs: number;
+  /** After the timeout: `Halt` stops the rollout there, `Proceed` updates the node anyway. */
+  onTimeout: "Halt" | "Proceed";
+  /** Evict pods with emptyDir volumes (their data is lost). */
+  deleteEmptyDirData: boolean;
+}
+
+export interface PodRef {
+  namespace: string;
+  name: string;
+}
+
+/** What a drain does with the pods on one node. */
+export interface DrainPlan {
+  /** Evict these (through the Eviction API, so PodDisruptionBudgets apply). */
+  evict: PodRef[];
+  /** Already terminating: wait for them to go. */
+  terminating: PodRef[];
+  /** Left alone, with why (DaemonSet, mirror, finished). */
+  skipped: { pod: PodRef; why: string }[];
+  /** Not evicted because the settings forbid it; the drain cannot finish while they remain. */
+  refused: { pod: PodRef; why: string }[];
+}
+
+const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
+
+/** Which pods of `node` to evict, skip, wait for or refuse. */
+export function planDrain(
+  pods: KubePod[],
+  node: string,
+  settings: Pick<DrainSettings, "deleteEmptyDirData">,
+): DrainPlan {
+  const plan: DrainPlan = { evict: [], terminating: [], skipped: [], refused: [] };
+  for (const p of pods) {
+    if (p.spec?.nodeName !== node) continue;
+    const ref = { namespace: p.metadata.namespace ?? "default", name: p.metadata.name };
+    const owner = p.metadata.ownerReferences?.find((o) => o.controller);
+    if (p.metadata.annotations?.[MIRROR_ANNOTATION] !== undefined) {
+      plan.skipped.push({ pod: ref, why: "mirror pod (static, managed by the kubelet)" });
+    } else if (owner?.kind === "DaemonSet") {
+      plan.skipped.push({ pod: ref, why: `DaemonSet ${owner.name}` });
+    } else if (p.status?.phase === "Succeeded" || p.status?.phase === "Failed") {
+      plan.skipped.push({ pod: ref, why: `finished (${p.status.phase})` });
+    } else if (p.metadata.deletionTimestamp) {
+      plan.terminating.push(ref);
+    } else if (!settings.deleteEmptyDirData && (p.spec?.volumes ?? []).some((v) => v.emptyDir !== undefined)) {
+      plan.refused.push({
+        pod: ref,
+        why: "has emptyDir data; set spec.rollout.drain.deleteEmptyDirData to evict it",
+      });
+    } else {
+      plan.evict.push(ref);
+    }
+  }
+  return plan;
+}

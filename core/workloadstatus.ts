@@ -1,0 +1,106 @@
+/**
+ * The workload cluster's conditions on a KubernetesCluster:
+ * `WorkloadAPIAvailable`, `NodesHealthy` and `ControlPlaneHealthy`. Pure.
+ *
+ * @module
+ */
+import { type ConditionInput, listNames } from "./conditions.ts";
+import { age, type WorkloadFacts } from "./joined.ts";
+import type { NodeReport } from "./readiness.ts";
+
+export interface WorkloadStatusInput {
+  workload: WorkloadFacts;
+  /** The workload API's URL, for messages. */
+  server?: string | undefined;
+  /** Member reports after {@link joinReports}. */
+  nodes: NodeReport[];
+  now: Date;
+}
+
+/** The three conditions, or none when workload connections are turned off. */
+export function workloadConditions(i: WorkloadStatusInput): ConditionInput[] {
+  if (i.workload.disabled) return [];
+  return [apiCondition(i), nodesCondition(i), controlPlaneCondition(i)];
+}
+
+function apiCondition(i: WorkloadStatusInput): ConditionInput {
+  const { api } = i.workload;
+  const type = "WorkloadAPIAvailable";
+  const where = i.server ? ` at ${i.server}` : "";
+  if (api.state === "Available") {
+    return { type, status: "True", reason: "Available", message: `${api.message}${where} with NICO's kubeconfig` };
+  }
+  if (api.state === "Unknown") return { type, status: "Unknown", reason: "NotChecked", message: api.message };
+  return {
+    type,
+    status: "False",
+    reason: "Unreachable",
+    message: `${api.message}${where}; unavailable for ${age(i.now.getTime() - api.since.getTime())}`,
+  };
+}
+
+function nodesCondition(i: WorkloadStatusInput): ConditionInput {
+  const type = "NodesHealthy";
+  const nodes = i.workload.nodes;
+  if (i.workload.api.state !== "Available" || !nodes) {
+    return { type, status: "Unknown", reason: "WorkloadAPIUnavailable", message: "the workload API cannot be read" };
+  }
+  const applied = i.nodes.filter((n) => n.applied);
+  const notReady: string[] = [];
+  const missing: string[] = [];
+  const cordoned: string[] = [];
+  for (const r of applied) {
+    const n = nodes.get(r.machine);
+    if (!n) {
+      missing.push(r.machine);
+      continue;
+    }
+    const since = n.since ? ` for ${age(i.now.getTime() - n.since.getTime())}` : "";
+    if (n.ready !== "True") notReady.push(`${r.machine} (${n.ready}${n.why ? `: ${n.why}` : ""}${since})`);
+    if (n.cordoned) {
+      const by = n.drainStarted
+        ? `drained by NICO for ${age(i.now.getTime() - n.drainStarted.getTime())}`
+        : "by someone else";
+      cordoned.push(`${r.machine} (${by})`);
+    }
+  }
+  const parts = [
+    notReady.length ? `NotReady: ${listNames(notReady)}` : "",
+    missing.length ? `missing: ${listNames(missing)} (no Node of that name)` : "",
+    cordoned.length ? `cordoned: ${listNames(cordoned)}` : "",
+  ].filter(Boolean);
+  if (!parts.length) {
+    return { type, status: "True", reason: "NodesReady", message: `${applied.length} Node(s) Ready and schedulable` };
+  }
+  const reason = notReady.length ? "NodesNotReady" : missing.length ? "NodesMissing" : "NodesCordoned";
+  return { type, status: "False", reason, message: parts.join("; ") };
+}
+
+/**
+ * Stacked etcd, checked without touching hosts: the API server NICO reaches
+ * is ready (its `/readyz` includes its etcd check) and every control-plane
+ * Node is Ready. Per-member etcd health is not seen (see docs/readiness.md).
+ */
+function controlPlaneCondition(i: WorkloadStatusInput): ConditionInput {
+  const type = "ControlPlaneHealthy";
+  const nodes = i.workload.nodes;
+  if (i.workload.api.state !== "Available" || !nodes) {
+    return { type, status: "Unknown", reason: "WorkloadAPIUnavailable", message: "the workload API cannot be read" };
+  }
+  const cp = i.nodes.filter((n) => n.plane === "controlPlane");
+  const bad = cp.filter((n) => nodes.get(n.machine)?.ready !== "True").map((n) => n.machine);
+  if (bad.length) {
+    return {
+      type,
+      status: "False",
+      reason: "ControlPlaneNodesNotReady",
+      message: `control-plane Node(s) not Ready: ${listNames(bad)}; ${cp.length - bad.length}/${cp.length} Ready`,
+    };
+  }
+  return {
+    type,
+    status: "True",
+    reason: "Healthy",
+    message: `API server ready (/readyz, etcd included); ${cp.length}/${cp.length} control-plane Nodes Ready`,
+  };
+}

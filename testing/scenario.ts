@@ -1,0 +1,112 @@
+/**
+ * A whole NICO scenario on real API servers: a namespace of the management
+ * control plane, the simulated NIO, workload clusters (real kube-apiservers
+ * on loopback, optionally with kube-controller-manager) and NICO watching
+ * them. Used by the workload-cluster scenario tests and usable by the demo.
+ *
+ * @module
+ */
+import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
+import type { KubeClient } from "../lib/kube/client.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { MACHINES } from "../core/nio.ts";
+import type { Machine } from "../core/nio.ts";
+import type { ControlPlane } from "./envtest/controlplane.ts";
+import { eventually } from "./helpers.ts";
+import { type RunningNico, startNico } from "./nico.ts";
+import { type SimNio, startSimNio } from "./sim-nio.ts";
+import { type WorkloadClusters, workloadClusters } from "./workload.ts";
+
+export interface ScenarioOptions {
+  /** Machines get hosts 127.0.<block>.<n>: a block per scenario keeps workload API servers apart. */
+  hostBlock: number;
+  /** kube-controller-manager controllers in the workload cluster (for example `["disruption"]`). */
+  controllers?: string[];
+  applyDelayMs?: number;
+  removeDelayMs?: number;
+  /** The operator's node timeout (default 60 s). */
+  nodeTimeoutMs?: number;
+}
+
+export interface Scenario {
+  ns: string;
+  client: KubeClient;
+  nio: SimNio;
+  nico: RunningNico;
+  workloads: WorkloadClusters;
+  /** Creates Machines on loopback hosts, with annotations if given. */
+  machines(names: string[], annotations?: Record<string, Record<string, string>>): Promise<void>;
+  /** The cluster as stored now. */
+  cluster(name?: string): Promise<KubernetesCluster | undefined>;
+  /** Waits until `pred` holds for the cluster; answers it. */
+  until(what: string, pred: (c: KubernetesCluster) => boolean, timeoutMs?: number): Promise<KubernetesCluster>;
+  /** The running workload API server of cluster `name`. */
+  workload(name?: string): ControlPlane;
+  stop(): Promise<void>;
+}
+
+/** A condition of a cluster by type. */
+export const condition = (c: KubernetesCluster | undefined, type: string) =>
+  c?.status?.conditions?.find((x) => x.type === type);
+
+/** Starts the scenario's NIO, workload clusters and NICO in a fresh namespace of `cp`. */
+export async function startScenario(cp: ControlPlane, prefix: string, o: ScenarioOptions): Promise<Scenario> {
+  const client = cp.client;
+  const ns = await cp.namespace(prefix);
+  const workloads = workloadClusters(client, o.controllers ? { controllers: o.controllers } : {});
+  const nio = startSimNio(client, {
+    namespace: ns,
+    applyDelayMs: o.applyDelayMs ?? 300,
+    removeDelayMs: o.removeDelayMs ?? 300,
+    onBootstrapApplied: workloads.onBootstrapApplied,
+    onApplied: workloads.onApplied,
+    onApplyStarted: workloads.onApplyStarted,
+    onRemoved: workloads.onRemoved,
+  });
+  const nico = startNico(client, { namespace: ns, workloadProbeMs: 300, nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000 });
+  let n = 1;
+  const get = (name = "c") => client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
+  return {
+    ns,
+    client,
+    nio,
+    nico,
+    workloads,
+    async machines(names, annotations = {}) {
+      for (const name of names) {
+        await client.create<Machine>(MACHINES, {
+          metadata: { name, namespace: ns, ...(annotations[name] ? { annotations: annotations[name] } : {}) },
+          spec: { host: `127.0.${o.hostBlock}.${++n}`, sshUser: "root", sshKeySecretRef: { name: `${name}-ssh` } },
+        });
+      }
+    },
+    cluster: get,
+    async until(what, pred, timeoutMs = 60_000) {
+      let last: KubernetesCluster | undefined;
+      try {
+        return await eventually(
+          what,
+          async () => {
+            const c = last = await get();
+            return c && pred(c) ? c : undefined;
+          },
+          timeoutMs,
+          150,
+        );
+      } catch (err) {
+        const conds = (last?.status?.conditions ?? []).map((c) => `  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
+        throw new Error(`${(err as Error).message}\nphase ${last?.status?.phase}\n${conds.join("\n")}`);
+      }
+    },
+    workload(name = "c") {
+      const w = workloads.get(ns, name);
+      if (!w) throw new Error(`no workload cluster for ${ns}/${name}`);
+      return w;
+    },
+    async stop() {
+      await nico.stop();
+      await nio.stop();
+      await workloads.stop();
+    },
+  };
+}
