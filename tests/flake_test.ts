@@ -173,11 +173,11 @@ const weird: ClusterNixInput = {
   bootstrapNode: "cp.a-1",
   controlPlane: [
     { name: "cp.a-1", address: 'we"ird\\${host}\n' },
-    { name: "cp-2", address: "10.0.0.2" },
+    { name: "cp-2", address: "127.0.0.2" },
   ],
   workers: [
     { name: "w-1.example.test", address: "it's $${not} ${x} $ \\ \t end$" },
-    { name: 'odd"name${x}', address: "10.0.0.9" },
+    { name: 'odd"name${x}', address: "127.0.0.9" },
   ],
 };
 

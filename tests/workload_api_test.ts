@@ -78,11 +78,12 @@ Deno.test({
       assert.ok(bounded.connection("t/b"), "a freed slot is used");
       await bounded.closeAll();
 
-      // Only loopback under the test policy: the target is refused before any connection is made.
-      const away = await issueKubeconfig("c3", "https://10.0.0.1:6443", ca);
+      // Only loopback under the test policy: the target is refused before any connection is made. The target is
+      // in 0.0.0.0/8, which no socket can reach, so even a broken guard could not send traffic anywhere.
+      const away = await issueKubeconfig("c3", "https://0.0.0.1:6443", ca);
       const v = cache.view("t/c3", away);
       assert.equal(v.api.state, "Unavailable");
-      assert.match(v.api.message, /refusing to connect to 10\.0\.0\.1/);
+      assert.match(v.api.message, /refusing to connect to 0\.0\.0\.1/);
       assert.equal(cache.connection("t/c3"), undefined);
 
       // The API goes away: Unavailable within a bounded time, last known Nodes kept; and back.
