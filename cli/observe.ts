@@ -14,7 +14,7 @@ import { CLUSTER_LABEL, PAUSED_ANNOTATION, ROLE_LABEL } from "../core/labels.ts"
 import { configName } from "../core/names.ts";
 import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { nodeReport, type NodeState } from "../core/readiness.ts";
-import type { PlanNode, RolloutInput } from "../core/rollout.ts";
+import { type PlanNode, planNodeOf, type RolloutInput } from "../core/rollout.ts";
 import { isOwnedBy, type Plane } from "../core/selection.ts";
 
 /** Where a node stands in the rollout. */
@@ -167,15 +167,7 @@ export function clusterView(
 
 /** The planner's input as NICO would see it now, from the view. */
 export function rolloutInput(v: ClusterView): RolloutInput {
-  const nodes: PlanNode[] = v.nodes.filter((n) => !n.departing).map((n) => ({
-    machine: n.machine,
-    plane: n.plane,
-    exists: n.state !== "Pending",
-    upToDate: n.upToDate,
-    available: n.state === "Ready",
-    failed: n.state === "Failed",
-    detail: n.detail,
-  }));
+  const nodes: PlanNode[] = v.nodes.filter((n) => !n.departing).map(planNodeOf);
   const spec = v.cluster.spec;
   return {
     nodes,

@@ -46,6 +46,31 @@ export interface PlanNode {
   detail?: string;
 }
 
+/**
+ * The planner's view of a node from its readiness report: one mapping for the
+ * reconciler and `nico plan`.
+ *
+ * @example
+ * ```ts
+ * import { planNodeOf } from "./rollout.ts";
+ * planNodeOf({ machine: "w-1", plane: "dataPlane", state: "Ready", upToDate: false, detail: "applied" });
+ * // { machine: "w-1", plane: "dataPlane", exists: true, upToDate: false, available: true, failed: false, detail: "applied" }
+ * ```
+ */
+export function planNodeOf(
+  n: { machine: string; plane: Plane; state: string; upToDate: boolean; detail: string },
+): PlanNode {
+  return {
+    machine: n.machine,
+    plane: n.plane,
+    exists: n.state !== "Pending",
+    upToDate: n.upToDate,
+    available: n.state === "Ready",
+    failed: n.state === "Failed",
+    detail: n.detail,
+  };
+}
+
 export interface DepartingNode {
   machine: string;
   plane: Plane;

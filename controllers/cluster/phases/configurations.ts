@@ -9,7 +9,7 @@ import { NIXOS_CONFIGURATIONS } from "../../../core/nio.ts";
 import { planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
 import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
 import { endpointUrl } from "../../../core/kubeconfig.ts";
-import { planRollout } from "../../../core/rollout.ts";
+import { planNodeOf, planRollout } from "../../../core/rollout.ts";
 import { type ClusterScope, nodeReports } from "../scope.ts";
 import { applyConfiguration } from "./apply.ts";
 import { pinRevision } from "./revision.ts";
@@ -49,15 +49,7 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
   }
   const members = new Set(s.members);
   const plan = planRollout({
-    nodes: nodeReports(s).map((n) => ({
-      machine: n.machine,
-      plane: n.plane,
-      exists: n.state !== "Pending",
-      upToDate: n.upToDate,
-      available: n.state === "Ready",
-      failed: n.state === "Failed",
-      detail: n.detail,
-    })),
+    nodes: nodeReports(s).map(planNodeOf),
     departing: s.ours.filter((c) => !members.has(c.spec.machineRef.name)).map((c) => ({
       machine: c.spec.machineRef.name,
       plane: planeOfRole(c.metadata.labels?.[ROLE_LABEL]),
