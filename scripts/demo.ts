@@ -8,16 +8,16 @@
  *
  * @module
  */
+import { startNicoProcess } from "../testing/nico_process.ts";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { SECRETS } from "../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import type { NixosConfiguration } from "../core/nio.ts";
 import { type ControlPlane, startControlPlane } from "../testing/envtest/controlplane.ts";
-import { freePort, type Guarded, startGuarded } from "../testing/envtest/process.ts";
+import { freePort, type Guarded } from "../testing/envtest/process.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { workloadClusters } from "../testing/workload.ts";
-import { TARGETS_ENV } from "../controllers/cluster/workload/targets.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const NS = "demo";
@@ -128,14 +128,9 @@ async function main(): Promise<number> {
     await kubectl(cp, ["create", "namespace", "nico-system"], { quiet: true });
     const webhookPort = freePort();
     const healthPort = freePort();
-    nico = startGuarded(
+    nico = startNicoProcess(
       "nico",
-      Deno.execPath(),
       [
-        "run",
-        "--allow-all",
-        `${ROOT}main.ts`,
-        "run",
         `--kubeconfig=${cp.kubeconfigPath}`,
         `--namespace=${NS}`,
         "--leader-elect=true",
@@ -150,7 +145,6 @@ async function main(): Promise<number> {
         "--log-format=text",
       ],
       logPath,
-      { [TARGETS_ENV]: "loopback" },
     );
     console.log(dim(`NICO's log: ${logPath}`));
     await waitReady(`http://127.0.0.1:${healthPort}/readyz`, nico, 60_000);

@@ -5,29 +5,24 @@
  * audit log shows every request of the old leader after the resume: not one
  * may be a write (status patch, Event, Machine claim, Lease update).
  */
+import { startNicoProcess } from "../testing/nico_process.ts";
 import assert from "node:assert/strict";
 import { auditFlags, auditPolicy, isWrite, readAudit, tally } from "../bench/scale/audit.ts";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { Lease } from "../lib/leader.ts";
 import { LEASES } from "../lib/kube/resources.ts";
 import { startControlPlane } from "../testing/envtest/controlplane.ts";
-import { freePort, type Guarded, startGuarded } from "../testing/envtest/process.ts";
+import { freePort, type Guarded } from "../testing/envtest/process.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { eventually } from "../testing/helpers.ts";
 import { createMachines } from "../testing/nico.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const USERS = { a: "nico-a", b: "nico-b" } as const;
 
 function startReplica(kubeconfig: string, log: string, identity: string): Guarded {
-  return startGuarded(
+  return startNicoProcess(
     identity,
-    Deno.execPath(),
     [
-      "run",
-      "--allow-all",
-      `${ROOT}main.ts`,
-      "run",
       `--kubeconfig=${kubeconfig}`,
       `--identity=${identity}`,
       "--lease-namespace=kube-system",
@@ -41,7 +36,6 @@ function startReplica(kubeconfig: string, log: string, identity: string): Guarde
       "--log-level=debug",
     ],
     log,
-    { NICO_WORKLOAD_TARGETS: "loopback" },
   );
 }
 

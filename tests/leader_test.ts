@@ -3,28 +3,23 @@
  * leader reconciles; when it is killed (SIGKILL, no chance to release) the
  * standby takes over within the lease duration and carries on.
  */
+import { startNicoProcess } from "../testing/nico_process.ts";
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { Lease } from "../lib/leader.ts";
 import { LEASES } from "../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
-import { freePort, type Guarded, startGuarded } from "../testing/envtest/process.ts";
+import { freePort, type Guarded } from "../testing/envtest/process.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { createMachines } from "../testing/nico.ts";
 
 const env = sharedControlPlane();
-const ROOT = new URL("../", import.meta.url).pathname;
 
 function startReplica(kubeconfig: string, dir: string, identity: string): Guarded {
-  return startGuarded(
+  return startNicoProcess(
     identity,
-    Deno.execPath(),
     [
-      "run",
-      "--allow-all",
-      `${ROOT}main.ts`,
-      "run",
       `--kubeconfig=${kubeconfig}`,
       `--identity=${identity}`,
       "--lease-namespace=kube-system",
@@ -37,7 +32,6 @@ function startReplica(kubeconfig: string, dir: string, identity: string): Guarde
       "--default-git-repo=https://git.example.test/flake.git",
     ],
     `${dir}/${identity}.log`,
-    { NICO_WORKLOAD_TARGETS: "loopback" },
   );
 }
 

@@ -4,12 +4,13 @@
  * election, its self-signed webhook, Secrets, Events) and hits no refusal;
  * and, as that ServiceAccount, the test shows what it can no longer do.
  */
+import { startNicoProcess } from "../testing/nico_process.ts";
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KubeClient, type KubeObject } from "../lib/kube/client.ts";
 import { ApiError } from "../lib/kube/errors.ts";
 import { LEASES, MUTATING_WEBHOOKS, SECRETS, VALIDATING_WEBHOOKS } from "../lib/kube/resources.ts";
-import { freePort, startGuarded } from "../testing/envtest/process.ts";
+import { freePort } from "../testing/envtest/process.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { createMachines } from "../testing/nico.ts";
@@ -18,7 +19,6 @@ import type { Lease } from "../lib/leader.ts";
 import { type WebhookConfiguration, webhookConfigurations } from "../webhooks/configurations.ts";
 
 const env = sharedControlPlane();
-const ROOT = new URL("../", import.meta.url).pathname;
 
 /** What NICO runs through as its ServiceAccount: create, Ready, metrics, delete, SIGTERM. */
 async function clusterLife(variant: Variant): Promise<void> {
@@ -34,14 +34,9 @@ async function clusterLife(variant: Variant): Promise<void> {
   await cp.client.apply(VALIDATING_WEBHOOKS, validating);
   await cp.client.apply(MUTATING_WEBHOOKS, mutating);
   const log = `${cp.dir}/nico-rbac-${variant}.log`;
-  const nico = startGuarded(
+  const nico = startNicoProcess(
     "nico",
-    Deno.execPath(),
     [
-      "run",
-      "--allow-all",
-      `${ROOT}main.ts`,
-      "run",
       `--kubeconfig=${kubeconfig}`,
       "--identity=nico-rbac-test",
       "--resolve-refs=false",
@@ -57,7 +52,6 @@ async function clusterLife(variant: Variant): Promise<void> {
       "--log-level=debug",
     ],
     log,
-    { NICO_WORKLOAD_TARGETS: "loopback" },
   );
   try {
     await eventually("webhook configurations carry NICO's CA bundle", async () => {

@@ -4,14 +4,14 @@
  * once the webhook serves a valid certificate, and the API server reaches
  * the webhook within seconds (it used to take 36 s).
  */
+import { startNicoProcess } from "../testing/nico_process.ts";
 import assert from "node:assert/strict";
 import { MUTATING_WEBHOOKS, SECRETS, VALIDATING_WEBHOOKS } from "../lib/kube/resources.ts";
-import { freePort, startGuarded } from "../testing/envtest/process.ts";
+import { freePort } from "../testing/envtest/process.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { secretText, type TlsSecret } from "../webhooks/tls.ts";
 
 const env = sharedControlPlane();
-const ROOT = new URL("../", import.meta.url).pathname;
 
 Deno.test("finding 9: a fresh start with leader election serves the webhook and is ready within seconds", async () => {
   const cp = await env.get();
@@ -20,14 +20,9 @@ Deno.test("finding 9: a fresh start with leader election serves the webhook and 
   const webhookPort = freePort();
   const healthPort = freePort();
   const started = performance.now();
-  const nico = startGuarded(
+  const nico = startNicoProcess(
     "nico",
-    Deno.execPath(),
     [
-      "run",
-      "--allow-all",
-      `${ROOT}main.ts`,
-      "run",
       `--kubeconfig=${cp.kubeconfigPath}`,
       "--identity=nico-fresh",
       "--leader-elect=true",
@@ -42,7 +37,6 @@ Deno.test("finding 9: a fresh start with leader election serves the webhook and 
       "--default-git-repo=https://git.example.test/flake.git",
     ],
     `${cp.dir}/nico-fresh.log`,
-    { NICO_WORKLOAD_TARGETS: "loopback" },
   );
   try {
     // /readyz: never true before the webhook serves a certificate the API server can trust.
