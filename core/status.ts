@@ -170,9 +170,10 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
     };
   }
 
-  // A node that applied an earlier spec proves this is a rollout of a running cluster, not its first bring-up
-  // (so a node recovering from Failed mid-rollout brings the cluster back to Updating, not Provisioning).
-  const runsOlderSpec = i.nodes.some((n) => n.state === "Ready" && !n.upToDate);
+  // After a failure, a node that applied an earlier spec proves this is a rollout of a running cluster, not its
+  // first bring-up (so a node recovering from Failed mid-rollout brings the cluster back to Updating). A cluster
+  // still in its first bring-up stays Provisioning when a late member changes cluster.nix under applied nodes.
+  const runsOlderSpec = i.previous?.phase !== "Provisioning" && i.nodes.some((n) => n.state === "Ready" && !n.upToDate);
   const phase: Phase = i.deleting
     ? "Deleting"
     : failed.length

@@ -117,6 +117,12 @@ Deno.test("status: phases, counts and messages", async (t) => {
     const first = computeStatus({ ...input(HA, ALL, { "w-1": "Applying" }), previous: { phase: "Failed" } });
     assert.equal(first.phase, "Provisioning", "every node on the first spec: still the first bring-up");
   });
+  await t.step("a member that arrives during the first bring-up keeps the cluster Provisioning", () => {
+    const i = input(HA, ALL, { "w-1": "Applying" });
+    const nodes = i.nodes.map((n) => n.machine === "cp-1" ? { ...n, upToDate: false } : n);
+    const s = computeStatus({ ...i, nodes, kubeconfigSecret: "c-kubeconfig", previous: { phase: "Provisioning" } });
+    assert.equal(s.phase, "Provisioning", "never Ready yet: a cluster.nix change under applied nodes is not a rollout");
+  });
   await t.step("missing explicit machine is named", () => {
     const s = computeStatus(input({ controlPlane: { machines: ["a", "ghost"] } }, ["a"], {}));
     const m = cond(s, "MachinesAvailable");
