@@ -110,6 +110,10 @@ export interface ClusterScope {
   readonly out: PassOutcome;
 }
 
+/** Independent writes of one pass (claims, configurations) in flight at once: enough to pipeline, few enough
+ * that one cluster does not crowd the API server for the others. */
+export const WRITES_IN_FLIGHT = 4;
+
 /** Gathers the scope of one pass; pure over the cache. */
 export function buildScope(
   deps: ClusterDeps,

@@ -10,7 +10,8 @@ import { planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/lab
 import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
 import { endpointUrl } from "../../../core/kubeconfig.ts";
 import { planNodeOf, planRollout } from "../../../core/rollout.ts";
-import { type ClusterScope, nodeReports } from "../scope.ts";
+import { eachBounded } from "../../../lib/runtime/bounded.ts";
+import { type ClusterScope, nodeReports, WRITES_IN_FLIGHT } from "../scope.ts";
 import { applyConfiguration } from "./apply.ts";
 import { pinRevision } from "./revision.ts";
 import { drainBeforeChange } from "./workload.ts";
@@ -69,11 +70,12 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
   if (s.paused) return;
   await drainBeforeChange(s, plan, new Set(s.ours.map((c) => c.spec.machineRef.name)));
   const renderNow = new Set([...plan.create, ...plan.update]);
-  for (const d of desired) {
+  // Each configuration is written on its own (the planner already chose what may change this pass).
+  await eachBounded(desired, WRITES_IN_FLIGHT, async (d) => {
     const name = d.metadata.name;
     const w = await applyConfiguration(s, d, s.cache.config(name), renderNow.has(d.spec.machineRef.name));
     if (w) out.written.set(name, w);
-  }
+  });
   for (const machine of plan.remove) {
     const c = s.ours.find((x) => x.spec.machineRef.name === machine)!;
     const deleted = await s.deps.client.delete(NIXOS_CONFIGURATIONS, c.metadata.name, s.namespace, {

@@ -11,6 +11,7 @@ import { wasBootstrapped } from "../../../core/identity.ts";
 import { REGENERATE_IDENTITY_ANNOTATION } from "../../../core/labels.ts";
 import { agentTokenSecret, caKeySecret, caSecret, kubeconfigSecret } from "../../../core/names.ts";
 import { AGENT_TOKEN_FILE } from "../../../core/desired.ts";
+import { allSettledOrThrow } from "../../../lib/runtime/bounded.ts";
 import type { ClusterScope } from "../scope.ts";
 import { ensureAgentToken, ensureCa, ensureJoinToken, ownsSecret, type Secret } from "../secrets.ts";
 
@@ -27,14 +28,17 @@ export async function reconcileSecrets(s: ClusterScope): Promise<void> {
         kubeconfigIssued: isOurs(lookup(kubeconfigSecret(s.name)), s),
       }),
   };
-  const token = await ensureJoinToken(client, s.cluster, lookup, policy);
-  if (token.created) s.log.info("created the join token", { secret: token.secret.metadata.name });
   // A running cluster made before the agent token existed gets one (that is the upgrade); once a
   // configuration carries it, the nodes trust it and it is identity like the others.
   const agentInUse = s.ours.some((c) => c.spec.additionalFiles.some((f) => f.path === AGENT_TOKEN_FILE));
-  const agent = await ensureAgentToken(client, s.cluster, lookup, { mayCreate: policy.mayCreate || !agentInUse });
+  // The three are independent: sent side by side (each settles before an error is thrown).
+  const [token, agent, { ca, created, keyRestored }] = await allSettledOrThrow([
+    ensureJoinToken(client, s.cluster, lookup, policy),
+    ensureAgentToken(client, s.cluster, lookup, { mayCreate: policy.mayCreate || !agentInUse }),
+    ensureCa(client, s.cluster, lookup, policy),
+  ]);
+  if (token.created) s.log.info("created the join token", { secret: token.secret.metadata.name });
   if (agent.created) s.log.info("created the agent token", { secret: agentTokenSecret(s.name) });
-  const { ca, created, keyRestored } = await ensureCa(client, s.cluster, lookup, policy);
   if (created) s.log.info("created the cluster CA", {});
   if (keyRestored) {
     await recorder.event(
