@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { NixosConfiguration } from "../core/nio.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
-import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
+import { type Machine, MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { configName } from "../core/names.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { createMachines, startNico } from "../testing/nico.ts";
@@ -24,6 +24,13 @@ async function provision(provisioning: "Parallel" | "BootstrapFirst" | undefined
   const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 10 * 60_000 });
   const nico = startNico(cp.client, { namespace: ns });
   try {
+    // Every Machine discovered first, so NICO's first pass selects all five (status is written after its writes).
+    await eventually(
+      "five Machines discoverable",
+      async () =>
+        (await cp.client.list<Machine>(MACHINES, { namespace: ns })).items.filter((m) => m.status?.discoverable)
+          .length === 5,
+    );
     await cp.client.create(KUBERNETES_CLUSTERS, {
       metadata: { name: "prod", namespace: ns },
       spec: {

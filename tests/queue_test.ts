@@ -112,6 +112,31 @@ Deno.test("queue: addAfter delays a key and an earlier schedule wins", async () 
   q.shutDown();
 });
 
+Deno.test("queue: addSoon coalesces a burst into one pass, and adds nothing when a pass is already due", async () => {
+  const q = new WorkQueue();
+  for (let i = 0; i < 5; i++) q.addSoon("burst", 30);
+  assert.equal(q.len(), 0, "not queued before the delay");
+  assert.equal(q.stats().delayed, 1, "five events, one schedule");
+  assert.equal(await q.get(), "burst");
+  q.addSoon("burst", 30); // processing and not due again: the running pass may have read a stale cache
+  assert.equal(q.stats().delayed, 1);
+  q.done("burst");
+  assert.equal(await q.get(), "burst");
+  q.done("burst");
+  q.add("waiting");
+  q.addSoon("waiting", 30); // already queued: that pass sees the event
+  assert.equal(q.stats().delayed, 0);
+  assert.equal(await q.get(), "waiting");
+  q.add("waiting"); // queued again behind the running pass
+  q.addSoon("waiting", 30);
+  assert.equal(q.stats().delayed, 0);
+  q.done("waiting");
+  assert.equal(await q.get(), "waiting");
+  q.done("waiting");
+  assert.ok(await pending(q.get().then((k) => k), 60), "nothing else was scheduled");
+  q.shutDown();
+});
+
 Deno.test("queue: addRateLimited backs off per key and forget resets it", async () => {
   const q = queueWithBackoff(20);
   const at = (key: string) => {

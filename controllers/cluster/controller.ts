@@ -17,6 +17,8 @@ import { Controller, type ControllerHooks } from "../../lib/runtime/controller.t
 import { Informer } from "../../lib/runtime/informer.ts";
 import { keyOf } from "../../lib/runtime/keys.ts";
 import type { Logger } from "../../lib/runtime/log.ts";
+import type { EventType } from "../../lib/runtime/snapshot.ts";
+import { isDeepStrictEqual } from "node:util";
 import { matches } from "../../lib/selector.ts";
 import { type ClusterInformers, ClusterReconciler } from "./reconciler.ts";
 import type { Secret } from "./secrets.ts";
@@ -44,6 +46,27 @@ export interface ClusterControllerOptions {
   gitAllowedHosts?: HostPolicy;
   /** Watch workload clusters (absent: NICO does not look inside them; applied counts as Ready). */
   workloads?: Omit<WorkloadCacheOptions, "onChange" | "log">;
+}
+
+/**
+ * Events of children (a configuration's progress, then NIO's write-back on
+ * its Machine; NICO's own creates) come in bursts: queued this much later,
+ * a burst makes one reconcile and at most one status write, not one each.
+ */
+export const CHILD_EVENT_COALESCE_MS = 200;
+
+/**
+ * A cluster update that changed only its status (NICO's own status write, as
+ * a rule) calls for no reconcile: nothing NICO acts on changed. Resyncs (same
+ * resourceVersion) and changes to the spec or metadata still do.
+ */
+export function onlyStatusChanged(c: KubernetesCluster, type: EventType, old: KubernetesCluster | undefined): boolean {
+  if (type !== "update" || !old || old.metadata.resourceVersion === c.metadata.resourceVersion) return false;
+  const meta = (o: KubernetesCluster) => {
+    const { resourceVersion: _rv, managedFields: _mf, ...rest } = o.metadata;
+    return rest;
+  };
+  return isDeepStrictEqual(meta(c), meta(old)) && isDeepStrictEqual(c.spec, old.spec);
 }
 
 /** The caches a cluster controller reads: clusters, Machines, NixosConfigurations and NICO's own Secrets. */
@@ -130,8 +153,9 @@ export function clusterController(
     const c = o.metadata.labels?.[CLUSTER_LABEL];
     return c ? keyOf(o.metadata.namespace, c) : undefined;
   };
+  const soon = { coalesceMs: CHILD_EVENT_COALESCE_MS };
   ctl
-    .watch(informers.clusters)
+    .watch(informers.clusters, undefined, { skip: onlyStatusChanged })
     .watch(informers.configs, (cfg, _type, old) => {
       const owner = byLabel(cfg);
       if (owner) return owner;
@@ -141,11 +165,12 @@ export function clusterController(
         cfg.spec?.machineRef?.name ?? old?.spec?.machineRef?.name ?? "",
       );
       return m ? clustersInterestedIn(informers.clusters.list(cfg.metadata.namespace), m) : undefined;
-    })
-    .watch(informers.secrets, byLabel)
+    }, soon)
+    .watch(informers.secrets, byLabel, soon)
     .watch(
       informers.machines,
       (m, _type, old) => clustersInterestedIn(informers.clusters.list(m.metadata.namespace), m, old),
+      soon,
     );
   return { controller: ctl, informers, ...(revisions ? { revisions } : {}), ...(workloads ? { workloads } : {}) };
 }

@@ -36,6 +36,18 @@ export type ReconcileOutcome = "success" | "requeue" | "error" | "terminal";
 /** Maps an informer event to the keys to reconcile (none, one or several). */
 export type KeyMapper<T> = (obj: T, type: EventType, old: T | undefined) => string | readonly string[] | undefined;
 
+/** How the events of one watched informer enqueue keys. */
+export interface WatchOptions<T> {
+  /**
+   * Wait this long before queueing a key: events that arrive meanwhile for
+   * the same key (a child's progress, then its owner's write-back) make one
+   * reconcile, not one each. A key already waiting is not delayed further.
+   */
+  coalesceMs?: number;
+  /** Events for which this answers true enqueue nothing (such as the controller's own status writes). */
+  skip?: (obj: T, type: EventType, old: T | undefined) => boolean;
+}
+
 /** Observations for metrics; durations are in seconds. */
 export interface ControllerHooks {
   /** A reconcile ended. */
@@ -96,7 +108,11 @@ export class Controller {
    * the object's own key). Call before {@link run}; `run` waits for the
    * informer to sync, and starts it (and stops it afterwards) if nobody has.
    */
-  watch<T extends KubeObject>(informer: Informer<T>, map: KeyMapper<T> = (obj) => objectKey(obj)): this {
+  watch<T extends KubeObject>(
+    informer: Informer<T>,
+    map: KeyMapper<T> = (obj) => objectKey(obj),
+    opts: WatchOptions<T> = {},
+  ): this {
     if (this.#started) throw new Error(`controller ${this.name}: watch() must be called before run()`);
     this.#informers.push(informer as unknown as Informer<KubeObject>);
     this.#unsubscribe.push(informer.onEvent((type, obj, old) => {
@@ -112,8 +128,12 @@ export class Controller {
         return;
       }
       if (keys === undefined) return;
-      if (typeof keys === "string") this.queue.add(keys);
-      else for (const k of keys) this.queue.add(k);
+      if (opts.skip?.(obj, type, old)) return;
+      const add = opts.coalesceMs
+        ? (k: string) => this.queue.addSoon(k, opts.coalesceMs!)
+        : (k: string) => this.queue.add(k);
+      if (typeof keys === "string") add(keys);
+      else for (const k of keys) add(k);
     }));
     return this;
   }

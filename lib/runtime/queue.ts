@@ -104,6 +104,16 @@ export class WorkQueue {
     this.#delayed.set(key, { at, timer });
   }
 
+  /**
+   * Queues `key` after `ms` unless a pass of it is already due (queued, or
+   * queued again behind the one running): that pass will see what caused
+   * this call. Bursts of events make one pass.
+   */
+  addSoon(key: string, ms: number): void {
+    if (this.#dirty.has(key)) return;
+    this.addAfter(key, ms);
+  }
+
   /** Queues `key` after its rate-limited delay (per-key backoff, overall bucket). */
   addRateLimited(key: string): void {
     if (this.#shuttingDown) return;
