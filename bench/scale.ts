@@ -32,7 +32,8 @@ import { importFootprint } from "./scale/imports.ts";
 import { Options, parseOptions } from "./scale/options.ts";
 import { log, round, secs, tempDirs } from "./scale/util.ts";
 import { runSize } from "./scale/size.ts";
-import { report, SizeResult } from "./scale/report.ts";
+import { type Extras, report, SizeResult, type WebhookFigures } from "./scale/report.ts";
+import { measureModes } from "./scale/modes.ts";
 
 // ---------------------------------------------------------------- main
 
@@ -52,8 +53,17 @@ async function main(): Promise<number> {
   for (const [i, size] of opts.sizes.entries()) {
     results.push(await runSize(opts, size, i === opts.sizes.length - 1));
   }
+  const extras: Extras = {};
+  if (opts.modesClusters > 0) {
+    log(`provisioning modes: ${opts.modesClusters} clusters each, apply ${opts.modesApplyMs} ms`);
+    extras.modes = await measureModes(opts.modesClusters, opts.modesApplyMs);
+  }
+  if (opts.webhook) {
+    log("webhook: open loop at 1,000/s (bench/webhook.ts --scenario perf)");
+    extras.webhook = await webhookFigures();
+  }
   const load1 = (await Deno.readTextFile("/proc/loadavg")).trim();
-  const { text, targets } = report(results, opts);
+  const { text, targets } = report(results, opts, extras);
   console.log(text);
   console.log(
     "\nRSS of a fresh deno process importing only (MiB): " +
@@ -73,6 +83,8 @@ async function main(): Promise<number> {
     options: { ...opts, out: undefined },
     importFootprint: footprint,
     results,
+    modes: extras.modes,
+    webhook: extras.webhook,
     targets,
   };
   await Deno.mkdir(opts.out, { recursive: true });
@@ -80,6 +92,24 @@ async function main(): Promise<number> {
   await Deno.writeTextFile(path, JSON.stringify(out, null, 2) + "\n");
   console.log(`\nresults: ${path} (${out.seconds} s in all)`);
   return 0;
+}
+
+/** The webhook benchmark in its own processes (server and load), as `deno task bench:webhook` runs it. */
+async function webhookFigures(): Promise<WebhookFigures[]> {
+  const json = await Deno.makeTempFile({ prefix: "nico-bench-webhook-", suffix: ".json" });
+  tempDirs.add(json);
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", new URL("./webhook.ts", import.meta.url).pathname, "--scenario", "perf", "--json", json],
+      stdout: "null",
+      stderr: "inherit",
+    }).output();
+    if (!out.success) throw new Error("bench/webhook.ts failed");
+    return JSON.parse(await Deno.readTextFile(json)) as WebhookFigures[];
+  } finally {
+    await Deno.remove(json).catch(() => {});
+    tempDirs.delete(json);
+  }
 }
 
 if (import.meta.main) {

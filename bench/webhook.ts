@@ -25,7 +25,8 @@
  *
  * Run from the repository root:
  *   deno run -A bench/webhook.ts [--concurrency 32] [--requests 20000] [--seconds 5] [--rate 1000]
- *     [--scenario all|perf|abuse]
+ *     [--scenario all|perf|abuse] [--json FILE]
+ * (`--json`: the open- and closed-loop figures of each endpoint, for `deno task bench`)
  *
  * @module
  */
@@ -278,6 +279,7 @@ async function main(): Promise<void> {
       rate: { type: "string", default: "1000" },
       "server-v8-flags": { type: "string", default: "" },
       scenario: { type: "string", default: "all" },
+      json: { type: "string" },
     },
   });
   if (values.serve) return await serve();
@@ -346,6 +348,8 @@ async function main(): Promise<void> {
   console.log(
     `closed loop: ${concurrency} in flight, <= ${requests} requests or ${seconds} s; open loop: ${rate}/s for ${seconds} s\n`,
   );
+  const figures: { name: string; rate: number; achieved: number; p50Ms: number; p99Ms: number; closedRps: number }[] =
+    [];
   try {
     for (const t of values.scenario === "abuse" ? [] : targets) {
       const url = base + t.path;
@@ -357,6 +361,14 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 500));
       const closed = await closedLoop(client, url, t, concurrency, requests, seconds);
       await new Promise((r) => setTimeout(r, 500));
+      figures.push({
+        name: t.name,
+        rate,
+        achieved: Math.round(open.achieved),
+        p50Ms: open.p50,
+        p99Ms: open.p99,
+        closedRps: Math.round(closed.rps),
+      });
       console.log(t.name);
       console.log(`  in process (app.request, no TLS): p50 ${fmt(local.p50)}, p99 ${fmt(local.p99)}`);
       console.log(
@@ -372,6 +384,7 @@ async function main(): Promise<void> {
           `p50 ${fmt(closed.p50)}, p99 ${fmt(closed.p99)}`,
       );
     }
+    if (values.json) await Deno.writeTextFile(values.json, JSON.stringify(figures, null, 2) + "\n");
     if (values.scenario !== "perf") {
       await runAbuse({ port, ca, pid: child.pid, admission: { path: targets[1]!.path, body: targets[1]!.body } });
     }

@@ -1,5 +1,6 @@
 /** The scale benchmark's flags. */
 import { parseArgs } from "node:util";
+import { parse } from "yaml";
 import { ROOT } from "./util.ts";
 
 // ---------------------------------------------------------------- options
@@ -19,7 +20,13 @@ export interface Options {
   workers: number | undefined;
   namespaces: number;
   timeoutSeconds: number;
+  /** `--v8-flags` for NICO: the Deployment's DENO_V8_FLAGS unless told otherwise; undefined: none. */
   nicoV8Flags: string | undefined;
+  /** Clusters per provisioning mode in the modes phase (0: skipped), and the simulated apply time there. */
+  modesClusters: number;
+  modesApplyMs: number;
+  /** Run the webhook's open-loop benchmark (bench/webhook.ts --scenario perf) for its target row. */
+  webhook: boolean;
   nicoLogLevel: string;
   keep: boolean;
   out: string;
@@ -39,11 +46,16 @@ export const USAGE = `Usage: deno run -A bench/scale.ts [flags]
   --namespaces K             spread clusters over K namespaces, one simulated NIO each (default 8; one
                              simulated NIO reconciles one object at a time and becomes the bottleneck)
   --timeout-seconds T        give up waiting for a phase after T seconds (default 300)
-  --nico-v8-flags FLAGS      run NICO with deno --v8-flags=FLAGS (experiments)
+  --nico-v8-flags FLAGS      run NICO with deno --v8-flags=FLAGS (default: the Deployment's DENO_V8_FLAGS;
+                             "none" for V8's defaults)
+  --modes-clusters N         clusters per provisioning mode (BootstrapFirst, Parallel) at the end, 0 to skip
+                             (default 10)
+  --modes-apply-ms D         simulated apply time in the modes phase (default 5000)
+  --skip-webhook             do not run the webhook's open-loop benchmark for its target row
   --nico-log-level LEVEL     NICO's --log-level (default info)
   --keep                     keep the temporary folders (NICO's log, the audit log) and print where
   --out DIR                  where the JSON goes (default bench/results)
-  --quick                    smoke run: 20x5, idle 10 s, rollout 5 clusters`;
+  --quick                    smoke run: 20x5, idle 10 s, rollout 5 clusters, 3 clusters per mode`;
 
 export function parseOptions(args: string[]): Options {
   const { values } = parseArgs({
@@ -61,6 +73,9 @@ export function parseOptions(args: string[]): Options {
       namespaces: { type: "string" },
       "timeout-seconds": { type: "string" },
       "nico-v8-flags": { type: "string" },
+      "modes-clusters": { type: "string" },
+      "modes-apply-ms": { type: "string" },
+      "skip-webhook": { type: "boolean", default: false },
       "nico-log-level": { type: "string" },
       keep: { type: "boolean", default: false },
       out: { type: "string" },
@@ -103,10 +118,22 @@ export function parseOptions(args: string[]): Options {
     workers: values.workers === undefined ? undefined : int(values.workers, 2, 1),
     namespaces: int(values.namespaces, 8, 1),
     timeoutSeconds: int(values["timeout-seconds"], 300, 1),
-    nicoV8Flags: values["nico-v8-flags"],
+    nicoV8Flags: values["nico-v8-flags"] === "none" ? undefined : values["nico-v8-flags"] ?? deploymentV8Flags(),
+    modesClusters: int(values["modes-clusters"], quick ? 3 : 10),
+    modesApplyMs: int(values["modes-apply-ms"], 5000, 1),
+    webhook: !values["skip-webhook"],
     nicoLogLevel: values["nico-log-level"] ?? "info",
     keep: values.keep ?? false,
     out: values.out ?? `${ROOT}bench/results`,
     quick,
   };
+}
+
+/** DENO_V8_FLAGS as deploy/base/deployment.yaml sets it: what NICO runs with when installed. */
+export function deploymentV8Flags(): string | undefined {
+  const doc = parse(Deno.readTextFileSync(`${ROOT}deploy/base/deployment.yaml`)) as {
+    spec?: { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } };
+  };
+  const env = doc.spec?.template?.spec?.containers?.flatMap((c) => c.env ?? []) ?? [];
+  return env.find((e) => e.name === "DENO_V8_FLAGS")?.value;
 }

@@ -2,6 +2,7 @@
 import type { SizeResult } from "./result.ts";
 import { Options } from "./options.ts";
 import { NICO_USER, round } from "./util.ts";
+import { type ModeFigures, modeLines } from "./modes.ts";
 
 // ---------------------------------------------------------------- report
 
@@ -15,7 +16,11 @@ export function table(rows: [string, ...string[]][]): string {
 
 export const f = (v: number | null | undefined, unit = "") => (v === null || v === undefined ? "-" : `${v}${unit}`);
 
-export function report(results: SizeResult[], opts: Options): { text: string; targets: Record<string, unknown> } {
+export function report(
+  results: SizeResult[],
+  opts: Options,
+  extras: Extras = {},
+): { text: string; targets: Record<string, unknown> } {
   const head: [string, ...string[]] = ["", ...results.map((r) => `${r.size} (${r.machines} machines)`)];
   const col = (g: (r: SizeResult) => string): string[] => results.map(g);
   const rows: [string, ...string[]][] = [
@@ -78,7 +83,6 @@ export function report(results: SizeResult[], opts: Options): { text: string; ta
     ["NICO peak RSS", ...col((r) => f(r.memory.peakRssBeforeRolloutMiB, " MiB"))],
   ];
   const largest = results.at(-1)!;
-  const smallest = results[0]!;
   const lines = [table(rows)];
   const perCluster = Object.entries(largest.api.provisioning.perCluster).slice(0, 14)
     .map(([k, v]) => `    ${k.padEnd(40)} ${v}`);
@@ -100,35 +104,113 @@ export function report(results: SizeResult[], opts: Options): { text: string; ta
       }`,
     );
   }
-  const ratio = largest.ceiling?.ratioReady ?? null;
-  const rss1000 = largest.memory.peakRssBeforeRolloutMiB;
-  const growth = results.length > 1 && rss1000 !== null && smallest.memory.peakRssBeforeRolloutMiB !== null
-    ? round((rss1000 - smallest.memory.peakRssBeforeRolloutMiB) / ((largest.machines - smallest.machines) / 100), 2)
-    : null;
-  const targets = {
-    provisioningWithin1_5xCeiling: { measured: ratio, met: ratio !== null && ratio <= 1.5 },
-    zeroIdleWrites: { measured: results.map((r) => r.idle.writes), met: results.every((r) => r.idle.writes === 0) },
-    rssUnder150MiBAt1000Machines: {
-      measured: rss1000,
-      machines: largest.machines,
-      met: rss1000 !== null && rss1000 < 150 && largest.machines >= 1000,
-      growthMiBPer100Machines: growth,
-    },
-  };
-  lines.push(
-    "\nTargets:",
-    `    provisioning within 1.5x the ceiling: ${f(ratio, "x")} at ${largest.size} → ${
-      targets.provisioningWithin1_5xCeiling.met ? "met" : "MISSED"
-    }`,
-    `    zero idle writes: ${targets.zeroIdleWrites.measured.join(", ")} → ${
-      targets.zeroIdleWrites.met ? "met" : "MISSED"
-    }`,
-    `    RSS under 150 MB at 1,000 machines: ${f(rss1000, " MiB")} at ${largest.machines} machines` +
-      (growth !== null ? ` (+${growth} MiB per 100 machines)` : "") +
-      ` → ${
-        targets.rssUnder150MiBAt1000Machines.met ? "met" : largest.machines < 1000 ? "not measured at 1,000" : "MISSED"
-      }`,
-  );
+  const t = targetRows(results, extras);
+  lines.push(`\nNICO ran with V8 flags: ${opts.nicoV8Flags ?? "none (V8's defaults)"}`);
+  if (extras.modes?.length) {
+    const m = extras.modes[0]!;
+    lines.push(
+      `\nProvisioning modes (${m.clusters} clusters of 1 + 4 at once, simulated apply ${m.applyMs} ms):`,
+      ...modeLines(extras.modes),
+    );
+  }
+  if (extras.webhook?.length) {
+    lines.push(
+      `\nWebhook, open loop on loopback TLS (bench/webhook.ts --scenario perf):`,
+      ...extras.webhook.map((w) =>
+        `    ${w.name.padEnd(48)} ${w.achieved}/s: p50 ${round(w.p50Ms, 2)} ms, p99 ${round(w.p99Ms, 2)} ms; ` +
+        `closed loop ${w.closedRps}/s`
+      ),
+    );
+  }
+  lines.push("\nTargets:", ...t.rows.map((r) => `    ${r.name}: ${r.measured} → ${r.verdict}`));
   if (opts.quick) lines.push("    (quick run: smoke figures only)");
-  return { text: lines.join("\n"), targets };
+  return { text: lines.join("\n"), targets: t.json };
+}
+
+/** What the scale run adds beside the sizes: the provisioning modes and the webhook's open loop. */
+export interface Extras {
+  modes?: ModeFigures[] | undefined;
+  webhook?: WebhookFigures[] | undefined;
+}
+
+export interface WebhookFigures {
+  name: string;
+  rate: number;
+  achieved: number;
+  p50Ms: number;
+  p99Ms: number;
+  closedRps: number;
+}
+
+type Verdict = "met" | "MISSED" | "not measured";
+interface TargetRow {
+  key: string;
+  name: string;
+  measured: string;
+  verdict: Verdict;
+  value: unknown;
+}
+
+/** One row per target of the lean-and-fast work (docs/benchmark.md), each with what was measured. */
+export function targetRows(
+  results: SizeResult[],
+  extras: Extras,
+): { rows: TargetRow[]; json: Record<string, unknown> } {
+  const largest = results.at(-1)!;
+  const rows: TargetRow[] = [];
+  const add = (key: string, name: string, value: unknown, measured: string, met: boolean | null) =>
+    rows.push({ key, name, value, measured, verdict: met === null ? "not measured" : met ? "met" : "MISSED" });
+  const writes = results.map((r) => r.api.provisioning.writesPerCluster);
+  add(
+    "writesPerClusterAtMost16",
+    "writes per cluster on the happy path <= 16",
+    writes,
+    results.map((r) => `${f(r.api.provisioning.writesPerCluster)} at ${r.size}`).join(", "),
+    writes.every((w) => w !== null && w !== undefined) ? writes.every((w) => w! <= 16) : null,
+  );
+  const ratio = largest.ceiling?.ratioReady ?? null;
+  add(
+    "provisioningWithin1_5xCeiling",
+    "provisioning within 1.5x the direct-write ceiling",
+    ratio,
+    `${f(ratio, "x")} at ${largest.size}`,
+    ratio === null ? null : ratio <= 1.5,
+  );
+  const parallel = extras.modes?.find((m) => m.mode === "Parallel");
+  const first = extras.modes?.find((m) => m.mode === "BootstrapFirst");
+  add(
+    "parallelWithin1_3xOneApply",
+    "Parallel provisioning: all nodes applied within 1.3x one apply (p50)",
+    parallel?.p50Applies ?? null,
+    parallel ? `${parallel.p50Applies}x of ${parallel.applyMs} ms (BootstrapFirst ${first?.p50Applies ?? "-"}x)` : "-",
+    parallel ? parallel.p50Applies <= 1.3 : null,
+  );
+  const rssAt = (machines: number) => results.find((r) => r.machines === machines)?.memory.peakRssBeforeRolloutMiB;
+  for (const [machines, limit] of [[100, 110], [1000, 150]] as const) {
+    const v = rssAt(machines);
+    add(
+      `peakRssAtMost${limit}MiBAt${machines}Machines`,
+      `peak RSS <= ${limit} MiB at ${machines} machines`,
+      v ?? null,
+      f(v, " MiB"),
+      v === undefined || v === null ? null : v <= limit,
+    );
+  }
+  const allowed = extras.webhook?.find((w) => w.name.startsWith("validate: allowed"));
+  const ceiling = extras.webhook?.find((w) => w.name.startsWith("trivial"));
+  add(
+    "webhookP99AtMost3ms",
+    "webhook p99 <= 3 ms at 1,000 admissions/s",
+    allowed?.p99Ms ?? null,
+    allowed
+      ? `${round(allowed.p99Ms, 2)} ms at ${allowed.achieved}/s (trivial handler ${round(ceiling?.p99Ms ?? NaN, 2)} ms)`
+      : "-",
+    allowed ? allowed.p99Ms <= 3 && allowed.rate >= 1000 : null,
+  );
+  const idle = results.map((r) => r.idle.writes);
+  add("zeroIdleWrites", "zero writes in an idle window", idle, idle.join(", "), idle.every((w) => w === 0));
+  return {
+    rows,
+    json: Object.fromEntries(rows.map((r) => [r.key, { measured: r.value, met: r.verdict === "met" }])),
+  };
 }

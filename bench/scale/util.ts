@@ -3,6 +3,7 @@ import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { MACHINES } from "../../core/nio.ts";
+import { FINALIZER } from "../../core/labels.ts";
 import type { Machine } from "../../core/nio.ts";
 import { type Guarded } from "../../testing/envtest/process.ts";
 import { forEachLimited } from "./pool.ts";
@@ -70,7 +71,9 @@ export async function createClusters(
     await client.create<KubernetesCluster>(KUBERNETES_CLUSTERS, {
       apiVersion: "nico.homystack.com/v1alpha1",
       kind: "KubernetesCluster",
-      metadata: { name, namespace: ns },
+      // With the finalizer, as NICO's mutating webhook adds it at admission (the benchmark runs NICO without
+      // its webhook): otherwise NICO's first pass would be a finalizer patch no real install makes.
+      metadata: { name, namespace: ns, finalizers: [FINALIZER] },
       spec: clusterSpec(machineNames(name, m), cp, gitRepo),
     });
   });
