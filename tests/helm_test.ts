@@ -60,6 +60,8 @@ const OTHER_VALUES = [
   "image.repository=registry.example.test/nico,image.tag=9.9.9,resources.limits.memory=1Gi",
   "--set",
   "podDisruptionBudget.enabled=false",
+  "--set",
+  "gitAllowedHosts=*\\,git.infra.example.test\\,127.0.0.1,webhook.clientCASecret=apiserver-client-ca",
 ];
 
 Deno.test("helm lint passes with default and other values", async () => {
@@ -119,6 +121,14 @@ Deno.test("other values: cert-manager, monitoring, namespace scope, image, logs;
       .map(envOf),
     ["text", "debug", "false", "infra", "https://git.example.test/infra.git", "cert-manager"],
   );
+  assert.equal(envOf("NICO_GIT_ALLOWED_HOSTS"), "*,git.infra.example.test,127.0.0.1");
+  assert.equal(envOf("NICO_WEBHOOK_CLIENT_CA"), "/etc/nico/webhook-client-ca/ca.crt");
+  const pod = deployment.spec.template.spec as unknown as {
+    volumes: { name: string; secret?: { secretName: string } }[];
+    containers: { volumeMounts: { name: string; mountPath: string }[] }[];
+  };
+  assert.equal(pod.volumes.find((v) => v.name === "webhook-client-ca")?.secret?.secretName, "apiserver-client-ca");
+  assert.ok(pod.containers[0]!.volumeMounts.some((m) => m.mountPath === "/etc/nico/webhook-client-ca"));
   assert.deepEqual(c.resources, { requests: { cpu: "50m", memory: "128Mi" }, limits: { memory: "1Gi" } });
   assert.equal(byKey.has("PodDisruptionBudget/nico"), false);
   assert.ok(byKey.has("Certificate/nico-webhook") && byKey.has("Issuer/nico-selfsigned"));
