@@ -166,7 +166,7 @@ export function parseRunOptions(args: string[], env: Record<string, string | und
   return parsed.data;
 }
 
-/** `host:port` to Deno.serve's options; an empty host means every interface. */
+/** `host:port` to listen options; an empty host means every interface. */
 export function listenOn(addr: string): { hostname: string; port: number } {
   const i = addr.lastIndexOf(":");
   const host = addr.slice(0, i).replace(/^\[|\]$/g, "");

@@ -23,6 +23,7 @@ import { subjectAccessReviews } from "../webhooks/authorize.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
 import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
 import { fileTls, secretTls } from "../webhooks/tls.ts";
+import { servePlain } from "../lib/plainserver.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 export const USER_AGENT = `nico/${denoJson.version}`;
@@ -53,9 +54,10 @@ function serveProbes(
     }
     return new Response("not found\n", { status: 404 });
   };
-  const servers = [Deno.serve({ ...listenOn(o.healthAddr), signal, onListen() {} }, handler)];
+  // Timeouts and a connection cap, as on the webhook: a client holding sockets cannot starve the probes.
+  const servers = [servePlain({ ...listenOn(o.healthAddr), signal, fetch: handler })];
   if (o.metricsAddr !== o.healthAddr) {
-    servers.push(Deno.serve({ ...listenOn(o.metricsAddr), signal, onListen() {} }, handler));
+    servers.push(servePlain({ ...listenOn(o.metricsAddr), signal, fetch: handler }));
   }
   return servers;
 }

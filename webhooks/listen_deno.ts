@@ -21,7 +21,7 @@
  * @module
  */
 import type { KeyPair } from "../lib/pki.ts";
-import { serveConnection } from "./http1.ts";
+import { serveConnection } from "../lib/http1.ts";
 import type { Listener, ListenerArgs } from "./listener.ts";
 
 function closeQuietly(c: { close(): void } | undefined): void {

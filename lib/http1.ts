@@ -1,5 +1,6 @@
 /**
- * HTTP/1.1 on one TLS connection, reading only what NICO asked for: the
+ * HTTP/1.1 on one connection (TLS for the webhook, plain TCP for the probes
+ * and metrics), reading only what NICO asked for: the
  * headers (at most 16 KiB, within a deadline), then a body only once its
  * bytes fit under the in-flight cap. A body NICO refuses is never read, so
  * memory follows what NICO accepts, not what a client sends (Deno's
@@ -11,7 +12,7 @@
  *
  * @module
  */
-import { errorMessage } from "../lib/runtime/log.ts";
+import { errorMessage } from "./runtime/log.ts";
 
 /** Largest request head (request line and headers). */
 export const MAX_HEAD_BYTES = 16 * 1024;
@@ -20,6 +21,8 @@ export const MAX_HEAD_BYTES = 16 * 1024;
 export interface ConnectionContext {
   /** Host name for request URLs. */
   hostname: string;
+  /** Scheme of request URLs (default https). */
+  scheme?: "http" | "https";
   headerTimeoutMs: number;
   bodyTimeoutMs: number;
   idleTimeoutMs: number;
@@ -122,7 +125,7 @@ function parseHead(raw: string): Head | undefined {
 }
 
 /** Serves requests on `conn` until the client closes it, a deadline passes, or the server stops. */
-export async function serveConnection(conn: Deno.TlsConn, ctx: ConnectionContext): Promise<void> {
+export async function serveConnection(conn: Deno.Conn, ctx: ConnectionContext): Promise<void> {
   let pending: Uint8Array = new Uint8Array(0);
   const buf = new Uint8Array(MAX_HEAD_BYTES);
   let first = true;
@@ -178,7 +181,7 @@ export async function serveConnection(conn: Deno.TlsConn, ctx: ConnectionContext
         let out: Uint8Array;
         try {
           const res = await ctx.fetch(
-            new Request(`https://${ctx.hostname}${head.target}`, {
+            new Request(`${ctx.scheme ?? "https"}://${ctx.hostname}${head.target}`, {
               method: head.method,
               headers,
               ...(hasBody ? { body } : {}),
@@ -188,7 +191,7 @@ export async function serveConnection(conn: Deno.TlsConn, ctx: ConnectionContext
           outHeaders = [...res.headers];
           out = new Uint8Array(await res.arrayBuffer());
         } catch (err) {
-          out = enc.encode(`NICO's webhook failed: ${errorMessage(err)}`);
+          out = enc.encode(`NICO failed to answer: ${errorMessage(err)}`);
         }
         await respond(conn, status, outHeaders, out, close);
         if (close) return;
