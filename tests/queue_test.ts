@@ -137,6 +137,24 @@ Deno.test("queue: addSoon coalesces a burst into one pass, and adds nothing when
   q.shutDown();
 });
 
+Deno.test("queue: lookAgain replaces the key's earlier look-again, and undefined cancels it", async () => {
+  const q = new WorkQueue();
+  q.lookAgain("k", 30);
+  q.lookAgain("k", 60_000); // the latest pass says a minute: the 30 ms look is gone
+  assert.equal(q.stats().delayed, 1);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(q.len(), 0, "the replaced look-again must not fire");
+  q.lookAgain("k", undefined);
+  assert.equal(q.stats().delayed, 0, "cancelled");
+  q.addSoon("e", 20); // an event's delay is not a look-again: untouched by lookAgain of another key
+  q.lookAgain("e", undefined);
+  assert.equal(await q.get(), "e");
+  q.done("e");
+  q.lookAgain("z", 10);
+  assert.equal(await q.get(), "z");
+  q.shutDown();
+});
+
 Deno.test("queue: addRateLimited backs off per key and forget resets it", async () => {
   const q = queueWithBackoff(20);
   const at = (key: string) => {

@@ -78,7 +78,7 @@ export function report(
         return c ? [c.apiserver, c.etcd, c.bench, c.others].map((x) => f(x?.cores)).join("/") : "-";
       }),
     ],
-    ["idle writes", ...col((r) => `${r.idle.writes} in ${r.idle.seconds} s`)],
+    ["idle writes (reconciles)", ...col((r) => `${r.idle.writes} in ${r.idle.seconds} s (${r.idle.reconciles})`)],
     ["idle NICO CPU", ...col((r) => `${r.idle.nicoCpuSeconds} s (${r.idle.nicoCpuPercent}%)`)],
     ["NICO peak RSS", ...col((r) => f(r.memory.peakRssBeforeRolloutMiB, " MiB"))],
   ];

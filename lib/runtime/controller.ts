@@ -212,10 +212,12 @@ export class Controller {
       const result = await this.#reconcile(key, force, log);
       this.queue.forget(key);
       const after = result?.requeueAfter;
+      // The latest pass's wish replaces an earlier one's (a settled key is not revisited on a stale timer).
       if (after !== undefined && after > 0) {
-        this.queue.addAfter(key, after);
+        this.queue.lookAgain(key, after);
         outcome = "requeue";
       } else {
+        this.queue.lookAgain(key, undefined);
         outcome = "success";
       }
       log.debug("reconciled", { outcome, ...(outcome === "requeue" ? { requeueAfterMs: after } : {}) });

@@ -63,6 +63,8 @@ export class WorkQueue {
   readonly #enqueuedAt = new Map<string, number>();
   readonly #startedAt = new Map<string, number>();
   readonly #delayed = new Map<string, Delayed>();
+  /** The "look again" of each key's latest reconcile (see {@link lookAgain}). */
+  readonly #looks = new Map<string, ReturnType<typeof setTimeout>>();
   #waiters: ((key: string | undefined) => void)[] = [];
   #shuttingDown = false;
   #adds = 0;
@@ -112,6 +114,26 @@ export class WorkQueue {
   addSoon(key: string, ms: number): void {
     if (this.#dirty.has(key)) return;
     this.addAfter(key, ms);
+  }
+
+  /**
+   * Queues `key` after `ms` as its latest reconcile asked, replacing what an
+   * earlier reconcile of it asked (`undefined`: cancels it): the latest pass
+   * knows best, so a settled key is not looked at again a minute later
+   * because a busy pass once said so. Event and retry delays are untouched.
+   */
+  lookAgain(key: string, ms: number | undefined): void {
+    const previous = this.#looks.get(key);
+    if (previous !== undefined) clearTimeout(previous);
+    this.#looks.delete(key);
+    if (this.#shuttingDown || ms === undefined) return;
+    this.#looks.set(
+      key,
+      setTimeout(() => {
+        this.#looks.delete(key);
+        this.add(key);
+      }, Math.max(0, ms)),
+    );
   }
 
   /** Queues `key` after its rate-limited delay (per-key backoff, overall bucket). */
@@ -168,7 +190,7 @@ export class WorkQueue {
       retries: this.#retries,
       depth: this.#queue.length,
       processing: this.#processing.size,
-      delayed: this.#delayed.size,
+      delayed: this.#delayed.size + this.#looks.size,
     };
   }
 
@@ -182,6 +204,8 @@ export class WorkQueue {
     this.#shuttingDown = true;
     for (const d of this.#delayed.values()) clearTimeout(d.timer);
     this.#delayed.clear();
+    for (const t of this.#looks.values()) clearTimeout(t);
+    this.#looks.clear();
     this.#queue = [];
     this.#enqueuedAt.clear();
     this.#hooks.depth?.(0);
