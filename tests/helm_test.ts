@@ -160,6 +160,11 @@ Deno.test("other values: cert-manager, monitoring, namespace scope, image, logs;
     assert.equal(est.code, 0, est.stderr);
   }
   await cp.kubectl(["create", "namespace", "nico-system"]);
+  // The watched namespace is the user's; the chart binds NICO's rights there.
+  await cp.kubectl(["create", "namespace", "infra"]);
+  const binding = byKey.get("RoleBinding/nico") as Obj & { roleRef: { name: string } };
+  assert.deepEqual([binding.metadata.namespace, binding.roleRef.name], ["infra", "nico"]);
+  assert.equal(byKey.has("ClusterRoleBinding/nico"), false, "no cluster-wide binding when one namespace is watched");
   const out = await cp.kubectl(["apply", "--server-side", "--force-conflicts", "--dry-run=server", "-f", "-"], {
     stdin: objs.map((o) => JSON.stringify(o)).join("\n"),
   });
@@ -190,9 +195,22 @@ Deno.test("the chart and kustomize grant the same RBAC", async () => {
     );
   const fromKustomize = pick(docs(kz.stdout));
   assert.ok(Object.keys(fromKustomize).length >= 3, "kustomize rendered no RBAC");
-  for (const values of [[], OTHER_VALUES]) {
-    assert.deepEqual(pick(await render(values)), fromKustomize);
-  }
+  assert.deepEqual(pick(await render([])), fromKustomize);
+  // One watched namespace: the chart grants what deploy/namespaced/ grants (its namespace is `clusters`).
+  const nz = await cp.kubectl(["kustomize", `${ROOT}deploy/namespaced/`]);
+  assert.equal(nz.code, 0, nz.stderr);
+  const namespaced = docs(nz.stdout);
+  const chart = await render(["--set", "watchNamespace=clusters"]);
+  assert.deepEqual(pick(chart), pick(namespaced));
+  assert.ok(!("ClusterRoleBinding/nico in (cluster)" in pick(chart)), "no cluster-wide binding of ClusterRole nico");
+  // ...and its webhooks see only that namespace, as the overlay's do.
+  const selectors = (objs: Obj[]) =>
+    objs.filter((o) => o.kind.endsWith("WebhookConfiguration")).map((o) => [
+      o.kind,
+      (o as unknown as { webhooks: { namespaceSelector?: unknown }[] }).webhooks.map((w) => w.namespaceSelector),
+    ]).sort();
+  assert.deepEqual(selectors(chart), selectors(namespaced));
+  assert.ok(JSON.stringify(selectors(chart)).includes('"kubernetes.io/metadata.name":"clusters"'));
 });
 
 Deno.test("stop the shared control plane", async () => {
