@@ -186,6 +186,8 @@ Deno.test({
         return p.state === "Drained" ? p : undefined;
       }, 30_000);
       assert.match(done.message, /drained w-1/);
+      assert.deepEqual(conn.watchingPodsOf, ["w-1"], "only the drained node's Pods are watched");
+      assert.deepEqual(conn.podsOn("w-2"), undefined, "another node's Pods need their own (new) informer");
       assert.equal(await client.get(PODS, "web-1", ns), undefined, "web-1 was evicted");
       assert.ok(await client.get(PODS, "agent-w1", ns), "the DaemonSet pod stays");
 

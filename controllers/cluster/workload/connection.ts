@@ -49,8 +49,8 @@ export class WorkloadConnection {
   readonly #o: ConnectionOptions;
   readonly #abort = new AbortController();
   readonly #nodes: Informer<KubeNode>;
-  #pods: Informer<KubePod> | undefined;
-  #podsUsedAt = 0;
+  /** Pod informers by node, one per node being drained (a field selector: only that node's Pods). */
+  readonly #pods = new Map<string, { informer: Informer<KubePod>; usedAt: number }>();
   #api: WorkloadView["api"];
   #lastGood: Date | undefined;
   #loop: Promise<void> | undefined;
@@ -81,10 +81,10 @@ export class WorkloadConnection {
       failures = ok ? 0 : failures + 1;
       // Back off while the API is away, by at most four intervals, so its return is seen soon.
       await sleep(this.#o.probeIntervalMs * Math.min(4, 2 ** failures), signal);
-      if (this.#pods && performance.now() - this.#podsUsedAt > this.#o.podsIdleMs) {
-        const pods = this.#pods;
-        this.#pods = undefined;
-        await pods.stop();
+      for (const [node, pods] of this.#pods) {
+        if (performance.now() - pods.usedAt <= this.#o.podsIdleMs) continue;
+        this.#pods.delete(node);
+        await pods.informer.stop();
       }
     }
   }
@@ -130,29 +130,37 @@ export class WorkloadConnection {
     return this.#nodes.get(undefined, name);
   }
 
-  /** The pods on `node`, or `undefined` while the Pod informer fills (it starts on first use). */
+  /**
+   * The pods on `node`, or `undefined` while its Pod informer fills. The
+   * informer starts on first use and watches that node's Pods only
+   * (`spec.nodeName`), so a drain costs what the node holds, not the cluster.
+   */
   podsOn(node: string): KubePod[] | undefined {
-    this.#podsUsedAt = performance.now();
-    if (!this.#pods) {
-      this.#pods = new Informer<KubePod>(this.client, PODS, this.#informerOptions());
-      this.#pods.onEvent((_t, p) => {
-        if (p.spec?.nodeName) this.#o.onChange();
+    let pods = this.#pods.get(node);
+    if (!pods) {
+      const informer = new Informer<KubePod>(this.client, PODS, {
+        ...this.#informerOptions(),
+        fieldSelector: `spec.nodeName=${node}`,
       });
-      this.#pods.start(this.#abort.signal);
+      informer.onEvent(() => this.#o.onChange());
+      informer.start(this.#abort.signal);
+      pods = { informer, usedAt: 0 };
+      this.#pods.set(node, pods);
     }
-    if (!this.#pods.hasSynced()) return undefined;
-    return this.#pods.filter((p) => p.spec?.nodeName === node);
+    pods.usedAt = performance.now();
+    if (!pods.informer.hasSynced()) return undefined;
+    return pods.informer.filter((p) => p.spec?.nodeName === node);
   }
 
-  /** Whether Pods are being watched (a drain ran lately). */
-  get watchingPods(): boolean {
-    return this.#pods !== undefined;
+  /** The nodes whose Pods are being watched (a drain ran on them lately). */
+  get watchingPodsOf(): string[] {
+    return [...this.#pods.keys()];
   }
 
   /** Stops the probe and informers and closes the connections. */
   async close(): Promise<void> {
     this.#abort.abort();
-    await Promise.all([this.#loop, this.#nodes.stop(), this.#pods?.stop()]);
+    await Promise.all([this.#loop, this.#nodes.stop(), ...[...this.#pods.values()].map((p) => p.informer.stop())]);
     await this.client.close();
   }
 }
