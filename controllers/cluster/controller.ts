@@ -56,9 +56,10 @@ export interface ClusterControllerOptions {
 export const CHILD_EVENT_COALESCE_MS = 200;
 
 /**
- * A cluster update that changed only its status (NICO's own status write, as
- * a rule) calls for no reconcile: nothing NICO acts on changed. Resyncs (same
- * resourceVersion) and changes to the spec or metadata still do.
+ * Whether a cluster update changed only its status. The controller skips
+ * such an update when it is NICO's own status write (by resourceVersion):
+ * nothing NICO acts on changed. Resyncs (same resourceVersion), changes to
+ * the spec or metadata, and status written by anyone else still reconcile.
  */
 export function onlyStatusChanged(c: KubernetesCluster, type: EventType, old: KubernetesCluster | undefined): boolean {
   if (type !== "update" || !old || old.metadata.resourceVersion === c.metadata.resourceVersion) return false;
@@ -130,7 +131,10 @@ export function clusterController(
   const workloads = opts.workloads
     ? new WorkloadCache({ ...opts.workloads, log: opts.log, onChange: (key) => ctl.enqueue(key) })
     : undefined;
+  /** The resourceVersion of the status NICO last wrote, by cluster: that write's own event needs no reconcile. */
+  const ownStatus = new Map<string, string>();
   const reconciler = new ClusterReconciler({
+    onStatusWritten: (key, rv) => ownStatus.set(key, rv),
     client: opts.client,
     informers,
     recorder: opts.recorder,
@@ -155,7 +159,14 @@ export function clusterController(
   };
   const soon = { coalesceMs: CHILD_EVENT_COALESCE_MS };
   ctl
-    .watch(informers.clusters, undefined, { skip: onlyStatusChanged })
+    .watch(informers.clusters, undefined, {
+      skip: (c, type, old) => {
+        const key = keyOf(c.metadata.namespace, c.metadata.name);
+        if (type === "delete") ownStatus.delete(key);
+        // Only NICO's own status write is skipped: a status changed by anyone else is put right at once.
+        return ownStatus.get(key) === c.metadata.resourceVersion && onlyStatusChanged(c, type, old);
+      },
+    })
     .watch(informers.configs, (cfg, _type, old) => {
       const owner = byLabel(cfg);
       if (owner) return owner;

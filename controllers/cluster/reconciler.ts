@@ -71,6 +71,8 @@ export interface ClusterReconcilerOptions {
   /** Connections to workload clusters; absent: NICO does not look inside them. */
   workloads?: WorkloadCache | undefined;
   now?: () => Date;
+  /** Told the resourceVersion of each status NICO writes (so its own write's watch event can be told apart). */
+  onStatusWritten?: (key: string, resourceVersion: string) => void;
 }
 
 const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
@@ -304,7 +306,8 @@ export class ClusterReconciler {
     const problem = input.problem;
     const key = keyOf(cluster.metadata.namespace, cluster.metadata.name);
     try {
-      await writeStatus(deps.client, cluster, status);
+      const rv = await writeStatus(deps.client, cluster, status);
+      if (rv) this.#o.onStatusWritten?.(key, rv);
     } catch (writeErr) {
       if (err === undefined || err instanceof ClusterProblem) throw writeErr;
       log.error("cannot write status", { error: errorMessage(writeErr) });

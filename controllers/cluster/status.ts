@@ -10,25 +10,30 @@ import { isNotFound } from "../../lib/kube/errors.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { errorMessage } from "../../lib/runtime/log.ts";
 
-/** Merge-patches `status` when it differs from what `cluster` carries; fields it lacks are removed. */
+/**
+ * Merge-patches `status` when it differs from what `cluster` carries; fields
+ * it lacks are removed. Answers the resourceVersion the write produced
+ * (undefined when nothing was written).
+ */
 export async function writeStatus(
   client: KubeClient,
   cluster: KubernetesCluster,
   status: KubernetesClusterStatus,
-): Promise<void> {
-  if (isDeepStrictEqual(stripUndefined(status), stripUndefined(cluster.status ?? {}))) return;
+): Promise<string | undefined> {
+  if (isDeepStrictEqual(stripUndefined(status), stripUndefined(cluster.status ?? {}))) return undefined;
   const nulls: Record<string, null> = {};
   for (const k of Object.keys(cluster.status ?? {})) if (!(k in status)) nulls[k] = null;
   try {
-    await client.mergePatch(
+    const written = await client.mergePatch<KubernetesCluster>(
       KUBERNETES_CLUSTERS,
       cluster.metadata.name,
       cluster.metadata.namespace,
       { status: { ...nulls, ...status } },
       "status",
     );
+    return written.metadata.resourceVersion;
   } catch (err) {
-    if (isNotFound(err)) return;
+    if (isNotFound(err)) return undefined;
     throw new Error(`Cannot write status: ${errorMessage(err)}`, { cause: err });
   }
 }
