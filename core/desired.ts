@@ -45,6 +45,13 @@ export interface DesiredInput {
  * form (trimmed, lower case, internationalised names in punycode). A value
  * that is no host at all is passed on trimmed; selection keeps such Machines
  * out of new clusters and {@link resolveEndpoint} refuses it as an endpoint.
+ *
+ * @example
+ * ```ts
+ * import { nodeAddress } from "./desired.ts";
+ * nodeAddress({ metadata: { name: "cp-1" }, spec: { host: " 127.0.0.1 " } }, "cp-1"); // "127.0.0.1"
+ * nodeAddress(undefined, "CP-1"); // "cp-1"
+ * ```
  */
 export function nodeAddress(m: Machine | undefined, name: string): string {
   const raw = (m && machineAddress(m)) ?? name;
@@ -55,6 +62,14 @@ export function nodeAddress(m: Machine | undefined, name: string): string {
  * Where clients reach the cluster's API: the spec's endpoint, else the
  * bootstrap node on 6443, with the host in canonical form; `error` says what
  * is wrong when the host is not usable.
+ *
+ * @example
+ * ```ts
+ * import { resolveEndpoint } from "./desired.ts";
+ * import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+ * const spec = KubernetesClusterSpec.parse({ controlPlane: { machines: ["cp-1"] } });
+ * resolveEndpoint(spec, { metadata: { name: "cp-1" }, spec: { host: "127.0.0.1" } }, "cp-1"); // { host: "127.0.0.1", port: 6443 }
+ * ```
  */
 export function resolveEndpoint(
   spec: KubernetesClusterSpec,
@@ -72,7 +87,24 @@ export function resolveEndpoint(
   };
 }
 
-/** The `cluster.nix` text for the current membership. */
+/**
+ * The `cluster.nix` text for the current membership.
+ *
+ * @example
+ * ```ts
+ * import { clusterNixFor } from "./desired.ts";
+ * import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+ * const spec = KubernetesClusterSpec.parse({ controlPlane: { machines: ["cp-1"] } });
+ * const plane = (members: string[]) => ({ members, wanted: members.length, shortfall: 0, mode: "explicit" as const, selector: "" });
+ * const text = clusterNixFor({
+ *   cluster: { name: "c", namespace: "ns", uid: "u1", spec },
+ *   selection: { controlPlane: plane(["cp-1"]), dataPlane: plane([]), problems: [] },
+ *   machines: [{ metadata: { name: "cp-1" }, spec: { host: "127.0.0.1" } }],
+ *   bootstrap: "cp-1", endpoint: { host: "127.0.0.1", port: 6443 }, gitRepo: "https://127.0.0.1/nixos.git",
+ * });
+ * text.includes('{ name = "cp-1"; address = "127.0.0.1"; }'); // true
+ * ```
+ */
 export function clusterNixFor(input: DesiredInput): string {
   const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));
   const node = (name: string): ClusterNode => ({ name, address: nodeAddress(byName.get(name), name) });
@@ -86,7 +118,18 @@ export function clusterNixFor(input: DesiredInput): string {
   });
 }
 
-/** A stable hash of a rendered spec: sorted keys, SHA-256, first 16 hex digits. */
+/**
+ * A stable hash of a rendered spec: sorted keys, SHA-256, first 16 hex digits.
+ *
+ * @example
+ * ```ts
+ * import { specHash } from "./desired.ts";
+ * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", fullInstall: false, additionalFiles: [] };
+ * const { machineRef, ...rest } = spec;
+ * specHash(spec).length; // 16
+ * specHash({ ...rest, machineRef }) === specHash(spec); // true: key order does not matter
+ * ```
+ */
 export function specHash(spec: NixosConfigurationSpec): string {
   const canonical = (v: unknown): unknown =>
     Array.isArray(v)
@@ -153,7 +196,25 @@ export function clusterHash(nodeHashes: string[]): string {
   return createHash("sha256").update([...nodeHashes].sort().join(",")).digest("hex").slice(0, 12);
 }
 
-/** One NixosConfiguration per selected node, sorted by name. */
+/**
+ * One NixosConfiguration per selected node, sorted by name.
+ *
+ * @example
+ * ```ts
+ * import { desiredConfigurations } from "./desired.ts";
+ * import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+ * const spec = KubernetesClusterSpec.parse({ controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } });
+ * const plane = (members: string[]) => ({ members, wanted: members.length, shortfall: 0, mode: "explicit" as const, selector: "" });
+ * const configs = desiredConfigurations({
+ *   cluster: { name: "c", namespace: "ns", uid: "u1", spec },
+ *   selection: { controlPlane: plane(["cp-1"]), dataPlane: plane(["w-1"]), problems: [] },
+ *   machines: [{ metadata: { name: "cp-1" }, spec: { host: "127.0.0.1" } }, { metadata: { name: "w-1" }, spec: { host: "127.0.0.2" } }],
+ *   bootstrap: "cp-1", endpoint: { host: "127.0.0.1", port: 6443 }, gitRepo: "https://127.0.0.1/nixos.git",
+ * });
+ * configs.map((c) => c.metadata.name); // ["c.cp-1", "c.w-1"]
+ * configs[1]?.spec.additionalFiles.map((f) => f.path); // ["cluster.nix", "agent-token"]
+ * ```
+ */
 export function desiredConfigurations(input: DesiredInput): NixosConfiguration[] {
   const { cluster } = input;
   const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));

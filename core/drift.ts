@@ -72,7 +72,16 @@ export function specDrift(existing: NixosConfigurationSpec, desired: NixosConfig
   return out;
 }
 
-/** The labels NICO sets on a child that are missing or changed (extra labels of others are kept). */
+/**
+ * The labels NICO sets on a child that are missing or changed (extra labels of others are kept).
+ *
+ * @example
+ * ```ts
+ * import { labelDrift } from "./drift.ts";
+ * const want = { "nico.homystack.com/cluster": "c", "nico.homystack.com/role": "worker" };
+ * labelDrift({ "nico.homystack.com/cluster": "c", team: "infra" }, want); // ["nico.homystack.com/role"]
+ * ```
+ */
 export function labelDrift(existing: Record<string, string> | undefined, desired: Record<string, string>): string[] {
   return Object.entries(desired).filter(([k, v]) => existing?.[k] !== v).map(([k]) => k).sort();
 }

@@ -9,7 +9,17 @@
  */
 import { findCondition, type Machine, type NixosConfiguration } from "./nio.ts";
 
-/** NIO reports that it applied this configuration at least once (any NIO generation). */
+/**
+ * NIO reports that it applied this configuration at least once (any NIO generation).
+ *
+ * @example
+ * ```ts
+ * import { everApplied } from "./identity.ts";
+ * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", fullInstall: false, additionalFiles: [] };
+ * everApplied({ metadata: { name: "c.w-1" }, spec }); // false
+ * everApplied({ metadata: { name: "c.w-1" }, spec, status: { conditions: [{ type: "Applied", status: "True" }] } }); // true
+ * ```
+ */
 export function everApplied(cfg: NixosConfiguration): boolean {
   const s = cfg.status;
   if (!s) return false;
@@ -45,7 +55,15 @@ export function wasBootstrapped(e: BootstrapEvidence): boolean {
   return e.machines.some((m) => m.status?.hasConfiguration && names.has(m.status.appliedConfiguration ?? ""));
 }
 
-/** What to tell the user when identity Secrets are missing from a cluster that runs. */
+/**
+ * What to tell the user when identity Secrets are missing from a cluster that runs.
+ *
+ * @example
+ * ```ts
+ * import { identityLostMessage } from "./identity.ts";
+ * identityLostMessage(["c-ca"], "nico.homystack.com/regenerate-identity").split(";")[0]; // "Secret c-ca of a running cluster is missing"
+ * ```
+ */
 export function identityLostMessage(missing: string[], annotation: string): string {
   return `Secret${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of a running cluster ` +
     `${missing.length > 1 ? "are" : "is"} missing; NICO will not replace ${missing.length > 1 ? "them" : "it"}, ` +

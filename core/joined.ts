@@ -30,6 +30,15 @@ export interface JoinInput {
 /**
  * A coarse age for messages: `<1m`, `3m`, `2h`, `4d`. Coarse on purpose: a
  * message that changed every second would rewrite the status every pass.
+ *
+ * @example
+ * ```ts
+ * import { age } from "./joined.ts";
+ * age(30_000); // "<1m"
+ * age(90 * 60_000); // "90m"
+ * age(3 * 3_600_000); // "3h"
+ * age(72 * 3_600_000); // "3d"
+ * ```
  */
 export function age(ms: number): string {
   const m = Math.floor(Math.max(0, ms) / 60_000);
@@ -39,7 +48,24 @@ export function age(ms: number): string {
   return `${Math.floor(m / 1440)}d`;
 }
 
-/** Each report as the workload cluster makes it: applied nodes become Ready, Joining or Failed (NodeNotReady). */
+/**
+ * Each report as the workload cluster makes it: applied nodes become Ready, Joining or Failed (NodeNotReady).
+ *
+ * @example
+ * ```ts
+ * import { joinReports } from "./joined.ts";
+ * const now = new Date("2026-01-01T00:10:00Z");
+ * const [w1] = joinReports({
+ *   reports: [{ machine: "w-1", plane: "dataPlane", state: "Ready", reason: "Applied", detail: "applied", upToDate: true }],
+ *   workload: { api: { state: "Available", message: "ready", since: now }, nodes: new Map() },
+ *   changedAt: () => new Date("2026-01-01T00:09:00Z"),
+ *   now,
+ *   timeoutMs: 600_000,
+ * });
+ * w1?.state; // "Joining"
+ * w1?.detail; // "applied; waiting for Node w-1"
+ * ```
+ */
 export function joinReports(i: JoinInput): NodeReport[] {
   return i.reports.map((r) => joinOne(r, i));
 }

@@ -53,7 +53,18 @@ export function renderKubeconfig(cluster: string, server: string, caPem: string,
   });
 }
 
-/** A fresh admin kubeconfig for `server`, signed by `ca`. */
+/**
+ * A fresh admin kubeconfig for `server`, signed by `ca`.
+ *
+ * @example
+ * ```ts
+ * import { issueKubeconfig, readKubeconfig } from "./kubeconfig.ts";
+ * import { createCa } from "../lib/pki.ts";
+ * const ca = await createCa({ commonName: "c-ca" });
+ * const text = await issueKubeconfig("c", "https://127.0.0.1:6443", ca);
+ * readKubeconfig(text)?.server; // "https://127.0.0.1:6443"
+ * ```
+ */
 export async function issueKubeconfig(cluster: string, server: string, ca: KeyPair, now = new Date()): Promise<string> {
   const client = await issueCert(ca, {
     commonName: ADMIN_COMMON_NAME,
@@ -89,6 +100,16 @@ export function readKubeconfig(text: string): { server: string; certPem: string 
 /**
  * Why the kubeconfig must be issued again, or `undefined` when it is fine:
  * missing, for another endpoint, signed by another CA, or under six months left.
+ *
+ * @example
+ * ```ts
+ * import { issueKubeconfig, reissueReason } from "./kubeconfig.ts";
+ * import { createCa } from "../lib/pki.ts";
+ * const ca = await createCa({ commonName: "c-ca" });
+ * const text = await issueKubeconfig("c", "https://127.0.0.1:6443", ca);
+ * await reissueReason(text, "https://127.0.0.1:6443", ca.certPem, new Date()); // undefined
+ * await reissueReason(text, "https://127.0.0.2:6443", ca.certPem, new Date()); // "endpoint changed to https://127.0.0.2:6443"
+ * ```
  */
 export async function reissueReason(
   existing: string | undefined,

@@ -59,7 +59,18 @@ export function specChangedAt(cfg: NixosConfiguration): Date | undefined {
   return t ? new Date(t) : undefined;
 }
 
-/** Which NIO generation wrote this status: `newer` has phase/observedGeneration. */
+/**
+ * Which NIO generation wrote this status: `newer` has phase/observedGeneration.
+ *
+ * @example
+ * ```ts
+ * import { nioGeneration } from "./readiness.ts";
+ * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", fullInstall: false, additionalFiles: [] };
+ * nioGeneration({ metadata: { name: "c.w-1" }, spec, status: { phase: "Ready", observedGeneration: 1 } }); // "newer"
+ * nioGeneration({ metadata: { name: "c.w-1" }, spec, status: { conditions: [{ type: "Applied", status: "True" }] } }); // "older"
+ * nioGeneration({ metadata: { name: "c.w-1" }, spec }); // "unknown"
+ * ```
+ */
 export function nioGeneration(cfg: NixosConfiguration): "newer" | "older" | "unknown" {
   const s = cfg.status;
   if (!s) return "unknown";
@@ -68,7 +79,17 @@ export function nioGeneration(cfg: NixosConfiguration): "newer" | "older" | "unk
   return "unknown";
 }
 
-/** Rule 2: NIO reports the configuration applied for its current spec. */
+/**
+ * Rule 2: NIO reports the configuration applied for its current spec.
+ *
+ * @example
+ * ```ts
+ * import { appliedForSpec } from "./readiness.ts";
+ * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", fullInstall: false, additionalFiles: [] };
+ * appliedForSpec({ metadata: { name: "c.w-1", generation: 2 }, spec, status: { phase: "Ready", observedGeneration: 2 } }); // true
+ * appliedForSpec({ metadata: { name: "c.w-1", generation: 2 }, spec, status: { phase: "Ready", observedGeneration: 1 } }); // false
+ * ```
+ */
 export function appliedForSpec(cfg: NixosConfiguration): boolean {
   const s = cfg.status;
   if (!s) return false;
@@ -94,6 +115,22 @@ export function appliedForSpec(cfg: NixosConfiguration): boolean {
  * A node's state. `Ready` means available: NIO applied the configuration it
  * has now and the Machine reports it. Whether that is the spec NICO wants now
  * is `upToDate`; a node running the previous spec is Ready but not up to date.
+ *
+ * @example
+ * ```ts
+ * import { nodeReport } from "./readiness.ts";
+ * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", fullInstall: false, additionalFiles: [] };
+ * const config = {
+ *   metadata: { name: "c.w-1", generation: 1, labels: { "nico.homystack.com/cluster": "c" } },
+ *   spec,
+ *   status: { phase: "Ready", observedGeneration: 1 },
+ * };
+ * const machineObj = { metadata: { name: "w-1" }, status: { hasConfiguration: true, appliedConfiguration: "c.w-1" } };
+ * const cluster = { name: "c", namespace: "ns" };
+ * const r = nodeReport({ machine: "w-1", plane: "dataPlane", cluster, desired: spec, config, machineObj, now: new Date(), timeoutMs: 600_000 });
+ * r.state; // "Ready"
+ * r.upToDate; // true
+ * ```
  */
 export function nodeReport(i: NodeInput): NodeReport {
   const cfg = i.config;

@@ -32,6 +32,18 @@ export interface RolloutSteps {
 /**
  * Simulates the rollout from `input` to its end. A halted or paused
  * rollout stops at once: what follows depends on people, not on NICO.
+ *
+ * @example
+ * ```ts
+ * import { rolloutSteps } from "./rolloutsteps.ts";
+ * import type { Plane } from "./labels.ts";
+ * const node = (machine: string, plane: Plane) => ({ machine, plane, exists: true, upToDate: false, available: true, failed: false });
+ * const r = rolloutSteps({
+ *   nodes: [node("cp-1", "controlPlane"), node("w-1", "dataPlane"), node("w-2", "dataPlane")],
+ *   departing: [], bootstrap: "cp-1", order: "WorkersFirst", maxUnavailable: 1, paused: false,
+ * });
+ * r.steps.map((s) => s.actions.map((a) => a.machine)); // [["w-1"], ["w-2"], ["cp-1"]]
+ * ```
  */
 export function rolloutSteps(input: RolloutInput, maxSteps = 200): RolloutSteps {
   let nodes = input.nodes.map((n) => ({ ...n }));

@@ -94,7 +94,20 @@ export function configNameOf(
   return (machine) => owned.get(machine)?.metadata.name ?? configName(cluster.name, machine);
 }
 
-/** Current members by plane, from the cluster's own NixosConfigurations. */
+/**
+ * Current members by plane, from the cluster's own NixosConfigurations.
+ *
+ * @example
+ * ```ts
+ * import { currentMembers } from "./selection.ts";
+ * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", fullInstall: false, additionalFiles: [] };
+ * const cfg = (machine: string, role: string) => ({
+ *   metadata: { name: `c.${machine}`, labels: { "nico.homystack.com/cluster": "c", "nico.homystack.com/role": role } },
+ *   spec: { ...spec, machineRef: { name: machine } },
+ * });
+ * currentMembers({ name: "c", namespace: "ns" }, [cfg("w-1", "worker"), cfg("cp-1", "control-plane")]); // { controlPlane: ["cp-1"], dataPlane: ["w-1"] }
+ * ```
+ */
 export function currentMembers(cluster: ClusterRef, configurations: NixosConfiguration[]): Record<Plane, string[]> {
   const out: Record<Plane, string[]> = { controlPlane: [], dataPlane: [] };
   for (const c of configurations) {
@@ -112,6 +125,15 @@ export type Availability = { ok: true } | { ok: false; reason: UnavailableReason
 /**
  * Whether `machine` may serve `cluster`: it exists, is not claimed or
  * targeted or configured by anyone else, and NIO can reach it.
+ *
+ * @example
+ * ```ts
+ * import { availability } from "./selection.ts";
+ * const cluster = { name: "c", namespace: "ns" };
+ * const w1 = { metadata: { name: "w-1", namespace: "ns" }, spec: { host: "127.0.0.1" }, status: { discoverable: true } };
+ * availability("w-1", w1, cluster, []); // { ok: true }
+ * availability("w-2", undefined, cluster, []); // { ok: false, reason: "NotFound", message: "Machine w-2 does not exist in namespace ns" }
+ * ```
  */
 export function availability(
   name: string,

@@ -126,7 +126,22 @@ export function clusterStatus(i: ClusterStatusInput): KubernetesClusterStatus {
   };
 }
 
-/** The whole status of a normal pass (see {@link clusterStatus}). */
+/**
+ * The whole status of a normal pass (see {@link clusterStatus}).
+ *
+ * @example
+ * ```ts
+ * import { computeStatus } from "./status.ts";
+ * const plane = (members: string[]) => ({ members, wanted: members.length, shortfall: 0, mode: "explicit" as const, selector: "" });
+ * const s = computeStatus({
+ *   generation: 1, previous: undefined, deleting: false,
+ *   selection: { controlPlane: plane(["cp-1"]), dataPlane: plane([]), problems: [] },
+ *   nodes: [{ machine: "cp-1", plane: "controlPlane", state: "Ready", reason: "Applied", detail: "applied", upToDate: true }],
+ *   bootstrap: "cp-1", endpoint: "https://127.0.0.1:6443", kubeconfigSecret: "c-kubeconfig", now: new Date(),
+ * });
+ * s.phase; // "Ready"
+ * ```
+ */
 export function computeStatus(i: StatusInput): KubernetesClusterStatus {
   const { selection: sel } = i;
   const cpNodes = i.nodes.filter((n) => n.plane === "controlPlane");

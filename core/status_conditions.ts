@@ -13,11 +13,32 @@ import type { StatusInput } from "./status.ts";
 
 export const PLANE_WORDS: Record<Plane, string> = { controlPlane: "control plane", dataPlane: "worker" };
 
-/** How many nodes a plane asks for: the list's length or `count`; every matching Machine when neither bounds it. */
+/**
+ * How many nodes a plane asks for: the list's length or `count`; every matching Machine when neither bounds it.
+ *
+ * @example
+ * ```ts
+ * import { requestedSize } from "./status_conditions.ts";
+ * requestedSize({ members: ["w-1"], wanted: 3, shortfall: 2, mode: "selector", selector: "role=worker" }); // 3
+ * requestedSize({ members: ["w-1", "w-2"], wanted: undefined, shortfall: 0, mode: "selector", selector: "role=worker" }); // 2
+ * ```
+ */
 export function requestedSize(sel: PlaneSelection): number {
   return sel.wanted ?? sel.members.length;
 }
 
+/**
+ * A plane's figures for `status.controlPlane` or `status.dataPlane`: ready, applied, total and requested
+ * counts, and the member names.
+ *
+ * @example
+ * ```ts
+ * import { planeStatus } from "./status_conditions.ts";
+ * const sel = { members: ["w-1", "w-2"], wanted: 2, shortfall: 0, mode: "explicit" as const, selector: "" };
+ * const w1 = { machine: "w-1", plane: "dataPlane" as const, state: "Ready" as const, reason: "Applied", detail: "applied", upToDate: true };
+ * planeStatus([w1], sel).summary; // "1/2"
+ * ```
+ */
 export function planeStatus(nodes: NodeReport[], sel: PlaneSelection): PlaneStatus {
   const ready = nodes.filter((n) => n.state === "Ready").map((n) => n.machine).sort();
   const requested = requestedSize(sel);
@@ -32,6 +53,22 @@ export function planeStatus(nodes: NodeReport[], sel: PlaneSelection): PlaneStat
   };
 }
 
+/**
+ * `ControlPlaneReady` or `DataPlaneReady`: True once every member is Ready and the plane has the size it
+ * asks for (a data plane that asks for no workers is True at once); otherwise why not (no machines, a failed
+ * node, too few machines, or which nodes it waits for).
+ *
+ * @example
+ * ```ts
+ * import { planeCondition } from "./status_conditions.ts";
+ * const sel = { members: ["w-1", "w-2"], wanted: 2, shortfall: 0, mode: "explicit" as const, selector: "" };
+ * const nodes = [
+ *   { machine: "w-1", plane: "dataPlane" as const, state: "Ready" as const, reason: "Applied", detail: "applied", upToDate: true },
+ *   { machine: "w-2", plane: "dataPlane" as const, state: "Applying" as const, reason: "Applying", detail: "waiting for NIO", upToDate: true },
+ * ];
+ * planeCondition("DataPlaneReady", "dataPlane", sel, nodes).message; // "1/2 worker machines ready; waiting for w-2 (waiting for NIO)"
+ * ```
+ */
 export function planeCondition(type: string, plane: Plane, sel: PlaneSelection, nodes: NodeReport[]): ConditionInput {
   const words = PLANE_WORDS[plane];
   const ready = nodes.filter((n) => n.state === "Ready").length;
@@ -70,6 +107,23 @@ export function planeCondition(type: string, plane: Plane, sel: PlaneSelection, 
   return { type, status: "False", reason: "WaitingForNodes", message: `${counted}; waiting for ${listNames(waiting)}` };
 }
 
+/**
+ * `MachinesAvailable`: whether each plane found the Machines it asks for, with every selection problem in
+ * the message.
+ *
+ * @example
+ * ```ts
+ * import { machinesCondition } from "./status_conditions.ts";
+ * const plane = (members: string[], wanted: number) => ({ members, wanted, shortfall: wanted - members.length, mode: "explicit" as const, selector: "" });
+ * const c = machinesCondition({
+ *   controlPlane: plane(["cp-1"], 1),
+ *   dataPlane: plane(["w-1"], 2),
+ *   problems: [{ plane: "dataPlane", machine: "w-2", reason: "NotFound", message: "Machine w-2 does not exist in namespace ns", kept: false }],
+ * });
+ * c.reason; // "MachinesUnavailable"
+ * c.message; // "worker: 1 of 2 machines available (1 short; no more listed); Machine w-2 does not exist in namespace ns"
+ * ```
+ */
 export function machinesCondition(sel: Selection): ConditionInput {
   const parts: string[] = [];
   let underprovisioned = false;
@@ -106,6 +160,25 @@ export function machinesCondition(sel: Selection): ConditionInput {
   };
 }
 
+/**
+ * The rollout's conditions `RollingOut`, `UpToDate` and `Paused`, in that order; none when the pass has no
+ * rollout view.
+ *
+ * @example
+ * ```ts
+ * import { rolloutConditions } from "./status_conditions.ts";
+ * const plane = (members: string[]) => ({ members, wanted: members.length, shortfall: 0, mode: "explicit" as const, selector: "" });
+ * const plan = { create: [], update: ["w-1"], remove: [], pending: ["w-1"], removing: [], updating: ["w-1"] };
+ * const conditions = rolloutConditions({
+ *   generation: 2, previous: undefined, deleting: false,
+ *   selection: { controlPlane: plane(["cp-1"]), dataPlane: plane(["w-1"]), problems: [] },
+ *   nodes: [{ machine: "cp-1", plane: "controlPlane", state: "Ready", reason: "Applied", detail: "applied", upToDate: true }],
+ *   bootstrap: "cp-1", endpoint: undefined, kubeconfigSecret: undefined, now: new Date(),
+ *   rollout: { plan, paused: false, specHash: "0123456789abcdef", controlPlaneSize: 1 },
+ * });
+ * conditions.map((c) => `${c.type}=${c.status}`); // ["RollingOut=True", "UpToDate=False", "Paused=False"]
+ * ```
+ */
 export function rolloutConditions(i: StatusInput): ConditionInput[] {
   const r = i.rollout;
   if (!r) return [];

@@ -36,7 +36,22 @@ export interface NodeView {
   drainStarted?: Date | undefined;
 }
 
-/** Reduces a Node to what readiness needs. */
+/**
+ * Reduces a Node to what readiness needs.
+ *
+ * @example
+ * ```ts
+ * import { viewNode } from "./workload.ts";
+ * const v = viewNode({
+ *   metadata: { name: "w-1" },
+ *   spec: { unschedulable: true },
+ *   status: { conditions: [{ type: "Ready", status: "False", reason: "KubeletNotReady", message: "container runtime is down" }] },
+ * }, "nico.homystack.com/drain-started");
+ * v.ready; // "False"
+ * v.why; // "KubeletNotReady: container runtime is down"
+ * v.cordoned; // true
+ * ```
+ */
 export function viewNode(n: KubeNode, drainAnnotation: string): NodeView {
   const c = n.status?.conditions?.find((x) => x.type === "Ready");
   const ready = c?.status === "True" ? "True" : c?.status === "False" ? "False" : "Unknown";
@@ -80,7 +95,22 @@ export interface DrainPlan {
 
 const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
 
-/** Which pods of `node` to evict, skip, wait for or refuse. */
+/**
+ * Which pods of `node` to evict, skip, wait for or refuse.
+ *
+ * @example
+ * ```ts
+ * import { planDrain } from "./workload.ts";
+ * const pods = [
+ *   { metadata: { name: "web-1", namespace: "default" }, spec: { nodeName: "w-1" } },
+ *   { metadata: { name: "cache-1", namespace: "default" }, spec: { nodeName: "w-1", volumes: [{ name: "tmp", emptyDir: {} }] } },
+ *   { metadata: { name: "web-2", namespace: "default" }, spec: { nodeName: "w-2" } },
+ * ];
+ * const plan = planDrain(pods, "w-1", { deleteEmptyDirData: false });
+ * plan.evict; // [{ namespace: "default", name: "web-1" }]
+ * plan.refused.map((r) => r.pod.name); // ["cache-1"]
+ * ```
+ */
 export function planDrain(
   pods: KubePod[],
   node: string,

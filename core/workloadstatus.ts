@@ -17,7 +17,24 @@ export interface WorkloadStatusInput {
   now: Date;
 }
 
-/** The three conditions, or none when workload connections are turned off. */
+/**
+ * The three conditions, or none when workload connections are turned off.
+ *
+ * @example
+ * ```ts
+ * import { workloadConditions } from "./workloadstatus.ts";
+ * const now = new Date("2026-01-01T00:00:00Z");
+ * const conditions = workloadConditions({
+ *   workload: {
+ *     api: { state: "Available", message: "the API server is ready", since: now },
+ *     nodes: new Map([["cp-1", { name: "cp-1", ready: "True" as const, cordoned: false }]]),
+ *   },
+ *   nodes: [{ machine: "cp-1", plane: "controlPlane", state: "Ready", reason: "Joined", detail: "applied; Node Ready", upToDate: true, applied: true }],
+ *   now,
+ * });
+ * conditions.map((c) => `${c.type}=${c.status}`); // ["WorkloadAPIAvailable=True", "NodesHealthy=True", "ControlPlaneHealthy=True"]
+ * ```
+ */
 export function workloadConditions(i: WorkloadStatusInput): ConditionInput[] {
   if (i.workload.disabled) return [];
   return [apiCondition(i), nodesCondition(i), controlPlaneCondition(i)];
