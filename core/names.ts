@@ -70,7 +70,7 @@ export const kubeconfigSecret = (cluster: string) => `${cluster}-kubeconfig`;
  * @example
  * ```ts
  * import { ownedSecretNames } from "./names.ts";
- * ownedSecretNames("prod"); // ["prod-join-token", "prod-ca", "prod-ca-key", "prod-kubeconfig"]
+ * ownedSecretNames("prod"); // ["prod-join-token", "prod-agent-token", "prod-ca", "prod-ca-key", "prod-kubeconfig"]
  * ```
  */
 export function ownedSecretNames(cluster: string): string[] {
