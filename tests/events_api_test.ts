@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { EVENTS, SECRETS } from "../lib/kube/resources.ts";
-import type { KubeObject } from "../lib/kube/client.ts";
+import type { KubeClient, KubeObject } from "../lib/kube/client.ts";
 import { startSimNio, UNDISCOVERABLE_ANNOTATION } from "../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { createMachines, startNico } from "../testing/nico.ts";
@@ -15,6 +15,13 @@ import { MACHINES } from "../core/nio.ts";
 
 const env = sharedControlPlane();
 type Ev = KubeObject & { type?: string; reason?: string; regarding?: { name?: string }; series?: { count?: number } };
+
+/** The Events about cluster `name`, as `type/reasonxcount`, sorted; after a pause (they are written in the background). */
+async function eventReasons(client: KubeClient, ns: string, name: string): Promise<string[]> {
+  await new Promise((r) => setTimeout(r, 2000));
+  const events = (await client.list<Ev>(EVENTS, { namespace: ns })).items.filter((e) => e.regarding?.name === name);
+  return events.map((e) => `${e.type}/${e.reason}x${e.series?.count ?? 1}`).sort();
+}
 
 Deno.test("the happy path of a 1 + 2 cluster records two Events: provisioning started, Ready", async () => {
   const cp = await env.get();
@@ -33,11 +40,7 @@ Deno.test("the happy path of a 1 + 2 cluster records two Events: provisioning st
       const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
       return c?.status?.phase === "Ready";
     }, 30_000);
-    await new Promise((r) => setTimeout(r, 2000)); // events are written in the background
-    const events = (await cp.client.list<Ev>(EVENTS, { namespace: ns })).items
-      .filter((e) => e.regarding?.name === "c");
-    const reasons = events.map((e) => `${e.type}/${e.reason}x${e.series?.count ?? 1}`).sort();
-    assert.deepEqual(reasons, ["Normal/PhaseProvisioningx1", "Normal/PhaseReadyx1"]);
+    assert.deepEqual(await eventReasons(cp.client, ns, "c"), ["Normal/PhaseProvisioningx1", "Normal/PhaseReadyx1"]);
   } finally {
     await nico.stop();
     await nio.stop();
@@ -70,11 +73,7 @@ Deno.test("a worker that becomes discoverable after the bootstrap applied: still
       const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
       return c?.status?.phase === "Ready" && c.status.dataPlane?.summary === "2/2";
     }, 30_000);
-    await new Promise((r) => setTimeout(r, 2000));
-    const events = (await cp.client.list<Ev>(EVENTS, { namespace: ns })).items
-      .filter((e) => e.regarding?.name === "c");
-    const reasons = events.map((e) => `${e.type}/${e.reason}x${e.series?.count ?? 1}`).sort();
-    assert.deepEqual(reasons, ["Normal/PhaseProvisioningx1", "Normal/PhaseReadyx1"]);
+    assert.deepEqual(await eventReasons(cp.client, ns, "c"), ["Normal/PhaseProvisioningx1", "Normal/PhaseReadyx1"]);
   } finally {
     await nico.stop();
     await nio.stop();

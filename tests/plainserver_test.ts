@@ -9,6 +9,15 @@ async function get(port: number, path: string): Promise<string> {
   return await res.text();
 }
 
+/** Closes `conns`; some the server has closed already. */
+function closeAll(...conns: Deno.Conn[]): void {
+  for (const c of conns) {
+    try {
+      c.close();
+    } catch { /* closed by the server */ }
+  }
+}
+
 /** Resolves to true when the peer closes `conn` within `ms`. */
 async function closedWithin(conn: Deno.Conn, ms: number): Promise<boolean> {
   const buf = new Uint8Array(64);
@@ -36,9 +45,7 @@ Deno.test("servePlain closes a connection that sends no request head within the 
     await conn.write(new TextEncoder().encode("GET /healthz HTTP/1.1\r\nHost: x\r\n")); // never finished
     assert.equal(await closedWithin(conn, 5_000), true, "a half-sent head must not hold the connection");
   } finally {
-    try {
-      conn.close();
-    } catch { /* closed by the server */ }
+    closeAll(conn);
     ac.abort();
     await s.finished;
   }
@@ -55,11 +62,7 @@ Deno.test("servePlain keeps at most maxConnections open and still answers a new 
     assert.equal(await get(s.port, "/readyz"), "path /readyz\n", "held sockets must not starve a probe");
     assert.ok(await closedWithin(held[0]!, 2_000), "the oldest idle connection was closed");
   } finally {
-    for (const c of held) {
-      try {
-        c.close();
-      } catch { /* closed by the server */ }
-    }
+    closeAll(...held);
     ac.abort();
     await s.finished;
   }

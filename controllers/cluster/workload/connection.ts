@@ -149,7 +149,7 @@ export class WorkloadConnection {
     }
     pods.usedAt = performance.now();
     if (!pods.informer.hasSynced()) return undefined;
-    return pods.informer.filter((p) => p.spec?.nodeName === node);
+    return pods.informer.list(); // the field selector keeps only this node's Pods
   }
 
   /** The nodes whose Pods are being watched (a drain ran on them lately). */
