@@ -7,7 +7,7 @@
  * @module
  */
 import { TARGETS_ENV } from "../controllers/cluster/workload/targets.ts";
-import { type Guarded, startGuarded } from "./envtest/process.ts";
+import { freePort, type Guarded, startGuarded } from "./envtest/process.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -16,4 +16,29 @@ export function startNicoProcess(name: string, flags: string[], logPath: string)
   return startGuarded(name, Deno.execPath(), ["run", "--allow-all", MAIN, "run", ...flags], logPath, {
     [TARGETS_ENV]: "loopback",
   });
+}
+
+/**
+ * One replica of a leader-elected NICO, as the leader and fencing tests run
+ * it: its own identity and kubeconfig, Lease in kube-system, no webhook, no
+ * ref resolution, no workload connections (no workload API servers there),
+ * loopback ports; `extra` flags are appended.
+ */
+export function startReplica(kubeconfig: string, identity: string, logPath: string, extra: string[] = []): Guarded {
+  return startNicoProcess(
+    identity,
+    [
+      `--kubeconfig=${kubeconfig}`,
+      `--identity=${identity}`,
+      "--lease-namespace=kube-system",
+      "--webhook-cert-mode=off",
+      "--resolve-refs=false",
+      "--workload-connections=false",
+      `--metrics-addr=127.0.0.1:${freePort()}`,
+      `--health-addr=127.0.0.1:${freePort()}`,
+      "--default-git-repo=https://git.example.test/flake.git",
+      ...extra,
+    ],
+    logPath,
+  );
 }

@@ -5,39 +5,18 @@
  * audit log shows every request of the old leader after the resume: not one
  * may be a write (status patch, Event, Machine claim, Lease update).
  */
-import { startNicoProcess } from "../testing/nico_process.ts";
+import { startReplica } from "../testing/nico_process.ts";
 import assert from "node:assert/strict";
 import { auditFlags, auditPolicy, isWrite, readAudit, tally } from "../bench/scale/audit.ts";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { Lease } from "../lib/leader.ts";
 import { LEASES } from "../lib/kube/resources.ts";
 import { startControlPlane } from "../testing/envtest/controlplane.ts";
-import { freePort, type Guarded } from "../testing/envtest/process.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { eventually } from "../testing/helpers.ts";
 import { createMachines } from "../testing/nico.ts";
 
 const USERS = { a: "nico-a", b: "nico-b" } as const;
-
-function startReplica(kubeconfig: string, log: string, identity: string): Guarded {
-  return startNicoProcess(
-    identity,
-    [
-      `--kubeconfig=${kubeconfig}`,
-      `--identity=${identity}`,
-      "--lease-namespace=kube-system",
-      "--webhook-cert-mode=off",
-      "--resolve-refs=false",
-      // No workload API servers here: NICO would wait for Nodes that never register.
-      "--workload-connections=false",
-      `--metrics-addr=127.0.0.1:${freePort()}`,
-      `--health-addr=127.0.0.1:${freePort()}`,
-      "--default-git-repo=https://git.example.test/flake.git",
-      "--log-level=debug",
-    ],
-    log,
-  );
-}
 
 Deno.test("a leader paused past its renew deadline writes nothing after it resumes", async () => {
   const tmp = await Deno.makeTempDir({ prefix: "nico-fencing-" });
@@ -53,8 +32,8 @@ Deno.test("a leader paused past its renew deadline writes nothing after it resum
   };
   const logs = { a: `${tmp}/nico-a.log`, b: `${tmp}/nico-b.log` };
   const replicas = {
-    a: startReplica(kubeconfigs.a, logs.a, USERS.a),
-    b: startReplica(kubeconfigs.b, logs.b, USERS.b),
+    a: startReplica(kubeconfigs.a, USERS.a, logs.a, ["--log-level=debug"]),
+    b: startReplica(kubeconfigs.b, USERS.b, logs.b, ["--log-level=debug"]),
   };
   const ready = (name: string) => async () =>
     (await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns))?.status?.phase === "Ready";

@@ -3,45 +3,25 @@
  * leader reconciles; when it is killed (SIGKILL, no chance to release) the
  * standby takes over within the lease duration and carries on.
  */
-import { startNicoProcess } from "../testing/nico_process.ts";
+import { startReplica } from "../testing/nico_process.ts";
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { Lease } from "../lib/leader.ts";
 import { LEASES } from "../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
-import { freePort, type Guarded } from "../testing/envtest/process.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../testing/helpers.ts";
 import { createMachines } from "../testing/nico.ts";
 
 const env = sharedControlPlane();
 
-function startReplica(kubeconfig: string, dir: string, identity: string): Guarded {
-  return startNicoProcess(
-    identity,
-    [
-      `--kubeconfig=${kubeconfig}`,
-      `--identity=${identity}`,
-      "--lease-namespace=kube-system",
-      "--webhook-cert-mode=off",
-      "--resolve-refs=false",
-      // No workload API servers here: NICO would wait for Nodes that never register.
-      "--workload-connections=false",
-      `--metrics-addr=127.0.0.1:${freePort()}`,
-      `--health-addr=127.0.0.1:${freePort()}`,
-      "--default-git-repo=https://git.example.test/flake.git",
-    ],
-    `${dir}/${identity}.log`,
-  );
-}
-
 Deno.test("a standby takes over within the lease time when the leader dies", async () => {
   const cp = await env.get();
   const ns = await cp.namespace("leader");
   const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 100 });
   const replicas = {
-    a: startReplica(cp.kubeconfigPath, cp.dir, "nico-a"),
-    b: startReplica(cp.kubeconfigPath, cp.dir, "nico-b"),
+    a: startReplica(cp.kubeconfigPath, "nico-a", `${cp.dir}/nico-a.log`),
+    b: startReplica(cp.kubeconfigPath, "nico-b", `${cp.dir}/nico-b.log`),
   };
   try {
     const holder = async () => (await cp.client.get<Lease>(LEASES, "nico-leader", "kube-system"))?.spec?.holderIdentity;
