@@ -82,7 +82,8 @@ function objects() {
   return { machines, configurations, clusters };
 }
 
-function review(spec: unknown): string {
+/** An AdmissionReview creating cluster `new` in the benchmark namespace with `spec`. */
+export function review(spec: unknown): string {
   return JSON.stringify({
     apiVersion: "admission.k8s.io/v1",
     kind: "AdmissionReview",

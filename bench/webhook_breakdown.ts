@@ -25,6 +25,7 @@ import { webhookApp } from "../webhooks/app.ts";
 import { staticLookup } from "../webhooks/lookup.ts";
 import { staticAccess } from "../webhooks/authorize.ts";
 import { VALIDATE_PATH } from "../webhooks/paths.ts";
+import { review } from "./webhook.ts";
 
 const NS = "bench";
 
@@ -36,23 +37,7 @@ function objects() {
   return { machines, configurations: [], clusters: [] };
 }
 
-const BODY = JSON.stringify({
-  apiVersion: "admission.k8s.io/v1",
-  kind: "AdmissionReview",
-  request: {
-    uid: "bench",
-    kind: { group: "nico.homystack.com", version: "v1alpha1", kind: "KubernetesCluster" },
-    operation: "CREATE",
-    namespace: NS,
-    name: "new",
-    object: {
-      apiVersion: "nico.homystack.com/v1alpha1",
-      kind: "KubernetesCluster",
-      metadata: { name: "new", namespace: NS },
-      spec: { controlPlane: { machines: ["m-0", "m-2", "m-4"] }, dataPlane: { machines: ["m-1", "m-3"] } },
-    },
-  },
-});
+const BODY = review({ controlPlane: { machines: ["m-0", "m-2", "m-4"] }, dataPlane: { machines: ["m-1", "m-3"] } });
 
 const cpuMs = () => {
   const u = process.cpuUsage();
