@@ -10,6 +10,7 @@ import { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { binDir, startControlPlane } from "../testing/envtest/controlplane.ts";
 import { eventually } from "../testing/helpers.ts";
+import { freePort } from "../testing/envtest/process.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -59,11 +60,21 @@ async function gone(pids: number[]): Promise<void> {
   }
 }
 
-Deno.test("deno task dev --local: a kubeconfig to use, an example cluster reaches Ready, Ctrl-C leaves nothing behind", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "nico-dev-test-" });
+/** `nico dev` as a user starts it, its stdout and stderr collected together. */
+interface DevProcess {
+  pid: number;
+  output(): string;
+  /** Ctrl-C: asserts a clean exit and that every process below it is gone; answers those processes. */
+  interrupt(): Promise<number[]>;
+  /** Whatever happened, the process ends (SIGKILL when still running). */
+  kill(): Promise<void>;
+}
+
+function spawnDev(args: string[], env: Record<string, string> = {}): DevProcess {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", `${ROOT}main.ts`, "dev", "--local", "--dir", `${dir}/dev`],
+    args: ["run", "--allow-all", `${ROOT}main.ts`, "dev", ...args],
     cwd: ROOT,
+    env,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -73,23 +84,48 @@ Deno.test("deno task dev --local: a kubeconfig to use, an example cluster reache
   const drain = (s: ReadableStream<Uint8Array>) =>
     s.pipeTo(new WritableStream({ write: (chunk) => void (output += dec.decode(chunk)) }));
   const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  return {
+    pid: child.pid,
+    output: () => output,
+    async interrupt() {
+      const running = descendants(child.pid);
+      child.kill("SIGINT");
+      assert.equal((await child.status).code, 0, output.slice(-3000));
+      await gone(running);
+      await drained;
+      return running;
+    },
+    async kill() {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already exited
+      }
+      await child.status;
+    },
+  };
+}
+
+Deno.test("deno task dev --local: a kubeconfig to use, an example cluster reaches Ready, Ctrl-C leaves nothing behind", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "nico-dev-test-" });
+  const dev = spawnDev(["--local", "--dir", `${dir}/dev`]);
   let client: KubeClient | undefined;
   try {
     const kubeconfig = await eventually(
       "the printed kubeconfig",
-      () => /export KUBECONFIG=(\S+)/.exec(output)?.[1],
+      () => /export KUBECONFIG=(\S+)/.exec(dev.output())?.[1],
       600_000,
       200,
     );
     assert.equal((await Deno.stat(kubeconfig)).mode! & 0o777, 0o600);
-    assert.match(output, /kubectl apply -f examples\/cluster-selector\.yaml/);
+    assert.match(dev.output(), /kubectl apply -f examples\/cluster-selector\.yaml/);
     const apply = await new Deno.Command(`${await binDir()}/kubectl`, {
       args: ["apply", "-f", `${ROOT}examples/cluster-selector.yaml`],
       env: { KUBECONFIG: kubeconfig },
       stdout: "piped",
       stderr: "piped",
     }).output();
-    assert.equal(apply.code, 0, dec.decode(apply.stderr));
+    assert.equal(apply.code, 0, new TextDecoder().decode(apply.stderr));
     client = KubeClient.load(kubeconfig);
     await eventually("the example cluster Ready", async () => {
       const c = await client!.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "demo", "demo");
@@ -98,23 +134,13 @@ Deno.test("deno task dev --local: a kubeconfig to use, an example cluster reache
     await client.close();
     client = undefined;
 
-    const running = descendants(child.pid);
+    const running = await dev.interrupt();
     assert.ok(running.length >= 3, `expected the control plane and NICO below nico dev, found ${running.length}`);
-    child.kill("SIGINT");
-    const status = await child.status;
-    assert.equal(status.code, 0, output.slice(-3000));
-    await gone(running);
-    await drained;
-    assert.match(output, /nico stopped/);
+    assert.match(dev.output(), /nico stopped/);
     assert.equal(await Deno.stat(kubeconfig).then(() => true, () => false), false, "the kubeconfig is removed");
   } finally {
     await client?.close();
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already exited
-    }
-    await child.status;
+    await dev.kill();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });
@@ -139,52 +165,28 @@ Deno.test("deno task dev against a cluster without NIO says NIO's CRDs are missi
 
 Deno.test("deno task dev --install-nio: NIO's development CRDs and the simulated NIO in that cluster; Ctrl-C stops NICO", async () => {
   await using cp = await startControlPlane({ crds: [`${ROOT}crds/kubernetescluster.yaml`] });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", `${ROOT}main.ts`, "dev", "--kubeconfig", cp.kubeconfigPath, "--install-nio"],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let output = "";
-  const dec = new TextDecoder();
-  const drain = (s: ReadableStream<Uint8Array>) =>
-    s.pipeTo(new WritableStream({ write: (chunk) => void (output += dec.decode(chunk)) }));
-  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  const dev = spawnDev(["--kubeconfig", cp.kubeconfigPath, "--install-nio"]);
   try {
     await eventually(
       "NICO started",
-      () => output.includes('"nico started"') || output.includes("nico started"),
+      () => dev.output().includes('"nico started"') || dev.output().includes("nico started"),
       60_000,
     );
+    const output = dev.output();
     assert.match(output, /installed NIO's development CRDs in the cluster at/);
     assert.match(output, /The admission webhook is off/);
     assert.match(output, /"level":"info"/, "JSON logs when stderr is not a terminal");
     const crds = await cp.kubectl(["get", "crd", "machines.nio.homystack.com", "-o", "name"]);
     assert.equal(crds.code, 0, crds.stderr);
-    const running = descendants(child.pid);
-    child.kill("SIGINT");
-    assert.equal((await child.status).code, 0, output.slice(-3000));
-    await gone(running);
-    await drained;
+    await dev.interrupt();
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already exited
-    }
-    await child.status;
+    await dev.kill();
   }
 });
 
 Deno.test("deno task dev with a configured cluster that does not answer falls back to the local control plane", async () => {
   const dir = await Deno.makeTempDir({ prefix: "nico-dev-test-" });
-  const port = (() => {
-    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const p = (l.addr as Deno.NetAddr).port;
-    l.close();
-    return p;
-  })();
+  const port = freePort();
   const kubeconfig = `${dir}/down.kubeconfig`;
   await Deno.writeTextFile(
     kubeconfig,
@@ -197,34 +199,13 @@ Deno.test("deno task dev with a configured cluster that does not answer falls ba
       "current-context": "down",
     }),
   );
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", `${ROOT}main.ts`, "dev", "--dir", `${dir}/dev`],
-    cwd: ROOT,
-    env: { KUBECONFIG: kubeconfig },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let output = "";
-  const dec = new TextDecoder();
-  const drain = (s: ReadableStream<Uint8Array>) =>
-    s.pipeTo(new WritableStream({ write: (chunk) => void (output += dec.decode(chunk)) }));
-  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  const dev = spawnDev(["--dir", `${dir}/dev`], { KUBECONFIG: kubeconfig });
   try {
-    await eventually("the printed kubeconfig", () => /export KUBECONFIG=(\S+)/.exec(output)?.[1], 600_000, 200);
-    assert.match(output, new RegExp(`the configured cluster https://127\\.0\\.0\\.1:${port} does not answer`));
-    const running = descendants(child.pid);
-    child.kill("SIGINT");
-    assert.equal((await child.status).code, 0, output.slice(-3000));
-    await gone(running);
-    await drained;
+    await eventually("the printed kubeconfig", () => /export KUBECONFIG=(\S+)/.exec(dev.output())?.[1], 600_000, 200);
+    assert.match(dev.output(), new RegExp(`the configured cluster https://127\\.0\\.0\\.1:${port} does not answer`));
+    await dev.interrupt();
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already exited
-    }
-    await child.status;
+    await dev.kill();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });
