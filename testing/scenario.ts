@@ -28,6 +28,12 @@ export interface ScenarioOptions {
   nodeTimeoutMs?: number;
 }
 
+/** A cluster spec as a test writes it: explicit Machine lists, anything else as the CRD takes it. */
+export type ClusterSpecInput = Record<string, unknown> & {
+  controlPlane: { machines: string[] };
+  dataPlane: { machines: string[] };
+};
+
 export interface Scenario {
   ns: string;
   client: KubeClient;
@@ -36,6 +42,8 @@ export interface Scenario {
   workloads: WorkloadClusters;
   /** Creates Machines on loopback hosts, with annotations if given. */
   machines(names: string[], annotations?: Record<string, Record<string, string>>): Promise<void>;
+  /** Creates the Machines `spec` names (explicit lists) and cluster `c` with `spec`. */
+  createCluster(spec: ClusterSpecInput): Promise<void>;
   /** The cluster as stored now. */
   cluster(name?: string): Promise<KubernetesCluster | undefined>;
   /** Waits until `pred` holds for the cluster; answers it. */
@@ -66,19 +74,24 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
   const nico = startNico(client, { namespace: ns, workloadProbeMs: 300, nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000 });
   let n = 1;
   const get = (name = "c") => client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
+  const machines: Scenario["machines"] = async (names, annotations = {}) => {
+    for (const name of names) {
+      await client.create<Machine>(MACHINES, {
+        metadata: { name, namespace: ns, ...(annotations[name] ? { annotations: annotations[name] } : {}) },
+        spec: { host: `127.0.${o.hostBlock}.${++n}`, sshUser: "root", sshKeySecretRef: { name: `${name}-ssh` } },
+      });
+    }
+  };
   return {
     ns,
     client,
     nio,
     nico,
     workloads,
-    async machines(names, annotations = {}) {
-      for (const name of names) {
-        await client.create<Machine>(MACHINES, {
-          metadata: { name, namespace: ns, ...(annotations[name] ? { annotations: annotations[name] } : {}) },
-          spec: { host: `127.0.${o.hostBlock}.${++n}`, sshUser: "root", sshKeySecretRef: { name: `${name}-ssh` } },
-        });
-      }
+    machines,
+    async createCluster(spec) {
+      await machines([...spec.controlPlane.machines, ...spec.dataPlane.machines]);
+      await client.create(KUBERNETES_CLUSTERS, { metadata: { name: "c", namespace: ns }, spec });
     },
     cluster: get,
     async until(what, pred, timeoutMs = 60_000) {

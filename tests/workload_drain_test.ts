@@ -39,10 +39,10 @@ Deno.test({
     const cp = await env.get();
     const s = await startScenario(cp, "pdb", { hostBlock: 33, controllers: ["disruption"] });
     try {
-      await s.machines(["cp-1", "w-1", "w-2"]);
-      await s.client.create(KUBERNETES_CLUSTERS, {
-        metadata: { name: "c", namespace: s.ns },
-        spec: { gitRepo: V1, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } },
+      await s.createCluster({
+        gitRepo: V1,
+        controlPlane: { machines: ["cp-1"] },
+        dataPlane: { machines: ["w-1", "w-2"] },
       });
       await s.until("Ready", settled, 90_000);
       const wl = s.workload().client;
@@ -112,10 +112,10 @@ Deno.test({
     const cp = await env.get();
     const s = await startScenario(cp, "depart", { hostBlock: 34 });
     try {
-      await s.machines(["cp-1", "w-1", "w-2"]);
-      await s.client.create(KUBERNETES_CLUSTERS, {
-        metadata: { name: "c", namespace: s.ns },
-        spec: { gitRepo: V1, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } },
+      await s.createCluster({
+        gitRepo: V1,
+        controlPlane: { machines: ["cp-1"] },
+        dataPlane: { machines: ["w-1", "w-2"] },
       });
       await s.until("Ready", settled, 90_000);
       const wl = s.workload().client;
@@ -141,11 +141,7 @@ Deno.test({
     const cp = await env.get();
     const s = await startScenario(cp, "outage", { hostBlock: 35 });
     try {
-      await s.machines(["cp-1", "w-1"]);
-      await s.client.create(KUBERNETES_CLUSTERS, {
-        metadata: { name: "c", namespace: s.ns },
-        spec: { gitRepo: V1, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },
-      });
+      await s.createCluster({ gitRepo: V1, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } });
       await s.until("Ready", settled, 90_000);
       await s.workloads.stopApi(s.ns, "c");
       const down = await s.until(

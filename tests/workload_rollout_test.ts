@@ -35,15 +35,11 @@ Deno.test({
     const cp = await env.get();
     const s = await startScenario(cp, "join", { hostBlock: 31 });
     try {
-      await s.machines(["cp-1", "w-1", "w-2", "w-3"]);
-      await s.client.create(KUBERNETES_CLUSTERS, {
-        metadata: { name: "c", namespace: s.ns },
-        spec: {
-          gitRepo: V1,
-          controlPlane: { machines: ["cp-1"] },
-          dataPlane: { machines: ["w-1", "w-2", "w-3"] },
-          rollout: { nodeTimeout: "6s" },
-        },
+      await s.createCluster({
+        gitRepo: V1,
+        controlPlane: { machines: ["cp-1"] },
+        dataPlane: { machines: ["w-1", "w-2", "w-3"] },
+        rollout: { nodeTimeout: "6s" },
       });
       const ready = await s.until("Ready with the workload cluster healthy", settled);
       assert.equal(ready.status!.dataPlane!.ready, 3);
@@ -110,10 +106,10 @@ Deno.test({
     const cp = await env.get();
     const s = await startScenario(cp, "rejoin", { hostBlock: 32 });
     try {
-      await s.machines(["cp-1", "cp-2", "cp-3"]);
-      await s.client.create(KUBERNETES_CLUSTERS, {
-        metadata: { name: "c", namespace: s.ns },
-        spec: { gitRepo: V1, controlPlane: { machines: ["cp-1", "cp-2", "cp-3"] }, dataPlane: { machines: [] } },
+      await s.createCluster({
+        gitRepo: V1,
+        controlPlane: { machines: ["cp-1", "cp-2", "cp-3"] },
+        dataPlane: { machines: [] },
       });
       await s.until("Ready", settled, 90_000);
       const nodes = new Informer<KubeNode>(s.workload().client, NODES, { logger: silentLogger, resyncMs: 0 });
