@@ -23,6 +23,9 @@ import {
   withRepo,
 } from "./webhook_kit.ts";
 
+/** Three control-plane Machines chosen by label, not by name. */
+const threeBySelector = { controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 3 } };
+
 const updateCases: Case[] = [
   {
     name: "a metadata-only update passes even when a Machine became unreachable",
@@ -77,10 +80,10 @@ const updateCases: Case[] = [
     },
     op: "UPDATE",
     object: cluster(
-      withRepo({ controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 3 }, ref: "v2" }),
+      withRepo({ ...threeBySelector, ref: "v2" }),
       { status },
     ),
-    oldObject: cluster(withRepo({ controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 3 } }), {
+    oldObject: cluster(withRepo(threeBySelector), {
       status,
     }),
     errors: [],
@@ -100,10 +103,10 @@ const updateCases: Case[] = [
     },
     op: "UPDATE",
     object: cluster(
-      withRepo({ controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 3 }, ref: "v2" }),
+      withRepo({ ...threeBySelector, ref: "v2" }),
       { status },
     ),
-    oldObject: cluster(withRepo({ controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 3 } }), {
+    oldObject: cluster(withRepo(threeBySelector), {
       status,
     }),
     errors: [],
@@ -176,7 +179,7 @@ const updateCases: Case[] = [
       configurations: ownedConfigs(["cp-1", "cp-2", "cp-3", "cp-4", "cp-5"]),
     },
     op: "UPDATE",
-    object: cluster(withRepo({ controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 3 } }), {
+    object: cluster(withRepo(threeBySelector), {
       status,
     }),
     oldObject: cluster(withRepo({ controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 5 } }), {
