@@ -6,7 +6,7 @@
  * @module
  */
 import type { Condition } from "../crds/kubernetescluster.ts";
-import { commandHelp, type FlagSpec, parseArgs, targetFor, UsageError } from "./flags.ts";
+import { commandHelp, type FlagSpec } from "./flags.ts";
 import {
   type AnyCondition,
   appliedRevision,
@@ -16,7 +16,7 @@ import {
   newestAbnormal,
   nioPhase,
   type NodeView,
-  readCluster,
+  showCluster,
 } from "./observe.ts";
 import { age, type Cell, type Paint, paint, type Row, stdoutStyle, type Style, table, tableWidth } from "./term.ts";
 
@@ -177,26 +177,10 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
 }
 
 /** Entry point of `nico describe`; answers the exit code. */
-export async function describe(args: string[], now = new Date()): Promise<number> {
-  const { flags, positional } = parseArgs("describe", args, FLAGS);
-  if (flags.help) {
-    console.log(DESCRIBE_HELP);
-    return 0;
-  }
-  if (positional.length !== 1) throw new UsageError("describe needs one cluster name: nico describe <cluster>");
-  const name = positional[0]!;
-  const { client, namespace } = targetFor(flags);
-  try {
-    const v = await readCluster(client, namespace, name, now);
-    if (!v) {
-      console.error(`nico describe: no KubernetesCluster ${name} in namespace ${namespace} (try nico get -A)`);
-      return 1;
-    }
+export function describe(args: string[], now = new Date()): Promise<number> {
+  return showCluster("describe", args, FLAGS, DESCRIBE_HELP, now, (v, flags) => {
     const style = stdoutStyle(typeof flags.color === "string" ? flags.color : undefined);
     const showConditions = flags["show-conditions"] === "all" ? "all" : "problems";
-    console.log(renderDescribe(v, style, { showConditions, now }));
-    return 0;
-  } finally {
-    await client.close();
-  }
+    return renderDescribe(v, style, { showConditions, now });
+  });
 }

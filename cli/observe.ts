@@ -16,6 +16,7 @@ import type { Machine, NixosConfiguration } from "../core/nio.ts";
 import { nodeReport, type NodeState } from "../core/readiness.ts";
 import { type PlanNode, planNodeOf, type RolloutInput } from "../core/rollout.ts";
 import { isOwnedBy, type Plane } from "../core/selection.ts";
+import { type FlagSpec, parseArgs, type ParsedArgs, targetFor, UsageError } from "./flags.ts";
 
 /** Where a node stands in the rollout. */
 export type Position = "failed" | "updating" | "pending" | "held" | "removing" | "up to date";
@@ -204,3 +205,39 @@ export async function readCluster(
 
 /** The configuration name NICO gives a node (shown when it does not exist yet). */
 export const configNameOf = (cluster: string, machine: string) => configName(cluster, machine);
+
+/**
+ * A command that shows one cluster (`nico describe <cluster>`, `nico plan
+ * <cluster>`): parses `args`, reads the cluster and prints what `render`
+ * makes of it; answers the exit code (1 when the cluster does not exist).
+ */
+export async function showCluster(
+  command: string,
+  args: string[],
+  specs: FlagSpec[],
+  help: string,
+  now: Date,
+  render: (v: ClusterView, flags: ParsedArgs["flags"]) => string,
+): Promise<number> {
+  const { flags, positional } = parseArgs(command, args, specs);
+  if (flags.help) {
+    console.log(help);
+    return 0;
+  }
+  if (positional.length !== 1) {
+    throw new UsageError(`${command} needs one cluster name: nico ${command} <cluster>`);
+  }
+  const name = positional[0]!;
+  const { client, namespace } = targetFor(flags);
+  try {
+    const v = await readCluster(client, namespace, name, now);
+    if (!v) {
+      console.error(`nico ${command}: no KubernetesCluster ${name} in namespace ${namespace} (try nico get -A)`);
+      return 1;
+    }
+    console.log(render(v, flags));
+    return 0;
+  } finally {
+    await client.close();
+  }
+}

@@ -6,8 +6,8 @@
  * @module
  */
 import { type RolloutSteps, rolloutSteps } from "../core/rolloutsteps.ts";
-import { commandHelp, type FlagSpec, parseArgs, targetFor, UsageError } from "./flags.ts";
-import { type ClusterView, readCluster, rolloutInput } from "./observe.ts";
+import { commandHelp, type FlagSpec } from "./flags.ts";
+import { type ClusterView, rolloutInput, showCluster } from "./observe.ts";
 import { type Cell, paint, stdoutStyle, type Style, table } from "./term.ts";
 
 const FLAGS: FlagSpec[] = [
@@ -78,24 +78,13 @@ export function renderPlan(v: ClusterView, style: Style): string {
 }
 
 /** Entry point of `nico plan`; answers the exit code. */
-export async function plan(args: string[], now = new Date()): Promise<number> {
-  const { flags, positional } = parseArgs("plan", args, FLAGS);
-  if (flags.help) {
-    console.log(PLAN_HELP);
-    return 0;
-  }
-  if (positional.length !== 1) throw new UsageError("plan needs one cluster name: nico plan <cluster>");
-  const name = positional[0]!;
-  const { client, namespace } = targetFor(flags);
-  try {
-    const v = await readCluster(client, namespace, name, now);
-    if (!v) {
-      console.error(`nico plan: no KubernetesCluster ${name} in namespace ${namespace} (try nico get -A)`);
-      return 1;
-    }
-    console.log(renderPlan(v, stdoutStyle(typeof flags.color === "string" ? flags.color : undefined)));
-    return 0;
-  } finally {
-    await client.close();
-  }
+export function plan(args: string[], now = new Date()): Promise<number> {
+  return showCluster(
+    "plan",
+    args,
+    FLAGS,
+    PLAN_HELP,
+    now,
+    (v, flags) => renderPlan(v, stdoutStyle(typeof flags.color === "string" ? flags.color : undefined)),
+  );
 }
