@@ -9,10 +9,12 @@
 import { durationMs, type KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
-import { MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
+import { JOBS, MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import { CLUSTER_LABEL, PAUSED_ANNOTATION, ROLE_LABEL } from "../core/labels.ts";
 import { configName } from "../core/names.ts";
-import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import type { Machine, NioGeneration, NixosConfiguration } from "../core/nio.ts";
+import { type BatchJob, runsOf } from "../core/runs.ts";
+import { detectNioGeneration, type DetectedNio } from "./niogen.ts";
 import { nodeReport, type NodeState } from "../core/readiness.ts";
 import { type PlanNode, planNodeOf, type RolloutInput } from "../core/rollout.ts";
 import { isOwnedBy, type Plane } from "../core/selection.ts";
@@ -42,6 +44,14 @@ export interface ClusterView {
   nodes: NodeView[];
   paused: boolean;
   halted: boolean;
+  /** The NIO that applies the configurations, and how NICO knows. */
+  nio: DetectedNio;
+}
+
+/** What is known of NIO when the view is built: its generation and, for v1, the namespace's Jobs. */
+export interface NioFacts {
+  nio: DetectedNio;
+  jobs: BatchJob[];
 }
 
 /** NICO's default --node-timeout; the CLI cannot know the operator's flag, the spec wins when set. */
@@ -98,7 +108,9 @@ export function clusterView(
   configs: NixosConfiguration[],
   machines: Machine[],
   now: Date,
+  facts: NioFacts = { nio: { generation: "v1", source: "assumed" }, jobs: [] },
 ): ClusterView {
+  const generation: NioGeneration = facts.nio.generation;
   const ref = { name: cluster.metadata.name, namespace: cluster.metadata.namespace!, uid: cluster.metadata.uid };
   const ours = configs.filter((c) => isOwnedBy(c, ref));
   const byMachine = new Map(ours.map((c) => [c.spec.machineRef.name, c]));
@@ -135,6 +147,8 @@ export function clusterView(
       machineObj: machineByName.get(machine),
       now,
       timeoutMs,
+      nio: generation,
+      runs: config && generation === "v1" ? runsOf(facts.jobs, config.metadata.name) : undefined,
     });
     let position: Position = "up to date";
     if (departing || removing.has(machine)) position = "removing";
@@ -163,7 +177,7 @@ export function clusterView(
       if (roleOf(c) === plane && !memberSet.has(m)) nodes.push(view(m, plane, true));
     }
   }
-  return { cluster, nodes, paused, halted };
+  return { cluster, nodes, paused, halted, nio: facts.nio };
 }
 
 /** The planner's input as NICO would see it now, from the view. */
@@ -196,11 +210,13 @@ export async function readCluster(
 ): Promise<ClusterView | undefined> {
   const cluster = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, namespace);
   if (!cluster) return undefined;
-  const [configs, machines] = await Promise.all([
+  const nio = await detectNioGeneration(client);
+  const [configs, machines, jobs] = await Promise.all([
     client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace, labelSelector: `${CLUSTER_LABEL}=${name}` }),
     client.list<Machine>(MACHINES, { namespace }),
+    nio.generation === "v1" ? client.list<BatchJob>(JOBS, { namespace }) : Promise.resolve({ items: [] }),
   ]);
-  return clusterView(cluster, configs.items, machines.items, now);
+  return clusterView(cluster, configs.items, machines.items, now, { nio, jobs: jobs.items });
 }
 
 /** The configuration name NICO gives a node (shown when it does not exist yet). */

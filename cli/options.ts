@@ -30,6 +30,9 @@ export const RunOptions = z.object({
   ),
   refPollInterval: duration.default(5 * 60_000).describe("How often a tracked branch is checked for new commits."),
   nodeTimeout: duration.default(30 * 60_000).describe("A node not applied this long after a change is Failed."),
+  nioGeneration: z.enum(["auto", "v1", "older"]).default("auto").describe(
+    "Which NIO applies the configurations: auto (from NIO's NixosConfiguration CRD, else API discovery), v1 (the Go NIO) or older (the Python NIO).",
+  ),
   workloadConnections: bool.default(true).describe(
     "Watch the clusters NICO builds (Nodes, /readyz) with their kubeconfig: Ready means the Node is Ready; drains.",
   ),
@@ -80,6 +83,7 @@ const ENV: Record<string, string> = {
   workers: "NICO_WORKERS",
   defaultGitRepo: "NICO_DEFAULT_GIT_REPO",
   nodeTimeout: "NICO_NODE_TIMEOUT",
+  nioGeneration: "NICO_NIO_GENERATION",
   resolveRefs: "NICO_RESOLVE_REFS",
   workloadConnections: "NICO_WORKLOAD_CONNECTIONS",
   maxWorkloadConnections: "NICO_MAX_WORKLOAD_CONNECTIONS",

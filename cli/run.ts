@@ -6,6 +6,7 @@
  */
 
 import { clusterController } from "../controllers/cluster/controller.ts";
+import { detectNioGeneration } from "./niogen.ts";
 import { observeClusters } from "../controllers/cluster/metrics.ts";
 import { installCrd } from "../crds/install.ts";
 import { eventRecorder } from "../lib/events.ts";
@@ -150,6 +151,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     return 2;
   }
   if (o.installCrds) await installCrd(client);
+  const nio = await detectNioGeneration(client, o.nioGeneration);
 
   const metrics = new Metrics();
   const identity = o.identity ?? `${Deno.hostname()}-${crypto.randomUUID().slice(0, 6)}`;
@@ -175,6 +177,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     refPollIntervalMs: o.refPollInterval,
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     hooks: metrics.controllerHooks("kubernetescluster"),
+    nio: nio.generation,
     ...(o.workloadConnections
       ? { workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval } }
       : {}),
@@ -217,6 +220,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     namespace: o.namespace ?? "(all)",
     leaderElect: o.leaderElect,
     identity,
+    nio: `${nio.generation} (${nio.source})`,
   });
 
   let code = 0;

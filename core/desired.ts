@@ -13,6 +13,8 @@ import {
   type Machine,
   machineAddress,
   machineSshKeySecret,
+  type NioGeneration,
+  type NioJobTemplate,
   type NixosConfiguration,
   type NixosConfigurationSpec,
   SSH_KEY_SECRET_KEY,
@@ -38,6 +40,27 @@ export interface DesiredInput {
   nameOf?: ((machine: string) => string) | undefined;
   /** The commit to pin every node to, when NICO resolved `ref`. */
   revision?: string | undefined;
+  /** Which NIO applies the configurations: where files land and which fields exist depend on it. */
+  nio: NioGeneration;
+}
+
+/**
+ * Where a file NICO sends must be written so the flake finds it next to `flake.nix`: NIO v1 writes
+ * `additionalFiles` relative to the root of its checkout (and builds in `configurationSubdir`); the
+ * older NIO writes them into `configurationSubdir` itself.
+ *
+ * @example
+ * ```ts
+ * import { filePath } from "./desired.ts";
+ * filePath("cluster.nix", "clusters/prod/", "v1"); // "clusters/prod/cluster.nix"
+ * filePath("cluster.nix", "clusters/prod", "older"); // "cluster.nix"
+ * filePath("cluster.nix", undefined, "v1"); // "cluster.nix"
+ * ```
+ */
+export function filePath(name: string, subdir: string | undefined, nio: NioGeneration): string {
+  if (nio !== "v1" || !subdir) return name;
+  const parts = subdir.split("/").filter((p) => p !== "" && p !== ".");
+  return [...parts, name].join("/");
 }
 
 /**
@@ -131,13 +154,15 @@ export function clusterNixFor(input: DesiredInput): string {
  * ```
  */
 export function specHash(spec: NixosConfigurationSpec): string {
+  // The schedule is when NIO runs, not what the host runs: NICO changes it without a rollout.
+  const { dayTwoSchedule: _schedule, ...content } = spec;
   const canonical = (v: unknown): unknown =>
     Array.isArray(v)
       ? v.map(canonical)
       : v && typeof v === "object"
       ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
       : v;
-  return createHash("sha256").update(JSON.stringify(canonical(spec))).digest("hex").slice(0, 16);
+  return createHash("sha256").update(JSON.stringify(canonical(content))).digest("hex").slice(0, 16);
 }
 
 function nodeSpec(
@@ -148,14 +173,15 @@ function nodeSpec(
   m: Machine | undefined,
 ): NixosConfigurationSpec {
   const { spec, name } = input.cluster;
-  const secretFile = (path: string, secret: string, key: string): AdditionalFile => ({
-    path,
+  const at = (file: string) => filePath(file, spec.configurationSubdir, input.nio);
+  const secretFile = (file: string, secret: string, key: string): AdditionalFile => ({
+    path: at(file),
     valueType: "SecretRef",
     secretRef: { name: secret, key },
   });
   // Workers get only what joins a worker; the server token and the CA key stay on the control plane.
   const files: AdditionalFile[] = [
-    { path: "cluster.nix", valueType: "Inline", inline: clusterNix },
+    { path: at("cluster.nix"), valueType: "Inline", inline: clusterNix },
     ...(role === "control-plane" ? [secretFile("join-token", joinTokenSecret(name), JOIN_TOKEN_KEY)] : []),
     secretFile(AGENT_TOKEN_FILE, agentTokenSecret(name), JOIN_TOKEN_KEY),
   ];
@@ -170,6 +196,9 @@ function nodeSpec(
     );
   }
   const ref = input.revision ?? spec.ref;
+  // NIO v1's own fields only where NIO v1 runs: the older NIO's schema would prune them, and NICO would
+  // then find them missing on every pass.
+  const nio = input.nio === "v1" ? spec.nio : undefined;
   return {
     machineRef: { name: machine },
     gitRepo: input.gitRepo,
@@ -178,8 +207,13 @@ function nodeSpec(
     ...(spec.credentialsRef ? { credentialsRef: { name: spec.credentialsRef.name } } : {}),
     flake: `#${machine}`,
     onRemoveFlake: "#minimal",
-    fullInstall: spec.fullInstall,
+    // Never `false`: NIO v1 drops it when it adds its finalizer (a full update that bumps the generation).
+    ...(spec.fullInstall ? { fullInstall: true } : {}),
     additionalFiles: files,
+    ...(nio?.dayTwoSchedule ? { dayTwoSchedule: nio.dayTwoSchedule } : {}),
+    ...(nio?.jobTemplate ? { jobTemplate: structuredClone(nio.jobTemplate) as NioJobTemplate } : {}),
+    ...(nio?.storeRef ? { storeRef: { name: nio.storeRef.name } } : {}),
+    ...(nio?.builderRef ? { builderRef: { name: nio.builderRef.name } } : {}),
   };
 }
 

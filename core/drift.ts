@@ -20,6 +20,9 @@ const OWNED_SPEC_FIELDS = [
   "configurationSubdir",
   "fullInstall",
   "additionalFiles",
+  "jobTemplate",
+  "storeRef",
+  "builderRef",
 ] as const satisfies readonly (keyof NixosConfigurationSpec)[];
 
 /**

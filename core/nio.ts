@@ -14,6 +14,42 @@ export const NIO_GROUP = "nio.homystack.com";
 export const MACHINES = resource(NIO_GROUP, "v1alpha1", "Machine", "machines");
 /** Where NIO serves NixosConfigurations. */
 export const NIXOS_CONFIGURATIONS = resource(NIO_GROUP, "v1alpha1", "NixosConfiguration", "nixosconfigurations");
+/** NIO v1 only: one-shot workloads; NICO reads the decommission runs (`onRemoveFlake`) among them. */
+export const NIX_JOBS = resource(NIO_GROUP, "v1alpha1", "NixJob", "nixjobs");
+/** NIO v1 only: recurring workloads; a node's day-two runs come from `<configuration>-day2`. */
+export const NIX_CRON_JOBS = resource(NIO_GROUP, "v1alpha1", "NixCronJob", "nixcronjobs");
+/** The batch Jobs NIO v1's runs are. */
+export const JOBS = resource("batch", "v1", "Job", "jobs");
+
+/**
+ * Which NIO NICO talks to. `v1`: the Go NIO (v1.0.0 and later), which converges a host through
+ * NixCronJob runs; `older`: the Python NIO, which applies over SSH and writes an `Applied` condition.
+ */
+export type NioGeneration = "v1" | "older";
+/** Every NIO generation, for flags and messages. */
+export const NIO_GENERATIONS: readonly NioGeneration[] = ["v1", "older"];
+
+/** NIO v1's labels on the children of a NixosConfiguration (decommission NixJobs among them). */
+export const NIO_CONFIG_LABEL = `${NIO_GROUP}/config`;
+export const NIO_MACHINE_LABEL = `${NIO_GROUP}/machine`;
+export const NIO_OPERATION_LABEL = `${NIO_GROUP}/operation`;
+/** The value of {@link NIO_OPERATION_LABEL} on the NixJob that applies `onRemoveFlake`. */
+export const NIO_DECOMMISSION = "decommission";
+/** NIO v1's default `dayTwoSchedule`. */
+export const NIO_DEFAULT_SCHEDULE = "*/30 * * * *";
+
+/**
+ * The NixCronJob NIO v1 makes for a configuration's day-two runs (its batch CronJob has the same name).
+ *
+ * @example
+ * ```ts
+ * import { dayTwoName } from "./nio.ts";
+ * dayTwoName("prod.w-1"); // "prod.w-1-day2"
+ * ```
+ */
+export function dayTwoName(configuration: string): string {
+  return `${configuration}-day2`;
+}
 
 export interface NioCondition {
   type: string;
@@ -53,6 +89,15 @@ export type AdditionalFile =
   | { path: string; valueType: "Inline"; inline: string }
   | { path: string; valueType: "SecretRef"; secretRef: { name: string; key: string } };
 
+/** NIO v1's `jobTemplate`: what the run Pods get (passed through as written). */
+export interface NioJobTemplate {
+  image?: string;
+  nodeSelector?: Record<string, string>;
+  tolerations?: Record<string, unknown>[];
+  resources?: Record<string, unknown>;
+  serviceAccountName?: string;
+}
+
 export interface NixosConfigurationSpec {
   machineRef: { name: string };
   gitRepo: string;
@@ -61,8 +106,17 @@ export interface NixosConfigurationSpec {
   flake: string;
   onRemoveFlake: string;
   configurationSubdir?: string;
-  fullInstall: boolean;
+  /** Written only when `true`: NIO v1 drops a `false` (and bumps the generation) when it adds its finalizer. */
+  fullInstall?: boolean;
   additionalFiles: AdditionalFile[];
+  /** NIO v1: cron schedule of the node's day-two runs (NIO's default `*\/30 * * * *`). */
+  dayTwoSchedule?: string;
+  /** NIO v1: the run Pods' image, placement and resources. */
+  jobTemplate?: NioJobTemplate;
+  /** NIO v1: a NixStore (binary cache) for the runs. */
+  storeRef?: { name: string };
+  /** NIO v1: a NixBuilder (remote builder) for the runs. */
+  builderRef?: { name: string };
 }
 
 export interface NixosConfiguration {
@@ -126,4 +180,42 @@ export const SSH_KEY_SECRET_KEY = "ssh-privatekey";
  */
 export function findCondition<T extends { type: string }>(conds: T[] | undefined, type: string): T | undefined {
   return conds?.find((c) => c.type === type);
+}
+
+/** The NixosConfiguration CRD NIO installs; its schema tells the generations apart. */
+export const NIXOS_CONFIGURATION_CRD = `nixosconfigurations.${NIO_GROUP}`;
+
+/**
+ * The NIO generation a NixosConfiguration CRD belongs to: NIO v1's schema has
+ * fields the older one lacks (`dayTwoSchedule`, `jobTemplate`, `storeRef`,
+ * `builderRef`). `undefined` when the object is not that CRD.
+ *
+ * @example
+ * ```ts
+ * import { nioGenerationOfCrd } from "./nio.ts";
+ * const crd = (spec: Record<string, unknown>) => ({
+ *   metadata: { name: "nixosconfigurations.nio.homystack.com" },
+ *   spec: { versions: [{ name: "v1alpha1", schema: { openAPIV3Schema: { properties: { spec: { properties: spec } } } } }] },
+ * });
+ * nioGenerationOfCrd(crd({ gitRepo: {}, dayTwoSchedule: {} })); // "v1"
+ * nioGenerationOfCrd(crd({ gitRepo: {} })); // "older"
+ * ```
+ */
+export function nioGenerationOfCrd(crd: unknown): NioGeneration | undefined {
+  const c = crd as {
+    metadata?: { name?: string };
+    spec?: { versions?: { name?: string; schema?: { openAPIV3Schema?: { properties?: Record<string, unknown> } } }[] };
+  };
+  if (c?.metadata?.name !== NIXOS_CONFIGURATION_CRD) return undefined;
+  const version = c.spec?.versions?.find((v) => v.name === "v1alpha1");
+  const spec = version?.schema?.openAPIV3Schema?.properties?.spec as { properties?: Record<string, unknown> } | undefined;
+  if (!spec?.properties) return undefined;
+  const v1Only = ["dayTwoSchedule", "jobTemplate", "storeRef", "builderRef"];
+  return v1Only.some((f) => f in spec.properties!) ? "v1" : "older";
+}
+
+/** A NIO v1 NixJob that applies a removed configuration's `onRemoveFlake` (the parts NICO reads). */
+export interface DecommissionJob {
+  metadata: ObjectMeta;
+  status?: { phase?: string; succeeded?: number; failed?: number; activeJob?: string };
 }

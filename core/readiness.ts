@@ -4,10 +4,19 @@
  *
  * @module
  */
+import { nextCronTick, parseCron } from "../lib/cron.ts";
 import { formatDuration } from "../lib/duration.ts";
 import { specDrift } from "./drift.ts";
 import { SPEC_CHANGED_ANNOTATION } from "./labels.ts";
-import { findCondition, type Machine, type NixosConfiguration, type NixosConfigurationSpec } from "./nio.ts";
+import {
+  findCondition,
+  type Machine,
+  NIO_DEFAULT_SCHEDULE,
+  type NioGeneration,
+  type NixosConfiguration,
+  type NixosConfigurationSpec,
+} from "./nio.ts";
+import { type Run, runVerdict } from "./runs.ts";
 import { type ClusterRef, isOwnedBy, type Plane } from "./selection.ts";
 
 /**
@@ -42,6 +51,10 @@ export interface NodeInput {
   now: Date;
   /** A node not applied this long after NICO's last change of its spec is Failed. */
   timeoutMs: number;
+  /** Which NIO applies it. */
+  nio: NioGeneration;
+  /** NIO v1: the runs of its day-two workload (see core/runs.ts). */
+  runs?: readonly Run[] | undefined;
 }
 
 /**
@@ -60,51 +73,24 @@ export function specChangedAt(cfg: NixosConfiguration): Date | undefined {
 }
 
 /**
- * Which NIO generation wrote this status: `newer` has phase/observedGeneration.
- *
- * @example
- * ```ts
- * import { nioGeneration } from "./readiness.ts";
- * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", fullInstall: false, additionalFiles: [] };
- * nioGeneration({ metadata: { name: "c.w-1" }, spec, status: { phase: "Ready", observedGeneration: 1 } }); // "newer"
- * nioGeneration({ metadata: { name: "c.w-1" }, spec, status: { conditions: [{ type: "Applied", status: "True" }] } }); // "older"
- * nioGeneration({ metadata: { name: "c.w-1" }, spec }); // "unknown"
- * ```
- */
-export function nioGeneration(cfg: NixosConfiguration): "newer" | "older" | "unknown" {
-  const s = cfg.status;
-  if (!s) return "unknown";
-  if (s.phase !== undefined || s.observedGeneration !== undefined) return "newer";
-  if (findCondition(s.conditions, "Applied")) return "older";
-  return "unknown";
-}
-
-/**
- * Rule 2: NIO reports the configuration applied for its current spec.
+ * The older NIO reports the configuration applied for its current spec: `Applied=True` (reason
+ * `Success`) no older than NICO's last change of the spec.
  *
  * @example
  * ```ts
  * import { appliedForSpec } from "./readiness.ts";
- * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", fullInstall: false, additionalFiles: [] };
- * appliedForSpec({ metadata: { name: "c.w-1", generation: 2 }, spec, status: { phase: "Ready", observedGeneration: 2 } }); // true
- * appliedForSpec({ metadata: { name: "c.w-1", generation: 2 }, spec, status: { phase: "Ready", observedGeneration: 1 } }); // false
+ * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", additionalFiles: [] };
+ * const metadata = { name: "c.w-1", annotations: { "nico.homystack.com/spec-changed-at": "2026-01-01T00:00:00.500Z" } };
+ * const applied = (at: string) => ({ conditions: [{ type: "Applied", status: "True", reason: "Success" }], lastAppliedTime: at });
+ * appliedForSpec({ metadata, spec, status: applied("2026-01-01T00:00:01Z") }); // true
+ * appliedForSpec({ metadata, spec, status: applied("2025-12-31T23:59:59Z") }); // false
  * ```
  */
 export function appliedForSpec(cfg: NixosConfiguration): boolean {
   const s = cfg.status;
-  if (!s) return false;
-  if (nioGeneration(cfg) === "newer") {
-    // The phase, when NIO writes one, is the word: a Ready condition left over from the last apply
-    // must not make a node that is Converging again count as applied.
-    const cond = findCondition(s.conditions, "Ready");
-    const ready = s.phase !== undefined
-      ? s.phase === "Ready"
-      : cond?.status === "True" && (cond.observedGeneration ?? s.observedGeneration) === cfg.metadata.generation;
-    return ready && s.observedGeneration === cfg.metadata.generation;
-  }
-  const applied = findCondition(s.conditions, "Applied");
+  const applied = findCondition(s?.conditions, "Applied");
   if (applied?.status !== "True" || applied.reason !== "Success") return false;
-  const appliedAt = s.lastAppliedTime ?? applied.lastTransitionTime;
+  const appliedAt = s?.lastAppliedTime ?? applied.lastTransitionTime;
   const changed = specChangedAt(cfg);
   if (!appliedAt || !changed) return false;
   // Kubernetes timestamps have second precision: an apply within the same second counts.
@@ -113,23 +99,24 @@ export function appliedForSpec(cfg: NixosConfiguration): boolean {
 
 /**
  * A node's state. `Ready` means available: NIO applied the configuration it
- * has now and the Machine reports it. Whether that is the spec NICO wants now
- * is `upToDate`; a node running the previous spec is Ready but not up to date.
+ * has now (older NIO: its `Applied` condition and the Machine's write-back;
+ * NIO v1: a run of it completed). Whether that is the spec NICO wants now is
+ * `upToDate`; a node running the previous spec is Ready but not up to date.
  *
  * @example
  * ```ts
  * import { nodeReport } from "./readiness.ts";
- * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", fullInstall: false, additionalFiles: [] };
+ * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", additionalFiles: [] };
  * const config = {
- *   metadata: { name: "c.w-1", generation: 1, labels: { "nico.homystack.com/cluster": "c" } },
+ *   metadata: { name: "c.w-1", generation: 1, creationTimestamp: "2026-01-01T00:00:00Z", labels: { "nico.homystack.com/cluster": "c" } },
  *   spec,
  *   status: { phase: "Ready", observedGeneration: 1 },
  * };
- * const machineObj = { metadata: { name: "w-1" }, status: { hasConfiguration: true, appliedConfiguration: "c.w-1" } };
+ * const run = { job: "c.w-1-day2-r-1-manual", firedBy: "NixCronJob" as const, createdAt: new Date("2026-01-01T00:00:01Z"), active: 0, failedAttempts: 0, complete: true, gaveUp: false };
  * const cluster = { name: "c", namespace: "ns" };
- * const r = nodeReport({ machine: "w-1", plane: "dataPlane", cluster, desired: spec, config, machineObj, now: new Date(), timeoutMs: 600_000 });
- * r.state; // "Ready"
- * r.upToDate; // true
+ * const input = { machine: "w-1", plane: "dataPlane" as const, cluster, desired: spec, config, machineObj: undefined, now: new Date("2026-01-01T00:01:00Z"), timeoutMs: 600_000, nio: "v1" as const };
+ * nodeReport({ ...input, runs: [run] }).state; // "Ready"
+ * nodeReport({ ...input, runs: [] }).state; // "Applying": v1's phase Ready proves nothing
  * ```
  */
 export function nodeReport(i: NodeInput): NodeReport {
@@ -142,19 +129,28 @@ export function nodeReport(i: NodeInput): NodeReport {
     return { ...base, state: "Pending", reason: "ConfigurationPending", detail: "NixosConfiguration not created yet" };
   }
   if (cfg.metadata.deletionTimestamp) {
-    return { ...base, state: "Removing", reason: "Removing", detail: "NIO is applying #minimal" };
+    return { ...base, state: "Removing", reason: "Removing", detail: `NIO is applying ${cfg.spec.onRemoveFlake}` };
   }
   const s = cfg.status;
-  const stalled = findCondition(s?.conditions, "Stalled");
-  if (s?.phase === "Degraded" || stalled?.status === "True") {
-    const why = stalled?.reason ?? "Degraded";
-    const msg = stalled?.message ?? s?.message;
-    return { ...base, state: "Failed", reason: why, detail: msg ? `${why}: ${msg}` : why };
-  }
+  // Before Stalled: NIO v1 sets Stalled=True on Blocked too, and an unreachable Machine is no failed apply.
   if (s?.phase === "Blocked") {
     const ready = findCondition(s.conditions, "Ready");
     const why = ready?.reason ?? "Blocked";
-    return { ...base, state: "Blocked", reason: why, detail: `Blocked: ${why}` };
+    const msg = ready?.message ? `: ${ready.message}` : "";
+    return { ...base, state: "Blocked", reason: why, detail: `Blocked by NIO (${why}${msg}); the rollout waits` };
+  }
+  return i.nio === "v1" ? v1Report(i, cfg, base) : olderReport(i, cfg, base);
+}
+
+type Base = Pick<NodeReport, "machine" | "plane" | "upToDate">;
+
+/** The older NIO: `Applied` newer than NICO's last change, then the Machine's write-back. */
+function olderReport(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeReport {
+  const stalled = findCondition(cfg.status?.conditions, "Stalled");
+  if (cfg.status?.phase === "Degraded" || stalled?.status === "True") {
+    const why = stalled?.reason ?? "Degraded";
+    const msg = stalled?.message ?? cfg.status?.message;
+    return { ...base, state: "Failed", reason: why, detail: msg ? `${why}: ${msg}` : why };
   }
   if (appliedForSpec(cfg)) {
     const m = i.machineObj?.status;
@@ -168,20 +164,63 @@ export function nodeReport(i: NodeInput): NodeReport {
       detail: `applied; waiting for Machine ${i.machine} to report it`,
     };
   }
+  return timedOut(i, cfg, base, specChangedAt(cfg)) ??
+    { ...base, state: "Applying", reason: "Applying", detail: "waiting for NIO to apply it" };
+}
+
+/** NIO v1: the node's run Jobs since NICO's last change; v1's own phase only for what runs cannot say. */
+function v1Report(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeReport {
+  const s = cfg.status;
   const changed = specChangedAt(cfg);
-  if (changed && i.now.getTime() - changed.getTime() > i.timeoutMs) {
-    return {
-      ...base,
-      state: "Failed",
-      reason: "ApplyTimeout",
-      detail: `not applied within ${formatDuration(i.timeoutMs)} of the last change`,
-    };
+  const stalled = findCondition(s?.conditions, "Stalled");
+  const nioSays = stalled?.message ?? findCondition(s?.conditions, "Ready")?.message;
+  if (s?.phase === "Degraded" && (installFailed(cfg) || /stalled/i.test(nioSays ?? ""))) {
+    return { ...base, state: "Failed", reason: "NioDegraded", detail: `NIO: ${nioSays ?? "Degraded"}` };
   }
-  // NIO's phase can still say Ready for the generation before this one: never call a waiting node Ready.
-  const detail = !s?.phase
-    ? "waiting for NIO"
-    : s.phase === "Ready"
-    ? `waiting for NIO to apply generation ${cfg.metadata.generation ?? "?"}`
-    : s.phase;
-  return { ...base, state: "Applying", reason: "Applying", detail };
+  if (!changed) return { ...base, state: "Applying", reason: "Applying", detail: "waiting for NIO" };
+  const v = runVerdict(i.runs ?? [], changed);
+  switch (v.state) {
+    case "applied":
+      return { ...base, state: "Ready", reason: "Applied", detail: `applied (run ${v.job})` };
+    case "failed":
+      return { ...base, state: "Failed", reason: "RunFailed", detail: v.detail };
+    case "running":
+      return timedOut(i, cfg, base, changed) ?? { ...base, state: "Applying", reason: "Running", detail: v.detail };
+  }
+  // Nothing ran since the change (no new commit): the first scheduled run after it is the earliest one can.
+  const due = nextRun(cfg, i.now);
+  const when = due ? `, due ${clock(due)}` : "";
+  return timedOut(i, cfg, base, nextRun(cfg, changed) ?? changed) ??
+    { ...base, state: "Applying", reason: "WaitingForRun", detail: `waiting for NIO's next run of ${i.machine}${when}` };
+}
+
+/** A full install NIO gave up on (it retries it a few times first). */
+function installFailed(cfg: NixosConfiguration): boolean {
+  return cfg.spec.fullInstall === true && (cfg.status as { fullDiskInstallCompleted?: boolean }).fullDiskInstallCompleted !== true;
+}
+
+/** Failed when nothing was applied within the node timeout of `from`. */
+function timedOut(i: NodeInput, cfg: NixosConfiguration, base: Base, from: Date | undefined): NodeReport | undefined {
+  if (!from || i.now.getTime() - from.getTime() <= i.timeoutMs) return undefined;
+  const what = cfg.status?.phase && cfg.status.phase !== "Ready" ? ` (NIO: ${cfg.status.phase})` : "";
+  return {
+    ...base,
+    state: "Failed",
+    reason: "ApplyTimeout",
+    detail: `not applied within ${formatDuration(i.timeoutMs)} of the last change${what}`,
+  };
+}
+
+/** When NIO v1 next runs this configuration on schedule (a bad schedule: never). */
+export function nextRun(cfg: NixosConfiguration, after: Date): Date | undefined {
+  try {
+    return nextCronTick(parseCron(cfg.spec.dayTwoSchedule ?? NIO_DEFAULT_SCHEDULE), after);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `14:30 UTC`: minutes are all a scheduled run has. */
+function clock(d: Date): string {
+  return `${d.toISOString().slice(11, 16)} UTC`;
 }

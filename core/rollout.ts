@@ -93,6 +93,11 @@ export interface RolloutInput {
   firstBringUp?: boolean;
   /** Why the workload cluster cannot be observed now; set: creations only. */
   hold?: string | undefined;
+  /**
+   * Departed nodes whose configuration is gone but whose Machine NIO is not done with yet (its removal
+   * flake may still run): no further removal starts until they are released.
+   */
+  releasing?: string[];
 }
 
 export interface RolloutPlan {
@@ -260,13 +265,17 @@ function planPass(i: RolloutInput): RolloutPlan {
     }
   }
 
-  // Departures: one per plane at a time; a control-plane node only while the rest keep quorum.
+  // Departures: one per plane at a time, each only once the one before has left entirely; a control-plane
+  // node only while the rest keep quorum.
   const departingCp = i.departing.filter((d) => d.plane === "controlPlane");
   const departingW = i.departing.filter((d) => d.plane === "dataPlane");
-  if (departingW.length && !departingW.some((d) => d.deleting)) {
+  const releasing = [...(i.releasing ?? [])].sort(byName);
+  if (releasing.length && i.departing.some((d) => !d.deleting)) {
+    reasons.push(`removals wait until ${releasing.join(", ")} left (NIO is still removing it)`);
+  } else if (departingW.length && !departingW.some((d) => d.deleting)) {
     plan.remove.push(departingW.map((d) => d.machine).sort(byName)[0]!);
   }
-  if (departingCp.length && !departingCp.some((d) => d.deleting)) {
+  if (departingCp.length && !departingCp.some((d) => d.deleting) && !releasing.length) {
     const candidates = departingCp.map((d) => d.machine).sort(byName)
       .filter((m) => !(m === i.bootstrap && i.endpointIsBootstrap && cp.length > 0));
     if (candidates.length < departingCp.length) {

@@ -57,6 +57,8 @@ export type ClusterStatusInput =
     kind: "deleting";
     /** Configurations NIO still has to remove. */
     remaining: string[];
+    /** Then: why Machines are not released yet. */
+    waiting?: string[] | undefined;
     problem?: Problem | undefined;
     generation: number;
     previous: KubernetesClusterStatus | undefined;
@@ -91,13 +93,16 @@ export function clusterStatus(i: ClusterStatusInput): KubernetesClusterStatus {
     const deleting = i.kind === "deleting";
     const problem = i.problem;
     const remaining = i.kind === "deleting" ? i.remaining : [];
+    const waiting = i.kind === "deleting" ? i.waiting ?? [] : [];
     const ready: ConditionInput = problem
       ? { type: "Ready", status: "False", reason: problem.reason, message: problem.message }
       : {
         type: "Ready",
         status: "False",
         reason: "Deleting",
-        message: `waiting for NIO to remove ${remaining.length} configuration(s): ${listNames(remaining)}`,
+        message: remaining.length || !waiting.length
+          ? `waiting for NIO to remove ${remaining.length} configuration(s): ${listNames(remaining)}`
+          : `waiting for NIO to be done with the Machines before releasing them: ${waiting.join("; ")}`,
       };
     // Only Ready is known this pass. Stopped: the other conditions stay as last observed (their
     // observedGeneration says so); deleting: they no longer apply.
@@ -189,13 +194,16 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
   // first bring-up (so a node recovering from Failed mid-rollout brings the cluster back to Updating). A cluster
   // still in its first bring-up stays Provisioning when a late member changes cluster.nix under applied nodes.
   const runsOlderSpec = i.previous?.phase !== "Provisioning" && i.nodes.some((n) => n.state === "Ready" && !n.upToDate);
+  // Once Ready, never Provisioning again (a recovery after a halt is not a first bring-up).
+  const provisioned = i.previous?.initialization?.provisioned === true || ready.status === "True";
   const phase: Phase = i.deleting
     ? "Deleting"
     : failed.length
     ? "Failed"
     : ready.status === "True"
     ? "Ready"
-    : i.kubeconfigSecret && (i.previous?.phase === "Ready" || i.previous?.phase === "Updating" || runsOlderSpec)
+    : provisioned ||
+        (i.kubeconfigSecret && (i.previous?.phase === "Ready" || i.previous?.phase === "Updating" || runsOlderSpec))
     ? "Updating"
     : "Provisioning";
   const conditions = mergeConditions(
@@ -211,6 +219,7 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
     controlPlane: planeStatus(cpNodes, sel.controlPlane),
     dataPlane: planeStatus(wNodes, sel.dataPlane),
     ...(i.bootstrap ? { bootstrapNode: i.bootstrap } : {}),
+    ...(provisioned ? { initialization: { provisioned: true } } : {}),
     ...(i.endpoint ? { endpoint: i.endpoint } : {}),
     ...(i.kubeconfigSecret ? { kubeconfigSecret: i.kubeconfigSecret } : {}),
     ...(i.revision ? { revision: i.revision } : {}),

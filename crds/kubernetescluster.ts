@@ -9,6 +9,7 @@ import { z } from "zod";
 import type { ObjectMeta } from "../lib/kube/meta.ts";
 import { resource } from "../lib/kube/resources.ts";
 import { durationPattern, parseDuration } from "../lib/duration.ts";
+import { parseCron } from "../lib/cron.ts";
 
 /** A host as the CRD accepts it: an ASCII DNS name, an IPv4 or an IPv6 address, nothing else. */
 export const HOST_PATTERN = "^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$|^[0-9A-Fa-f:.]+$";
@@ -146,6 +147,46 @@ export const Drain = z.object({
     .describe("Evict pods with emptyDir volumes too (their data is lost). Off: such pods hold the drain."),
 }).describe("Cordon and drain before a node's configuration changes (pods evicted through the Eviction API).");
 
+const PRESERVE = { "x-kubernetes-preserve-unknown-fields": true } as const;
+const LocalRef = (what: string) =>
+  z.object({ name: z.string().min(1).max(253).regex(DNS_SUBDOMAIN).describe(`Name of the ${what}.`) });
+
+/** A cron schedule NICO can read (the same syntax a Kubernetes CronJob takes, in UTC). */
+export const CronSchedule = z.string().min(1).max(128).superRefine((v, ctx) => {
+  try {
+    parseCron(v);
+  } catch (err) {
+    ctx.addIssue({ code: "custom", message: `not a cron schedule: ${(err as Error).message}` });
+  }
+});
+
+export const NioSettings = z.object({
+  dayTwoSchedule: CronSchedule.optional()
+    .describe(
+      "NIO v1: when NIO re-applies each node's configuration (cron, UTC; NIO's default */30 * * * *). NIO v1 runs " +
+        "a node at once only for a new commit; any other change (cluster.nix, files, the folder) reaches a node at " +
+        "its next scheduled run, so during a rollout NICO gives the one node it is updating the schedule " +
+        "'* * * * *' and restores this one once the node ran. The older NIO ignores it.",
+    ),
+  jobTemplate: z.object({
+    image: z.string().min(1).max(1024).optional().describe("Image of the run Pods."),
+    nodeSelector: z.record(z.string(), z.string()).optional().describe("Node labels the run Pods need."),
+    tolerations: z.array(z.object({}).loose().meta(PRESERVE)).max(64).optional()
+      .describe("Tolerations of the run Pods (Kubernetes Toleration objects)."),
+    resources: z.object({}).loose().meta(PRESERVE).optional()
+      .describe("Resources of the run Pods (a Kubernetes ResourceRequirements object)."),
+    serviceAccountName: z.string().min(1).max(253).regex(DNS_SUBDOMAIN).optional()
+      .describe("ServiceAccount of the run Pods."),
+  }).optional().describe(
+    "NIO v1: passed to each NixosConfiguration's jobTemplate. NIO v1.0.0 accepts it but builds its run Pods " +
+      "without it (read from its source); later NIO releases may use it. The older NIO ignores it.",
+  ),
+  storeRef: LocalRef("NixStore").optional()
+    .describe("NIO v1: a NixStore (binary cache) in the cluster's namespace for the runs. The older NIO ignores it."),
+  builderRef: LocalRef("NixBuilder").optional()
+    .describe("NIO v1: a NixBuilder (remote builder) in the cluster's namespace. The older NIO ignores it."),
+}).describe("Settings NICO passes to NIO with every node's NixosConfiguration (NIO v1 only).");
+
 export const KubernetesClusterSpec = z.object({
   gitRepo: z.string().min(1).max(2048).optional()
     .describe(
@@ -200,6 +241,7 @@ export const KubernetesClusterSpec = z.object({
     .describe(
       "When true every node also receives its own Machine's SSH private key (the key NIO logs in with) as the file machine-ssh-key. Leave false unless the flake needs it: whoever can read files on a node then holds a key that opens that host, and every other host sharing the key.",
     ),
+  nio: NioSettings.optional(),
   controlPlane: ControlPlane,
   dataPlane: DataPlane.default({}),
   paused: z.boolean().default(false)
@@ -276,6 +318,11 @@ export const KubernetesClusterStatus = z.object({
   dataPlane: PlaneStatus.optional().describe("Worker readiness."),
   bootstrapNode: z.string().optional()
     .describe("The control-plane Machine that initialised the cluster; kept stable for the life of the cluster."),
+  initialization: z.object({
+    provisioned: z.boolean().optional().describe(
+      "The first bring-up finished: the cluster was Ready once. From then on it is never Provisioning again.",
+    ),
+  }).optional().describe("Milestones of the cluster's life that stay true once reached."),
   endpoint: z.string().optional().describe("https://host:port of the cluster's Kubernetes API."),
   kubeconfigSecret: z.string().optional()
     .describe("Secret (key value) holding an admin kubeconfig; set only once the Secret exists."),

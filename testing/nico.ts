@@ -5,7 +5,7 @@ import { parseHostPolicy } from "../lib/git/hosts.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { MACHINES } from "../core/nio.ts";
 import { jsonLogger, type Logger, silentLogger } from "../lib/runtime/log.ts";
-import type { Machine } from "../core/nio.ts";
+import type { Machine, NioGeneration } from "../core/nio.ts";
 
 export interface RunningNico {
   stop(): Promise<void>;
@@ -23,6 +23,10 @@ export interface NicoTestOptions {
   refPollIntervalMs?: number;
   /** Watch workload clusters (loopback only), asking /readyz this often; off by default. */
   workloadProbeMs?: number;
+  /** Which NIO the simulator plays (default `v1`, as the simulator's own default). */
+  nio?: NioGeneration;
+  /** How long a freed Machine stays claimed for NIO to settle (default 1 s in tests). */
+  releaseSettleMs?: number;
 }
 
 /** Starts the cluster controller as NICO would; `stop()` shuts it down cleanly. */
@@ -47,6 +51,8 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     ...(opts.workloadProbeMs
       ? { workloads: { policy: "loopback" as const, probeIntervalMs: opts.workloadProbeMs, requestTimeoutMs: 2_000 } }
       : {}),
+    nio: opts.nio ?? "v1",
+    releaseSettleMs: opts.releaseSettleMs ?? 1_000,
   });
   const abort = new AbortController();
   const done = controller.run(abort.signal);

@@ -10,9 +10,18 @@ import type { EventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import {
+  JOBS,
+  MACHINES,
+  NIO_DECOMMISSION,
+  NIO_MACHINE_LABEL,
+  NIO_OPERATION_LABEL,
+  NIX_JOBS,
+  NIXOS_CONFIGURATIONS,
+} from "../../core/nio.ts";
 import { CLUSTER_LABEL } from "../../core/labels.ts";
-import type { Machine, NixosConfiguration } from "../../core/nio.ts";
+import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
+import type { BatchJob } from "../../core/runs.ts";
 import { Controller, type ControllerHooks } from "../../lib/runtime/controller.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
 import { keyOf } from "../../lib/runtime/keys.ts";
@@ -46,6 +55,10 @@ export interface ClusterControllerOptions {
   gitAllowedHosts?: HostPolicy;
   /** Watch workload clusters (absent: NICO does not look inside them; applied counts as Ready). */
   workloads?: Omit<WorkloadCacheOptions, "onChange" | "log">;
+  /** Which NIO runs the configurations (default `v1`); see `detectNioGeneration`. */
+  nio?: NioGeneration;
+  /** How long a freed Machine stays claimed for NIO to settle (core/release.ts). */
+  releaseSettleMs?: number;
 }
 
 /**
@@ -70,12 +83,16 @@ export function onlyStatusChanged(c: KubernetesCluster, type: EventType, old: Ku
   return isDeepStrictEqual(meta(c), meta(old)) && isDeepStrictEqual(c.spec, old.spec);
 }
 
-/** The caches a cluster controller reads: clusters, Machines, NixosConfigurations and NICO's own Secrets. */
+/**
+ * The caches a cluster controller reads: clusters, Machines, NixosConfigurations and NICO's own Secrets; with
+ * NIO v1 also the batch Jobs its runs are and its decommission NixJobs.
+ */
 export function clusterInformers(
   client: KubeClient,
   log: Logger,
   namespace?: string,
   resyncMs?: number,
+  nio: NioGeneration = "v1",
 ): ClusterInformers {
   const opts = { logger: log, ...(namespace ? { namespace } : {}), ...(resyncMs !== undefined ? { resyncMs } : {}) };
   return {
@@ -84,7 +101,46 @@ export function clusterInformers(
     configs: new Informer<NixosConfiguration>(client, NIXOS_CONFIGURATIONS, opts),
     // Only the Secrets NICO labels: never every Secret of the cluster.
     secrets: new Informer<Secret>(client, SECRETS, { ...opts, labelSelector: CLUSTER_LABEL }),
+    ...(nio === "v1"
+      ? {
+        // A scheduled run's Job carries none of NIO's labels (its CronJob's template has none): all Jobs, matched
+        // to nodes by owner.
+        jobs: new Informer<BatchJob>(client, JOBS, opts),
+        decommissions: new Informer<DecommissionJob>(client, NIX_JOBS, {
+          ...opts,
+          labelSelector: `${NIO_OPERATION_LABEL}=${NIO_DECOMMISSION}`,
+        }),
+      }
+      : {}),
   };
+}
+
+/**
+ * Whether a Machine update can change what NICO decides. NIO v1 rewrites every Machine's status twice a
+ * minute (`Reconciling` on and off) without changing anything else: those updates need no reconcile.
+ *
+ * @example
+ * ```ts
+ * import { machineChangeMatters } from "./controller.ts";
+ * const m = { metadata: { name: "m", labels: {} }, status: { discoverable: true, conditions: [] } };
+ * machineChangeMatters(m, { ...m, status: { ...m.status, conditions: [{ type: "Reconciling", status: "True" }] } }); // false
+ * machineChangeMatters(m, { ...m, status: { discoverable: false } }); // true
+ * ```
+ */
+export function machineChangeMatters(old: Machine, m: Machine): boolean {
+  const facts = (x: Machine) => {
+    const { conditions, observedGeneration: _g, ...status } = x.status ?? {};
+    const discoverable = conditions?.find((c) => c.type === "Discoverable");
+    return {
+      labels: x.metadata.labels,
+      annotations: x.metadata.annotations,
+      deleting: x.metadata.deletionTimestamp,
+      spec: x.spec,
+      status,
+      discoverable: discoverable && { status: discoverable.status, since: discoverable.lastTransitionTime },
+    };
+  };
+  return !isDeepStrictEqual(facts(old), facts(m));
 }
 
 /** Clusters of the namespace that may want this Machine: claimant, explicit lists, matching selectors. */
@@ -110,7 +166,8 @@ export function clustersInterestedIn(clusters: KubernetesCluster[], machine: Mac
 export function clusterController(
   opts: ClusterControllerOptions,
 ): { controller: Controller; informers: ClusterInformers; revisions?: RevisionResolver; workloads?: WorkloadCache } {
-  const informers = clusterInformers(opts.client, opts.log, opts.namespace, opts.resyncMs);
+  const nio = opts.nio ?? "v1";
+  const informers = clusterInformers(opts.client, opts.log, opts.namespace, opts.resyncMs, nio);
   let tracker: RevisionTracker | undefined;
   let revisions: RevisionResolver | undefined;
   if (opts.resolveRefs) {
@@ -143,6 +200,8 @@ export function clusterController(
     ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
     revisionTracker: tracker,
     workloads,
+    nio,
+    releaseSettleMs: opts.releaseSettleMs,
   });
   const ctl = new Controller(
     {
@@ -181,7 +240,22 @@ export function clusterController(
     .watch(
       informers.machines,
       (m, _type, old) => clustersInterestedIn(informers.clusters.list(m.metadata.namespace), m, old),
-      soon,
+      { ...soon, skip: (m, type, old) => type === "update" && old !== undefined && !machineChangeMatters(old, m) },
     );
+  if (informers.jobs) {
+    // A run of a node's day-two NixCronJob (or its CronJob, of the same name) belongs to the configuration.
+    ctl.watch(informers.jobs, (j) => {
+      const owner = j.metadata.ownerReferences?.find((o) => o.kind === "NixCronJob" || o.kind === "CronJob");
+      const cfg = owner?.name.endsWith("-day2") ? owner.name.slice(0, -"-day2".length) : undefined;
+      const c = cfg ? informers.configs.get(j.metadata.namespace, cfg) : undefined;
+      return c ? byLabel(c) : undefined;
+    }, soon);
+  }
+  if (informers.decommissions) {
+    ctl.watch(informers.decommissions, (nj) => {
+      const m = informers.machines.get(nj.metadata.namespace, nj.metadata.labels?.[NIO_MACHINE_LABEL] ?? "");
+      return m ? clustersInterestedIn(informers.clusters.list(nj.metadata.namespace), m) : undefined;
+    }, soon);
+  }
   return { controller: ctl, informers, ...(revisions ? { revisions } : {}), ...(workloads ? { workloads } : {}) };
 }

@@ -22,11 +22,14 @@ import { errorMessage, type Logger, withFields } from "../../lib/runtime/log.ts"
 import { FINALIZER } from "../../core/labels.ts";
 import { kubeconfigSecret } from "../../core/names.ts";
 import { isConflict, isUnprocessable } from "../../lib/kube/errors.ts";
-import type { Machine, NixosConfiguration } from "../../core/nio.ts";
+import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
+import type { BatchJob } from "../../core/runs.ts";
 import type { NodeReport } from "../../core/readiness.ts";
 import { clusterHash } from "../../core/desired.ts";
 import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core/status.ts";
 import { ClaimConflictError } from "./claims.ts";
+import { RunFailures } from "./runs.ts";
+import { observeRuns } from "./phases/runs.ts";
 import { reconcileClaims } from "./phases/claims.ts";
 import { reconcileConfigurations } from "./phases/configurations.ts";
 import { reconcileDelete } from "./phases/delete.ts";
@@ -42,6 +45,7 @@ import {
   buildScope,
   BUSY_REQUEUE_MS,
   type ClusterCache,
+  DRAIN_REQUEUE_MS,
   type ClusterDeps,
   type ClusterScope,
   nextLookMs,
@@ -55,6 +59,10 @@ export interface ClusterInformers {
   machines: Informer<Machine>;
   configs: Informer<NixosConfiguration>;
   secrets: Informer<Secret>;
+  /** NIO v1: the batch Jobs of the namespace(s) (its runs among them). */
+  jobs?: Informer<BatchJob>;
+  /** NIO v1: its decommission NixJobs. */
+  decommissions?: Informer<DecommissionJob>;
 }
 
 export interface ClusterReconcilerOptions {
@@ -73,6 +81,10 @@ export interface ClusterReconcilerOptions {
   now?: () => Date;
   /** Told the resourceVersion of each status NICO writes (so its own write's watch event can be told apart). */
   onStatusWritten?: (key: string, resourceVersion: string) => void;
+  /** Which NIO applies the configurations (default `v1`). */
+  nio?: NioGeneration;
+  /** See core/release.ts (tests shorten it). */
+  releaseSettleMs?: number | undefined;
 }
 
 const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
@@ -104,6 +116,10 @@ export class ClusterReconciler {
       nodeTimeoutMs: opts.nodeTimeoutMs ?? DEFAULT_NODE_TIMEOUT_MS,
       revisionTracker: opts.revisionTracker,
       workloads: opts.workloads,
+      nio: opts.nio ?? "v1",
+      runFailures: new RunFailures(),
+      freeSince: new Map(),
+      releaseSettleMs: opts.releaseSettleMs,
     };
     this.#now = opts.now ?? (() => new Date());
   }
@@ -170,6 +186,8 @@ export class ClusterReconciler {
       configs: inf.configs.list(ns),
       config: (n) => inf.configs.get(ns, n),
       secret: (n) => inf.secrets.get(ns, n),
+      jobs: inf.jobs?.list(ns) ?? [],
+      decommissions: inf.decommissions?.list(ns) ?? [],
     };
   }
 
@@ -183,6 +201,7 @@ export class ClusterReconciler {
     try {
       await reconcileSecrets(s);
       await reconcileClaims(s);
+      await observeRuns(s);
       observeWorkload(s);
       await reconcileConfigurations(s);
       await reconcileReleases(s);
@@ -254,14 +273,14 @@ export class ClusterReconciler {
   ): Promise<Result> {
     const base = { generation: cluster.metadata.generation ?? 0, previous: cluster.status, now };
     try {
-      const { remaining } = await reconcileDelete(deps, cluster, cache, log);
-      if (!remaining.length) {
+      const { remaining, waiting = [] } = await reconcileDelete(deps, cluster, cache, log);
+      if (!remaining.length && !waiting.length) {
         this.#warnings.clear(keyOf(cluster.metadata.namespace, cluster.metadata.name));
         this.#deps.workloads?.close(keyOf(cluster.metadata.namespace, cluster.metadata.name));
         return;
       }
-      await this.#finish(deps, cluster, { kind: "deleting", remaining, ...base }, undefined, log);
-      return { requeueAfter: BUSY_REQUEUE_MS };
+      await this.#finish(deps, cluster, { kind: "deleting", remaining, waiting, ...base }, undefined, log);
+      return { requeueAfter: waiting.length ? DRAIN_REQUEUE_MS : BUSY_REQUEUE_MS };
     } catch (err) {
       const problem = problemOf(err);
       await this.#finish(deps, cluster, { kind: "deleting", remaining: [], problem, ...base }, err, log);

@@ -13,7 +13,9 @@ import type { KubeClient } from "../../lib/kube/client.ts";
 import type { KeyPair } from "../../lib/pki.ts";
 import type { Logger } from "../../lib/runtime/log.ts";
 import { BOOTSTRAP_LABEL, PAUSED_ANNOTATION } from "../../core/labels.ts";
-import type { Machine, NixosConfiguration } from "../../core/nio.ts";
+import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
+import { type BatchJob, runsOf } from "../../core/runs.ts";
+import type { RunFailures } from "./runs.ts";
 import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
 import type { RolloutPlan } from "../../core/rollout.ts";
 import {
@@ -42,6 +44,14 @@ export interface ClusterDeps {
   revisionTracker?: RevisionTracker | undefined;
   /** Connections to workload clusters; absent: NICO does not look inside them (applied counts as Ready). */
   workloads?: WorkloadCache | undefined;
+  /** Which NIO applies the configurations. */
+  nio: NioGeneration;
+  /** NIO v1: why failing runs failed (read from their Pods, remembered). */
+  runFailures: RunFailures;
+  /** When NICO first saw each claimed Machine (`ns/name`) without a configuration; see core/release.ts. */
+  freeSince: Map<string, number>;
+  /** How long a freed Machine stays claimed for NIO to settle (default core/release.ts RELEASE_SETTLE_MS). */
+  releaseSettleMs?: number | undefined;
 }
 
 /** The cached objects of the cluster's namespace a pass reads. */
@@ -52,6 +62,10 @@ export interface ClusterCache {
   config(name: string): NixosConfiguration | undefined;
   /** NICO's Secret of that name in the namespace, if any. */
   secret(name: string): Secret | undefined;
+  /** NIO v1: the batch Jobs of the namespace (its runs among them); empty with the older NIO. */
+  jobs: BatchJob[];
+  /** NIO v1: the decommission NixJobs of the namespace. */
+  decommissions: DecommissionJob[];
 }
 
 /** What the phases found and did; the status is computed from it. */
@@ -80,6 +94,8 @@ export interface PassOutcome {
   requeueSoon?: boolean;
   /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
   draining?: Set<string>;
+  /** NIO v1: why each failing run failed, by Job name. */
+  runFailures?: Map<string, string>;
 }
 
 /** One pass over one cluster. */
@@ -205,6 +221,8 @@ export function appliedReports(s: ClusterScope): NodeReport[] {
       machineObj: s.machines.get(machine),
       now: s.now,
       timeoutMs: s.timeoutMs,
+      nio: s.deps.nio,
+      runs: s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(machine), s.out.runFailures) : undefined,
     });
   return [
     ...s.selection.controlPlane.members.map((m) => report(m, "controlPlane")),

@@ -17,21 +17,31 @@ import type { ClusterScope } from "../scope.ts";
 /** Reason of the problem a foreign NixosConfiguration causes. */
 export const FOREIGN_CONFIGURATION = "ForeignConfiguration";
 
-/** Creates or updates `desired`; answers what the server now has, or undefined when untouched. */
+/**
+ * Creates or updates `desired`; answers what the server now has, or undefined when untouched. The spec's
+ * content changes only when `renderSpec`; `schedule` (NIO v1's `dayTwoSchedule`, NICO's to set at any time:
+ * it says when NIO runs, not what) is written whenever it differs, without counting as a change of the spec.
+ */
 export async function applyConfiguration(
   s: ClusterScope,
   desired: NixosConfiguration,
   existing: NixosConfiguration | undefined,
   renderSpec: boolean,
+  schedule?: string | undefined,
 ): Promise<NixosConfiguration | undefined> {
   const { client, recorder } = s.deps;
   const name = desired.metadata.name;
   const stamp = { [SPEC_CHANGED_ANNOTATION]: s.now.toISOString() };
+  const withSchedule = (spec: NixosConfiguration["spec"]) => {
+    const { dayTwoSchedule: _old, ...rest } = spec;
+    return schedule ? { ...rest, dayTwoSchedule: schedule } : rest;
+  };
   if (!existing) {
     if (!renderSpec) return undefined;
     const obj = {
       ...desired,
       metadata: { ...desired.metadata, annotations: { ...desired.metadata.annotations, ...stamp } },
+      spec: withSchedule(desired.spec),
     };
     const created = await client.create(NIXOS_CONFIGURATIONS, obj).catch(async (err) => {
       if (!isConflict(err)) throw err;
@@ -45,11 +55,12 @@ export async function applyConfiguration(
   // Judged by content: a hand edit of a field NICO owns is repaired (as a rollout step, when the planner says so).
   const drift = specDrift(existing.spec, desired.spec);
   const hashChanged = renderSpec && drift.length > 0;
+  const scheduleChanged = (existing.spec.dayTwoSchedule ?? undefined) !== schedule;
   const labelsChanged =
     Object.entries(desired.metadata.labels ?? {}).some(([k, v]) => existing.metadata.labels?.[k] !== v) ||
     (existing.metadata.labels?.[BOOTSTRAP_LABEL] !== undefined &&
       desired.metadata.labels?.[BOOTSTRAP_LABEL] === undefined);
-  if (!hashChanged && !labelsChanged) return existing;
+  if (!hashChanged && !labelsChanged && !scheduleChanged) return existing;
   const labels = { ...existing.metadata.labels, ...desired.metadata.labels };
   if (!desired.metadata.labels?.[BOOTSTRAP_LABEL]) delete labels[BOOTSTRAP_LABEL];
   const { status: _status, ...rest } = existing;
@@ -63,7 +74,7 @@ export async function applyConfiguration(
         : existing.metadata.annotations ?? {},
       ownerReferences: desired.metadata.ownerReferences!,
     },
-    spec: hashChanged ? desired.spec : existing.spec,
+    spec: withSchedule(hashChanged ? desired.spec : existing.spec),
   });
   if (hashChanged) {
     const edited =

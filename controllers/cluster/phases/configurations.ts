@@ -6,10 +6,11 @@
  * @module
  */
 import { NIXOS_CONFIGURATIONS } from "../../../core/nio.ts";
-import { planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
+import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
 import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
 import { endpointUrl } from "../../../core/kubeconfig.ts";
 import { planNodeOf, planRollout } from "../../../core/rollout.ts";
+import { scheduleFor } from "../../../core/runs.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { type ClusterScope, nodeReports, WRITES_IN_FLIGHT } from "../scope.ts";
 import { applyConfiguration } from "./apply.ts";
@@ -43,14 +44,16 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     nameOf: s.nameOf,
     gitRepo: out.pinnedRepo ?? gitRepo,
     revision: out.revision,
+    nio: s.deps.nio,
   });
   for (const d of desired) {
     out.wantedHash.set(d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!);
     out.wantedSpec.set(d.metadata.name, d.spec);
   }
   const members = new Set(s.members);
+  const reports = nodeReports(s);
   const plan = planRollout({
-    nodes: nodeReports(s).map(planNodeOf),
+    nodes: reports.map(planNodeOf),
     departing: s.ours.filter((c) => !members.has(c.spec.machineRef.name)).map((c) => ({
       machine: c.spec.machineRef.name,
       plane: planeOfRole(c.metadata.labels?.[ROLE_LABEL]),
@@ -65,15 +68,25 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     // No kubeconfig issued yet: the bootstrap node has never been up, so no running node can be disturbed.
     firstBringUp: !s.cluster.status?.kubeconfigSecret,
     hold: workloadHold(s),
+    releasing: stillReleasing(s),
   });
   out.plan = plan;
   if (s.paused) return;
   await drainBeforeChange(s, plan, new Set(s.ours.map((c) => c.spec.machineRef.name)));
   const renderNow = new Set([...plan.create, ...plan.update]);
+  const stateOf = new Map(reports.map((r) => [r.machine, r.state]));
   // Each configuration is written on its own (the planner already chose what may change this pass).
   await eachBounded(desired, WRITES_IN_FLIGHT, async (d) => {
     const name = d.metadata.name;
-    const w = await applyConfiguration(s, d, s.cache.config(name), renderNow.has(d.spec.machineRef.name));
+    const machine = d.spec.machineRef.name;
+    const schedule = s.deps.nio === "v1"
+      ? scheduleFor({
+        resting: d.spec.dayTwoSchedule,
+        writtenNow: renderNow.has(machine),
+        state: stateOf.get(machine) ?? "Pending",
+      })
+      : undefined;
+    const w = await applyConfiguration(s, d, s.cache.config(name), renderNow.has(machine), schedule);
     if (w) out.written.set(name, w);
   });
   for (const machine of plan.remove) {
@@ -83,6 +96,15 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     });
     if (deleted) s.log.info("deleted configuration of a departed node", { configuration: c.metadata.name });
   }
+}
+
+/** Departed nodes this cluster still claims although their configuration is gone (not released yet). */
+function stillReleasing(s: ClusterScope): string[] {
+  const members = new Set(s.members);
+  const busy = new Set(s.ours.map((c) => c.spec.machineRef.name));
+  return s.cache.machines.filter((m) =>
+    m.metadata.labels?.[CLUSTER_LABEL] === s.name && !members.has(m.metadata.name) && !busy.has(m.metadata.name)
+  ).map((m) => m.metadata.name);
 }
 
 /** Why the rollout must wait for the workload cluster: its kubeconfig exists but its API cannot be read. */

@@ -15,13 +15,18 @@ import { ownedSecretNames } from "../../../core/names.ts";
 import type { Machine, NixosConfiguration } from "../../../core/nio.ts";
 import { type ClusterRef, isOwnedBy } from "../../../core/selection.ts";
 import type { Logger } from "../../../lib/runtime/log.ts";
-import { releaseMachine } from "../claims.ts";
+import { releaseWhenDone } from "../release.ts";
 import type { ClusterCache, ClusterDeps } from "../scope.ts";
 import { ownsSecret, type Secret } from "../secrets.ts";
 
-/** What deletion is waiting for: the configurations NIO has yet to remove (empty: the finalizer is gone). */
+/**
+ * What deletion is waiting for: the configurations NIO has yet to remove, then the Machines NIO is not done
+ * with (both empty: the finalizer is gone).
+ */
 export interface DeleteOutcome {
   remaining: string[];
+  /** Why Machines are not released yet (see core/release.ts). */
+  waiting?: string[];
 }
 
 /** One step of deleting `cluster`. */
@@ -48,11 +53,18 @@ export async function reconcileDelete(
   }
 
   const released: string[] = [];
+  const waiting: string[] = [];
   const claimed = cache.machines.filter((m: Machine) => m.metadata.labels?.[CLUSTER_LABEL] === name);
   for (const m of claimed) {
-    if (await releaseMachine(client, m, name)) released.push(m.metadata.name);
+    const r = await releaseWhenDone(deps, cluster, cache, m, new Date(), log);
+    if (r.released) released.push(m.metadata.name);
+    if (r.waiting) waiting.push(r.waiting);
   }
   if (released.length) await recorder.event(cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
+  if (waiting.length) {
+    log.info("deleting: waiting for NIO to be done with Machines", { machines: waiting.length });
+    return { remaining: [], waiting };
+  }
 
   for (const secretName of ownedSecretNames(name)) {
     const s = cache.secret(secretName) ?? await client.get<Secret>(SECRETS, secretName, ns);

@@ -1,0 +1,64 @@
+/**
+ * Releasing a Machine the cluster no longer uses, once NIO is done with it
+ * (core/release.ts decides): a decommission NixJob NIO left behind is
+ * deleted here, with an Event, once its run finished.
+ *
+ * @module
+ */
+import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import { type Machine, NIX_JOBS } from "../../core/nio.ts";
+import { releaseDecision } from "../../core/release.ts";
+import type { Logger } from "../../lib/runtime/log.ts";
+import { releaseMachine } from "./claims.ts";
+import type { ClusterCache, ClusterDeps } from "./scope.ts";
+
+/** What became of one Machine: released, or what its release waits for. */
+export type ReleaseOutcome = { released: boolean; waiting?: string };
+
+/** Releases `machine` from `cluster` if NIO is done with it; otherwise says what it waits for. */
+export async function releaseWhenDone(
+  deps: ClusterDeps,
+  cluster: KubernetesCluster,
+  cache: ClusterCache,
+  machine: Machine,
+  now: Date,
+  log: Logger,
+): Promise<ReleaseOutcome> {
+  const ns = machine.metadata.namespace!;
+  const key = `${ns}/${machine.metadata.name}`;
+  let since = deps.freeSince.get(key);
+  if (since === undefined) deps.freeSince.set(key, since = now.getTime());
+  const d = releaseDecision({
+    machine: machine.metadata.name,
+    nio: deps.nio,
+    decommissions: cache.decommissions,
+    configExists: (n) => cache.config(n) !== undefined,
+    freeSince: new Date(since),
+    now,
+    ...(deps.releaseSettleMs !== undefined ? { settleMs: deps.releaseSettleMs } : {}),
+  });
+  if (d.release) {
+    const released = await releaseMachine(deps.client, machine, cluster.metadata.name);
+    deps.freeSince.delete(key);
+    return { released };
+  }
+  if (d.removeLeaked) {
+    const nj = cache.decommissions.find((j) => j.metadata.name === d.removeLeaked);
+    if (await deps.client.delete(NIX_JOBS, d.removeLeaked, ns, { uid: nj?.metadata.uid ?? "", propagationPolicy: "Background" })) {
+      log.info("deleted a decommission NixJob NIO left behind", { nixJob: d.removeLeaked, machine: machine.metadata.name });
+      await deps.recorder.event(
+        cluster,
+        "Warning",
+        "LeftoverDecommissionRemoved",
+        `NIO left NixJob ${d.removeLeaked} behind after removing Machine ${machine.metadata.name}'s configuration ` +
+          `(it would have applied the removal flake again); NICO deleted it before releasing the Machine`,
+      );
+    }
+  }
+  return { released: false, waiting: `Machine ${machine.metadata.name}: ${d.waiting}` };
+}
+
+/** Forgets that a Machine was free (it is a member again, or busy). */
+export function stillUsed(deps: ClusterDeps, machine: Machine): void {
+  deps.freeSince.delete(`${machine.metadata.namespace}/${machine.metadata.name}`);
+}

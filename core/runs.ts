@@ -1,0 +1,182 @@
+/**
+ * NIO v1's runs, as NICO judges them. NIO v1's own status cannot say whether
+ * a host ran the spec NICO wrote (its `Ready` holds once any run ever
+ * succeeded, and it marks a new commit rolled out before running it); the
+ * run Jobs can. A node has applied a spec when a run Job of its day-two
+ * NixCronJob (or of that NixCronJob's batch CronJob), created after NICO
+ * wrote the spec, completed. Pure; table-tested.
+ *
+ * @module
+ */
+import type { ObjectMeta } from "../lib/kube/meta.ts";
+import { dayTwoName } from "./nio.ts";
+
+/** The parts of a batch Job NICO reads. */
+export interface BatchJob {
+  metadata: ObjectMeta;
+  status?: {
+    active?: number;
+    failed?: number;
+    succeeded?: number;
+    startTime?: string;
+    completionTime?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
+}
+
+/** One run of a node's day-two workload. */
+export interface Run {
+  job: string;
+  /** `NixCronJob`: fired by NIO on a new commit; `CronJob`: a scheduled tick. */
+  firedBy: "NixCronJob" | "CronJob";
+  createdAt: Date;
+  active: number;
+  /** Pods of this run that failed so far (each a try of the switch). */
+  failedAttempts: number;
+  complete: boolean;
+  /** Kubernetes gave up on it (NIO's `Degraded` follows). */
+  gaveUp: boolean;
+  /** Why its last Pod failed, when the shell could read it. */
+  lastFailure?: string | undefined;
+}
+
+/** How many times Kubernetes tries a run Job of NIO v1 (no `backoffLimit`: the default 6 retries). */
+export const RUN_ATTEMPTS = 7;
+
+const cond = (j: BatchJob, type: string) => j.status?.conditions?.some((c) => c.type === type && c.status === "True");
+
+/**
+ * The runs of configuration `config`'s day-two workload among `jobs` (one namespace), oldest first.
+ *
+ * @example
+ * ```ts
+ * import { runsOf } from "./runs.ts";
+ * const job = {
+ *   metadata: { name: "c.w-1-day2-r-1-manual", creationTimestamp: "2026-01-01T00:00:05Z", ownerReferences: [{ apiVersion: "nio.homystack.com/v1alpha1", kind: "NixCronJob", name: "c.w-1-day2" }] },
+ *   status: { succeeded: 1, conditions: [{ type: "Complete", status: "True" }] },
+ * };
+ * runsOf([job], "c.w-1")[0]?.complete; // true
+ * ```
+ */
+export function runsOf(jobs: readonly BatchJob[], config: string, failures?: ReadonlyMap<string, string>): Run[] {
+  const owner = dayTwoName(config);
+  const out: Run[] = [];
+  for (const j of jobs) {
+    const ref = j.metadata.ownerReferences?.find((o) =>
+      o.name === owner &&
+      ((o.kind === "NixCronJob" && o.apiVersion?.startsWith("nio.homystack.com/") !== false) ||
+        (o.kind === "CronJob" && (o.apiVersion ?? "batch/v1").startsWith("batch/")))
+    );
+    if (!ref || !j.metadata.creationTimestamp) continue;
+    out.push({
+      job: j.metadata.name,
+      firedBy: ref.kind as Run["firedBy"],
+      createdAt: new Date(j.metadata.creationTimestamp),
+      active: j.status?.active ?? 0,
+      failedAttempts: j.status?.failed ?? 0,
+      complete: cond(j, "Complete") === true,
+      gaveUp: cond(j, "Failed") === true,
+      lastFailure: failures?.get(j.metadata.name),
+    });
+  }
+  return out.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.job < b.job ? -1 : 1));
+}
+
+/**
+ * Whether `run` ran the spec NICO wrote at `changedAt`. Kubernetes stamps
+ * creation in whole seconds: a run NIO fired on a new commit counts from the
+ * second of the write (it can only come from that write); a scheduled run
+ * counts only from the next second, so a tick just before the write is never
+ * taken for a run of it.
+ *
+ * @example
+ * ```ts
+ * import { ranAfter } from "./runs.ts";
+ * const run = { job: "j", firedBy: "CronJob" as const, createdAt: new Date("2026-01-01T00:00:05Z"), active: 0, failedAttempts: 0, complete: true, gaveUp: false };
+ * ranAfter(run, new Date("2026-01-01T00:00:05.400Z")); // false: the same second as the write
+ * ranAfter({ ...run, firedBy: "NixCronJob" }, new Date("2026-01-01T00:00:05.400Z")); // true
+ * ```
+ */
+export function ranAfter(run: Run, changedAt: Date): boolean {
+  const second = Math.floor(changedAt.getTime() / 1000) * 1000;
+  return run.firedBy === "NixCronJob" ? run.createdAt.getTime() >= second : run.createdAt.getTime() > second;
+}
+
+/** What the runs since NICO's last write say about a node. */
+export type RunVerdict =
+  | { state: "applied"; job: string }
+  | { state: "failed"; job: string; attempt: number; retrying: boolean; detail: string }
+  | { state: "running"; job: string; attempt: number; detail: string }
+  | { state: "waiting"; detail: string };
+
+/**
+ * Judges a node by its runs since `changedAt`: the latest run decides, except
+ * that a run in progress does not undo an earlier success.
+ *
+ * @example
+ * ```ts
+ * import { runVerdict } from "./runs.ts";
+ * const at = new Date("2026-01-01T00:00:00Z");
+ * const run = { job: "j", firedBy: "NixCronJob" as const, createdAt: new Date("2026-01-01T00:00:01Z"), active: 1, failedAttempts: 1, complete: false, gaveUp: false };
+ * runVerdict([run], at).state; // "failed"
+ * runVerdict([{ ...run, failedAttempts: 0 }], at).state; // "running"
+ * runVerdict([], at).state; // "waiting"
+ * ```
+ */
+export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
+  const mine = runs.filter((r) => ranAfter(r, changedAt));
+  const latest = mine.at(-1);
+  if (!latest) return { state: "waiting", detail: "no run of this configuration has started yet" };
+  if (latest.complete) return { state: "applied", job: latest.job };
+  if (latest.failedAttempts > 0) {
+    const attempt = latest.failedAttempts;
+    const retrying = !latest.gaveUp;
+    const why = latest.lastFailure ? `: ${latest.lastFailure}` : "";
+    const next = latest.gaveUp
+      ? `; Kubernetes gave up after ${attempt} attempt(s)`
+      : `; NIO retries it (up to ${RUN_ATTEMPTS} attempts)`;
+    return {
+      state: "failed",
+      job: latest.job,
+      attempt,
+      retrying,
+      detail: `the switch failed on attempt ${attempt} of run ${latest.job}${why}${next}`,
+    };
+  }
+  const earlier = mine.slice(0, -1).reverse().find((r) => r.complete);
+  if (earlier) return { state: "applied", job: earlier.job };
+  return {
+    state: "running",
+    job: latest.job,
+    attempt: 1,
+    detail: latest.active > 0 ? `NIO is running the switch (run ${latest.job})` : `run ${latest.job} is starting`,
+  };
+}
+
+/**
+ * The schedule NICO gives a node while NIO v1 must run it soon: every minute.
+ * NIO v1 runs a node at once only for a new commit; any other change waits
+ * for a scheduled run.
+ */
+export const RUN_SOON_SCHEDULE = "* * * * *";
+
+/**
+ * The `dayTwoSchedule` a node's configuration carries (NIO v1): every minute
+ * while the node is in its rollout step (its spec is written now, or NIO has
+ * not yet run what was written), so the change reaches it within a minute
+ * even when the commit stays; otherwise the user's schedule (`undefined`:
+ * NIO's default). A failed node gets the user's schedule back: NIO's
+ * retries are its own, and a broken switch is not run every minute.
+ *
+ * @example
+ * ```ts
+ * import { scheduleFor } from "./runs.ts";
+ * scheduleFor({ resting: undefined, writtenNow: true, state: "Ready" }); // "* * * * *"
+ * scheduleFor({ resting: "0 3 * * *", writtenNow: false, state: "Applying" }); // "* * * * *"
+ * scheduleFor({ resting: "0 3 * * *", writtenNow: false, state: "Ready" }); // "0 3 * * *"
+ * scheduleFor({ resting: undefined, writtenNow: false, state: "Failed" }); // undefined
+ * ```
+ */
+export function scheduleFor(i: { resting: string | undefined; writtenNow: boolean; state: string }): string | undefined {
+  return i.writtenNow || i.state === "Applying" ? RUN_SOON_SCHEDULE : i.resting;
+}

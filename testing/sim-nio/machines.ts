@@ -1,0 +1,51 @@
+/**
+ * NIO's Machine controller, simulated: a Machine is probed on sight and
+ * marked discoverable (unless a fault says otherwise). NIO v1 re-probes every
+ * minute and rewrites the status twice each time (`Reconciling` on, then
+ * off), so a watcher sees a steady stream of Machine updates that change
+ * nothing it cares about.
+ *
+ * @module
+ */
+import { type Machine, MACHINES } from "../../core/nio.ts";
+import type { SimContext } from "./context.ts";
+import { discoveredMachineStatus, setCondition } from "./status.ts";
+import { writeMachineStatus } from "./writes.ts";
+
+export function machineController(ctx: SimContext) {
+  const probeMs = ctx.opts.machineProbeMs ?? 60_000;
+
+  async function reconcile(key: string, ns: string, name: string): Promise<void> {
+    let m = await ctx.kube.get<Machine>(MACHINES, name, ns);
+    if (!m) return;
+    const before = m.status?.discoverable;
+    if (ctx.generation === "v1" && probeMs > 0) m = await reconciling(m, "True");
+    const next = discoveredMachineStatus(m, { generation: ctx.generation, discoverAll: ctx.opts.discoverAll ?? true }, new Date());
+    if (ctx.generation === "v1" && probeMs > 0) {
+      next.conditions = setCondition(next.conditions, reconcilingCondition(m, "False"), new Date());
+    }
+    const written = await writeMachineStatus(ctx, m, next);
+    if (written !== m && next.discoverable !== before && next.discoverable !== undefined) {
+      ctx.record(next.discoverable ? "discovered" : "undiscoverable", m);
+    }
+    if (ctx.generation === "v1" && probeMs > 0) ctx.queue.addAfter(key, probeMs);
+  }
+
+  function reconcilingCondition(m: Machine, status: "True" | "False") {
+    return {
+      type: "Reconciling",
+      status,
+      reason: status === "True" ? "Progressing" : "Succeeded",
+      message: status === "True" ? "Reconciliation in progress" : "Reconciliation completed",
+      observedGeneration: m.metadata.generation ?? 1,
+    };
+  }
+
+  /** NIO v1's first status write of a probe. */
+  async function reconciling(m: Machine, status: "True" | "False"): Promise<Machine> {
+    const conditions = setCondition(m.status?.conditions, reconcilingCondition(m, status), new Date());
+    return await writeMachineStatus(ctx, m, { ...m.status, conditions });
+  }
+
+  return { reconcile };
+}

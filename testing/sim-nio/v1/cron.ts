@@ -1,0 +1,159 @@
+/**
+ * NIO v1's NixCronJob controller, simulated (after `nixcronjob_controller.go`),
+ * with the CronJob controller's ticks: the batch CronJob is re-templated on
+ * every reconcile; a one-off run is fired only when the resolved commit
+ * changed and no run is active (ForbidConcurrent); the new commit counts as
+ * rolled out at once, before any run; `Ready` means the last finished run did
+ * not fail; a scheduled run starts at each tick of the schedule while no run
+ * is active.
+ *
+ * @module
+ */
+import { JOBS, NIX_CRON_JOBS } from "../../../core/nio.ts";
+import { timestamp } from "../../../lib/kube/meta.ts";
+import { isNotFound } from "../../../lib/kube/errors.ts";
+import { keyOf, type SimContext } from "../context.ts";
+import { fakeRevision, setCondition, stableJson } from "../status.ts";
+import { batchCronJob, type Obj, runJob } from "./shapes.ts";
+
+const CRONJOBS = { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", namespaced: true };
+
+type Job = Obj & { status?: { completionTime?: string; conditions?: { type: string; status: string; lastTransitionTime?: string }[] } };
+type CronStatus = {
+  observedGeneration?: number;
+  phase?: string;
+  resolvedRevision?: string;
+  rolledOutRevision?: string;
+  activeJobs?: string[];
+  lastScheduleTime?: string;
+  lastSuccessfulTime?: string | undefined;
+  lastFailedTime?: string | undefined;
+  conditions?: { type: string; status: string; reason?: string; message?: string }[];
+};
+
+const finishedAt = (j: Job, type: string) => {
+  const c = j.status?.conditions?.find((x) => x.type === type && x.status === "True");
+  return c ? (j.status?.completionTime ?? c.lastTransitionTime) : undefined;
+};
+const later = (a: string | undefined, b: string | undefined) => (!a ? b : !b ? a : Date.parse(b) > Date.parse(a) ? b : a);
+
+export function cronController(ctx: SimContext) {
+  /** The next tick of each NixCronJob's schedule (real ms), as last planned. */
+  const ticks = new Map<string, number>();
+
+  async function reconcile(key: string, ns: string, name: string): Promise<void> {
+    const ncj = await ctx.kube.get<Obj & { status?: CronStatus }>(NIX_CRON_JOBS, name, ns);
+    if (!ncj || ncj.metadata.deletionTimestamp) return void ticks.delete(key);
+    const gen = ncj.metadata.generation ?? 1;
+    const st: CronStatus = { ...ncj.status, observedGeneration: gen };
+    const nix = ncj.spec!["nix"] as { suspend?: boolean; source: { gitRepo?: string; ref?: string; rev?: string } };
+    const revision = await fakeRevision(nix.source.gitRepo, nix.source.rev ?? nix.source.ref);
+    const cron = await project(ncj, revision);
+    if (nix.suspend) {
+      ticks.delete(key);
+      return await writeStatus(ncj, { ...st, phase: "Suspended" });
+    }
+    st.resolvedRevision = revision;
+    const jobs = await runsOf(ncj, cron);
+    const active = jobs.filter((j) => !finishedAt(j, "Complete") && !finishedAt(j, "Failed")).map((j) => j.metadata.name);
+    // As NIO v1 does, from the activeJobs of its last status: a run that ended since is still "active" here,
+    // and then the new commit is marked rolled out without a run of its own.
+    if (st.rolledOutRevision !== revision && (ncj.status?.activeJobs ?? []).length === 0) {
+      const job = runJob(ncj, ncj, revision);
+      if (!jobs.some((j) => j.metadata.name === job.metadata.name)) {
+        await createRun(job, "immediate");
+        active.push(job.metadata.name);
+      }
+    }
+    st.activeJobs = active;
+    for (const j of jobs) {
+      st.lastSuccessfulTime = later(st.lastSuccessfulTime, finishedAt(j, "Complete"));
+      st.lastFailedTime = later(st.lastFailedTime, finishedAt(j, "Failed"));
+    }
+    const failing = st.lastFailedTime !== undefined &&
+      (st.lastSuccessfulTime === undefined || Date.parse(st.lastSuccessfulTime) < Date.parse(st.lastFailedTime));
+    const now = new Date();
+    st.rolledOutRevision = revision; // before any run of it: NIO v1's `markReady`/degraded path both set it
+    st.phase = failing ? "Degraded" : "Ready";
+    st.conditions = setCondition(st.conditions, {
+      type: "Ready",
+      status: failing ? "False" : "True",
+      reason: failing ? "RunFailed" : "Ready",
+      message: failing ? `the most recent run failed at ${st.lastFailedTime}` : "workload is ready",
+      observedGeneration: gen,
+    }, now);
+    await writeStatus(ncj, st);
+    planTick(key, (ncj.spec!["cronJobTemplate"] as { schedule: string }).schedule);
+  }
+
+  /** Creates or re-templates the batch CronJob; answers it (with its uid). */
+  async function project(ncj: Obj, revision: string): Promise<Obj> {
+    const want = batchCronJob(ncj, revision);
+    const have = await ctx.kube.get<Obj>(CRONJOBS, want.metadata.name, want.metadata.namespace);
+    if (!have) {
+      ctx.counters.writes++;
+      return await ctx.kube.create<Obj>(CRONJOBS, want);
+    }
+    const spec = { ...have.spec, ...want.spec };
+    if (stableJson(spec) === stableJson(have.spec)) return have;
+    ctx.counters.writes++;
+    return await ctx.kube.replace<Obj>(CRONJOBS, { ...have, spec });
+  }
+
+  async function runsOf(ncj: Obj, cron: Obj): Promise<Job[]> {
+    const uids = new Set([ncj.metadata.uid, cron.metadata.uid]);
+    const all = await ctx.kube.list<Job>(JOBS, { namespace: ncj.metadata.namespace! });
+    return all.items.filter((j) => j.metadata.ownerReferences?.some((o) => uids.has(o.uid)));
+  }
+
+  async function createRun(job: Obj, how: "immediate" | "scheduled"): Promise<void> {
+    ctx.counters.writes++;
+    try {
+      await ctx.kube.create(JOBS, job);
+    } catch (err) {
+      if ((err as { status?: number }).status !== 409) throw err;
+      return;
+    }
+    ctx.record("run-created", job, how);
+  }
+
+  async function writeStatus(ncj: Obj & { status?: CronStatus }, st: CronStatus): Promise<void> {
+    if (stableJson(ncj.status ?? {}) === stableJson(st)) return;
+    ctx.counters.writes++;
+    await ctx.kube.mergePatch(NIX_CRON_JOBS, ncj.metadata.name, ncj.metadata.namespace, {
+      metadata: { resourceVersion: ncj.metadata.resourceVersion },
+      status: st,
+    }, "status");
+  }
+
+  function planTick(key: string, schedule: string): void {
+    const next = ctx.clock.nextTick(schedule, Date.now());
+    if (next === undefined) return void ticks.delete(key);
+    if (ticks.get(key) === next) return;
+    ticks.set(key, next);
+    ctx.queue.addAfter(`tick/${key.slice("ncj/".length)}`, next - Date.now());
+  }
+
+  /** A tick of the CronJob: a scheduled run, unless one is active or the CronJob is suspended. */
+  async function tick(ns: string, name: string): Promise<void> {
+    const key = keyOf("ncj", ns, name);
+    const due = ticks.get(key);
+    if (due === undefined) return;
+    if (Date.now() < due) return ctx.queue.addAfter(`tick/${ns}/${name}`, due - Date.now());
+    ticks.delete(key);
+    const ncj = await ctx.kube.get<Obj & { status?: CronStatus }>(NIX_CRON_JOBS, name, ns);
+    const cron = ncj && await ctx.kube.get<Obj>(CRONJOBS, name, ns).catch((e) => isNotFound(e) ? undefined : Promise.reject(e));
+    if (!ncj || !cron || (cron.spec?.["suspend"] as boolean | undefined)) return ctx.queue.add(key);
+    const jobs = await runsOf(ncj, cron);
+    const busy = jobs.some((j) => !finishedAt(j, "Complete") && !finishedAt(j, "Failed"));
+    if (!busy) {
+      const revision = ncj.status?.rolledOutRevision ?? await fakeRevision(undefined, undefined);
+      await createRun(runJob(ncj, cron, revision, ctx.clock.minuteOf(due)), "scheduled");
+      ctx.counters.writes++;
+      await ctx.kube.mergePatch(NIX_CRON_JOBS, name, ns, { status: { lastScheduleTime: timestamp(new Date()) } }, "status");
+    }
+    ctx.queue.add(key);
+  }
+
+  return { reconcile, tick };
+}

@@ -1,0 +1,240 @@
+/**
+ * The part of Kubernetes NIO v1 relies on, simulated for the Jobs the
+ * simulator makes: the Job controller (one Pod per attempt, back-off between
+ * attempts, Kubernetes' default of 7 attempts, `Complete` or `Failed` with
+ * their preceding conditions), the kubelet (a Pod "runs the switch" for a
+ * while, then succeeds or fails) and the TTL controller. The outcome of an
+ * attempt is fixed when its Pod starts, from the configuration as it is then
+ * (as the real Pod reads its files when it starts).
+ *
+ * @module
+ */
+import { BOOTSTRAP_LABEL } from "../../../core/labels.ts";
+import { JOBS, type Machine, MACHINES, type NixosConfiguration } from "../../../core/nio.ts";
+import { PODS } from "../../../lib/kube/resources.ts";
+import { timestamp } from "../../../lib/kube/meta.ts";
+import { jobBackoffMs } from "../clock.ts";
+import { keyOf, type SimContext } from "../context.ts";
+import { flakeFilesProblem } from "../files.ts";
+import { FAIL_APPLY_ANNOTATION, FAIL_ATTEMPTS_ANNOTATION, flagged, NEVER_FINISH_ANNOTATION } from "../status.ts";
+import { attemptPod, type Obj, runInfoOf } from "./shapes.ts";
+
+/** Kubernetes' default `backoffLimit` is 6: seven attempts in all. */
+export const ATTEMPTS = 7;
+const OUTCOME = "sim.nio.homystack.com/outcome";
+const STARTED = "sim.nio.homystack.com/started-ms";
+const ENDED = "sim.nio.homystack.com/ended-ms";
+const PENDING = "pending";
+/** The spec hash of the configuration when the attempt started (what the host switches to). */
+const HASH = "sim.nio.homystack.com/spec-hash";
+
+type Pod = Obj & { status?: { phase?: string } };
+type Job = Obj & {
+  status?: {
+    active?: number;
+    failed?: number;
+    succeeded?: number;
+    startTime?: string;
+    completionTime?: string;
+    conditions?: { type: string; status: string; reason?: string; lastTransitionTime?: string }[];
+  };
+};
+
+const terminal = (j: Job) => j.status?.conditions?.some((c) => (c.type === "Complete" || c.type === "Failed") &&
+  c.status === "True");
+
+/** A stable extra duration per run, so nodes finish at different times. */
+function jitter(name: string, max: number): number {
+  if (max <= 0) return 0;
+  let h = 2166136261;
+  for (const ch of name) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+  return (h >>> 0) % max;
+}
+
+export function jobRunner(ctx: SimContext) {
+  const hooked = new Map<string, string | true>();
+
+  async function reconcile(key: string, ns: string, name: string): Promise<void> {
+    const job = await ctx.kube.get<Job>(JOBS, name, ns);
+    const info = job && runInfoOf(job);
+    if (!job || !info || job.metadata.deletionTimestamp) return;
+    if (terminal(job)) return await expire(key, job);
+    const pods = (await ctx.kube.list<Pod>(PODS, { namespace: ns, labelSelector: `job-name=${name}` })).items;
+    const running = pods.find((p) => p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed");
+    const failed = pods.filter((p) => p.status?.phase === "Failed");
+    if (running) return await finish(key, job, running, failed.length);
+    if (failed.length >= ATTEMPTS) return await giveUp(job, failed.length);
+    const lastEnd = Math.max(0, ...failed.map((p) => Number(p.metadata.annotations?.[ENDED] ?? 0)));
+    const wait = lastEnd + ctx.clock.real(jobBackoffMs(failed.length)) - Date.now();
+    if (failed.length && wait > 0) return ctx.queue.addAfter(key, wait);
+    await start(key, job, failed.length + 1);
+  }
+
+  async function start(key: string, job: Job, attempt: number): Promise<void> {
+    const info = runInfoOf(job)!;
+    const ns = job.metadata.namespace!;
+    const cfg = ctx.configs.get(`${ns}/${info.config}`);
+    const outcome = info.operation === "switch" ? switchOutcome(cfg, attempt) : "ok";
+    const pod = attemptPod(job, attempt);
+    const hash = cfg?.metadata.annotations?.["nico.homystack.com/spec-hash"];
+    pod.metadata.annotations = { [OUTCOME]: outcome, [STARTED]: String(Date.now()), ...(hash ? { [HASH]: hash } : {}) };
+    ctx.counters.writes += 3;
+    const created = await ctx.kube.create<Pod>(PODS, pod);
+    await ctx.kube.mergePatch(PODS, created.metadata.name, ns, {
+      status: { phase: "Running", startTime: timestamp(new Date()) },
+    }, "status");
+    await ctx.kube.mergePatch(JOBS, job.metadata.name, ns, {
+      status: { active: 1, ...(job.status?.startTime ? {} : { startTime: timestamp(new Date()) }) },
+    }, "status");
+    if (info.operation === "switch") {
+      const what = { metadata: { namespace: ns, name: info.config, annotations: { ...cfg?.metadata.annotations } } };
+      ctx.record("apply-started", what, `${job.metadata.name} attempt ${attempt}`);
+      const machine = cfg && await ctx.kube.get<Machine>(MACHINES, info.machine, ns);
+      if (cfg && machine && ctx.opts.onApplyStarted) {
+        ctx.background(ctx.opts.onApplyStarted(cfg, machine), "apply-started hook");
+      }
+    } else {
+      ctx.record("remove-started", { metadata: { namespace: ns, name: info.config } }, job.metadata.name);
+    }
+    ctx.queue.addAfter(key, duration(job));
+  }
+
+  function switchOutcome(cfg: NixosConfiguration | undefined, attempt: number): string {
+    if (!cfg) return "ok";
+    if (flagged(cfg, NEVER_FINISH_ANNOTATION)) return "never";
+    if (flagged(cfg, FAIL_APPLY_ANNOTATION)) return `fail:nixos-rebuild switch failed (${FAIL_APPLY_ANNOTATION})`;
+    const failFirst = Number(cfg.metadata.annotations?.[FAIL_ATTEMPTS_ANNOTATION] ?? 0);
+    if (attempt <= failFirst) return `fail:nixos-rebuild switch failed on attempt ${attempt} (${FAIL_ATTEMPTS_ANNOTATION})`;
+    const files = flakeFilesProblem(ctx, cfg.spec, "v1");
+    return files ? `fail:${files}` : "ok";
+  }
+
+  function duration(job: Job): number {
+    const op = runInfoOf(job)?.operation;
+    if (op === "decommission") return ctx.opts.removeDelayMs ?? 200;
+    return (ctx.opts.applyDelayMs ?? 300) + jitter(job.metadata.name, ctx.opts.jitterMs ?? 0);
+  }
+
+  async function finish(key: string, job: Job, pod: Pod, failedBefore: number): Promise<void> {
+    const outcome = pod.metadata.annotations?.[OUTCOME] ?? "ok";
+    if (outcome === "never") return;
+    const wait = Number(pod.metadata.annotations?.[STARTED] ?? 0) + duration(job) - Date.now();
+    if (wait > 0) return ctx.queue.addAfter(key, wait);
+    let failure = outcome.startsWith("fail:") ? outcome.slice(5) : undefined;
+    if (!failure && runInfoOf(job)!.operation === "switch") {
+      const h = hooked.get(pod.metadata.name);
+      if (h === undefined) return runHooks(key, job, pod);
+      if (h === PENDING) return; // the hooks queue this Job again when they are done
+      if (h !== true) failure = h;
+    }
+    hooked.delete(pod.metadata.name);
+    await endPod(job, pod, failure, failedBefore + (failure ? 1 : 0));
+  }
+
+  function runHooks(key: string, job: Job, pod: Pod): void {
+    const info = runInfoOf(job)!;
+    const ns = job.metadata.namespace!;
+    const cfg = ctx.configs.get(`${ns}/${info.config}`);
+    const wanted = cfg && (ctx.opts.onApplied ||
+      (cfg.metadata.labels?.[BOOTSTRAP_LABEL] === "true" && ctx.opts.onBootstrapApplied));
+    if (!cfg || !wanted) {
+      hooked.set(pod.metadata.name, true);
+      return ctx.queue.add(key);
+    }
+    hooked.set(pod.metadata.name, PENDING);
+    ctx.background(
+      (async () => {
+        try {
+          const machine = await ctx.kube.get<Machine>(MACHINES, info.machine, ns);
+          if (!machine) throw new Error(`Machine ${info.machine} is gone`);
+          if (cfg.metadata.labels?.[BOOTSTRAP_LABEL] === "true") await ctx.opts.onBootstrapApplied?.(cfg, machine);
+          await ctx.opts.onApplied?.(cfg, machine);
+          hooked.set(pod.metadata.name, true);
+        } catch (err) {
+          hooked.set(pod.metadata.name, `apply hook failed: ${(err as Error).message ?? err}`);
+        }
+        ctx.queue.add(key);
+      })(),
+      "apply hooks",
+    );
+  }
+
+  async function endPod(job: Job, pod: Pod, failure: string | undefined, failed: number): Promise<void> {
+    const ns = job.metadata.namespace!;
+    const info = runInfoOf(job)!;
+    const now = timestamp(new Date());
+    const state = failure
+      ? { terminated: { exitCode: 1, reason: "Error", message: failure, finishedAt: now } }
+      : { terminated: { exitCode: 0, reason: "Completed", finishedAt: now } };
+    ctx.counters.writes += 3;
+    await ctx.kube.mergePatch(PODS, pod.metadata.name, ns, {
+      metadata: { annotations: { [ENDED]: String(Date.now()) } },
+    });
+    await ctx.kube.mergePatch(PODS, pod.metadata.name, ns, {
+      status: {
+        phase: failure ? "Failed" : "Succeeded",
+        containerStatuses: [{ name: "app", ready: false, restartCount: 0, image: "nixos/nix:latest", imageID: "", state }],
+      },
+    }, "status");
+    const conditions = failure ? [] : [
+      { type: "SuccessCriteriaMet", status: "True", reason: "CompletionsReached", lastTransitionTime: now },
+      { type: "Complete", status: "True", reason: "CompletionsReached", lastTransitionTime: now },
+    ];
+    await ctx.kube.mergePatch(JOBS, job.metadata.name, ns, {
+      status: {
+        active: 0,
+        ...(failure ? { failed } : { succeeded: 1, completionTime: now, conditions }),
+      },
+    }, "status");
+    const hash = pod.metadata.annotations?.[HASH];
+    const what = {
+      metadata: { namespace: ns, name: info.config, annotations: hash ? { "nico.homystack.com/spec-hash": hash } : {} },
+    };
+    if (info.operation === "switch") ctx.record(failure ? "apply-failed" : "applied", what, failure ?? job.metadata.name);
+    else ctx.record("remove-finished", what, job.metadata.name);
+    ctx.queue.add(keyOf("job", ns, job.metadata.name));
+  }
+
+  async function giveUp(job: Job, failed: number): Promise<void> {
+    const now = timestamp(new Date());
+    const reason = "BackoffLimitExceeded";
+    const message = "Job has reached the specified backoff limit";
+    ctx.counters.writes++;
+    await ctx.kube.mergePatch(JOBS, job.metadata.name, job.metadata.namespace, {
+      status: {
+        active: 0,
+        failed,
+        conditions: [
+          { type: "FailureTarget", status: "True", reason, message, lastTransitionTime: now },
+          { type: "Failed", status: "True", reason, message, lastTransitionTime: now },
+        ],
+      },
+    }, "status");
+  }
+
+  /** The TTL controller: a finished Job with `ttlSecondsAfterFinished` goes, its Pods with it. */
+  async function expire(key: string, job: Job): Promise<void> {
+    const ttl = (job.spec?.["ttlSecondsAfterFinished"] as number | undefined);
+    if (ttl === undefined) return;
+    const done = job.status?.conditions?.find((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
+    const at = Date.parse(job.status?.completionTime ?? done?.lastTransitionTime ?? "") + ctx.clock.real(ttl * 1000);
+    if (!Number.isFinite(at)) return;
+    if (at > Date.now()) return ctx.queue.addAfter(key, at - Date.now());
+    await deleteJobAndPods(ctx, job.metadata.namespace!, job.metadata.name);
+  }
+
+  return { reconcile };
+}
+
+/** Deletes a Job and its Pods (the garbage collector's part, which no envtest runs). */
+export async function deleteJobAndPods(ctx: SimContext, ns: string, name: string): Promise<void> {
+  ctx.counters.writes++;
+  // Background, as the TTL controller and NIO delete Jobs: batch/v1's default (Orphan) would leave the Job behind
+  // with an `orphan` finalizer for a garbage collector no test control plane runs.
+  await ctx.kube.delete(JOBS, name, ns, { propagationPolicy: "Background" });
+  const pods = await ctx.kube.list<Obj>(PODS, { namespace: ns, labelSelector: `job-name=${name}` });
+  for (const p of pods.items) {
+    ctx.counters.writes++;
+    await ctx.kube.delete(PODS, p.metadata.name, ns);
+  }
+}

@@ -1,0 +1,261 @@
+/**
+ * The objects NIO v1 makes for a NixosConfiguration, as the simulator builds
+ * them: the day-two NixCronJob, its batch CronJob, run Jobs and their Pods,
+ * and the decommission NixJob. Shapes follow NIO v1's source (names, labels,
+ * owners); pure.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { Machine, NixosConfiguration } from "../../../core/nio.ts";
+import { dayTwoName } from "../../../core/nio.ts";
+import type { KubeObject } from "../../../lib/kube/client.ts";
+
+export const NIO = "nio.homystack.com";
+export const WORKLOAD_KIND_LABEL = `${NIO}/workload-kind`;
+export const WORKLOAD_NAME_LABEL = `${NIO}/workload-name`;
+export const REVISION_LABEL = `${NIO}/revision`;
+export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
+/** Sim only: what a run needs to know about its configuration, on the Job. */
+export const RUN_ANNOTATION = "sim.nio.homystack.com/run";
+const REBUILD = "nixpkgs#nixos-rebuild";
+const IMAGE = "nixos/nix:latest";
+/** How long a finished immediate run Job stays (NIO v1: a day). */
+export const IMMEDIATE_TTL_S = 24 * 60 * 60;
+/** How long a finished decommission run Job stays (NIO v1: ten minutes). */
+export const DECOMMISSION_TTL_S = 600;
+
+export type Obj = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
+
+/** What a run of a configuration does, carried on its Job. */
+export interface RunInfo {
+  config: string;
+  machine: string;
+  flake: string;
+  operation: "switch" | "decommission";
+}
+
+/** NIO v1's pod-template revision: a hash of the commit, the program and its arguments. */
+export function compositeRevision(revision: string, run: string, args: string[]): string {
+  const h = createHash("sha256");
+  for (const f of [revision, run, ...args]) h.update(`${f.length}:${f}`);
+  return `r-${h.digest("hex").slice(0, 12)}`;
+}
+
+function owner(o: KubeObject, controller = true) {
+  return {
+    apiVersion: o.apiVersion!,
+    kind: o.kind!,
+    name: o.metadata.name,
+    uid: o.metadata.uid!,
+    controller,
+    blockOwnerDeletion: true,
+  };
+}
+
+const managed = (kind: string, name: string) => ({
+  [WORKLOAD_KIND_LABEL]: kind,
+  [WORKLOAD_NAME_LABEL]: name,
+  [MANAGED_BY_LABEL]: "nio",
+});
+
+function target(machine: Machine): string {
+  return `${machine.spec?.sshUser || "root"}@${machine.spec?.host ?? machine.metadata.name}`;
+}
+
+/** The arguments of a switch to `flake` (NIO v1: `switch --flake .#attr --target-host user@host`). */
+export function switchArgs(flake: string, machine: Machine): string[] {
+  return ["switch", "--flake", `.${flake}`, "--target-host", target(machine)];
+}
+
+/** NIO v1's source for a configuration: a 40-hex `ref` is pinned as `rev`, anything else stays a `ref`. */
+export function sourceOf(cfg: NixosConfiguration): Record<string, unknown> {
+  const ref = cfg.spec.ref;
+  const pinned = ref !== undefined && /^[0-9a-fA-F]{40}$/.test(ref);
+  return {
+    gitRepo: cfg.spec.gitRepo,
+    ...(cfg.spec.credentialsRef ? { credentialsRef: cfg.spec.credentialsRef } : {}),
+    ...(cfg.spec.configurationSubdir ? { dir: cfg.spec.configurationSubdir } : {}),
+    ...(pinned ? { rev: ref } : ref ? { ref } : {}),
+  };
+}
+
+function files(cfg: NixosConfiguration) {
+  return (cfg.spec.additionalFiles ?? []).map((f) =>
+    f.valueType === "Inline" ? { path: f.path, inline: f.inline } : { path: f.path, secretRef: f.secretRef }
+  );
+}
+
+/** The day-two NixCronJob `<config>-day2`, owned by the configuration. */
+export function dayTwoCronJob(cfg: NixosConfiguration, machine: Machine, suspend: boolean): Obj {
+  const name = dayTwoName(cfg.metadata.name);
+  return {
+    apiVersion: `${NIO}/v1alpha1`,
+    kind: "NixCronJob",
+    metadata: {
+      name,
+      namespace: cfg.metadata.namespace!,
+      labels: { [`${NIO}/config`]: cfg.metadata.name, [`${NIO}/machine`]: machine.metadata.name },
+      ownerReferences: [owner({ ...cfg, apiVersion: `${NIO}/v1alpha1`, kind: "NixosConfiguration" })],
+    },
+    spec: {
+      nix: {
+        source: sourceOf(cfg),
+        run: REBUILD,
+        args: switchArgs(cfg.spec.flake, machine),
+        additionalFiles: files(cfg),
+        triggerOnChange: true,
+        suspend,
+        ...(cfg.spec.storeRef ? { storeRef: cfg.spec.storeRef } : {}),
+        ...(cfg.spec.builderRef ? { builderRef: cfg.spec.builderRef } : {}),
+      },
+      cronJobTemplate: {
+        schedule: cfg.spec.dayTwoSchedule || "*/30 * * * *",
+        concurrencyPolicy: "Forbid",
+        jobTemplate: { spec: { template: { spec: { containers: [{ name: "app" }] } } } },
+      },
+      // Sim only: who the runs are for.
+      simRun: { config: cfg.metadata.name, machine: machine.metadata.name, flake: cfg.spec.flake },
+    },
+  };
+}
+
+/** The batch CronJob a NixCronJob projects (same name, owned by it). */
+export function batchCronJob(ncj: Obj, revision: string): Obj {
+  const nix = ncj.spec!["nix"] as { suspend?: boolean };
+  const tmpl = ncj.spec!["cronJobTemplate"] as { schedule: string };
+  return {
+    apiVersion: "batch/v1",
+    kind: "CronJob",
+    metadata: {
+      name: ncj.metadata.name,
+      namespace: ncj.metadata.namespace!,
+      labels: managed("NixCronJob", ncj.metadata.name),
+      ownerReferences: [owner(ncj)],
+    },
+    spec: {
+      schedule: tmpl.schedule,
+      concurrencyPolicy: "Forbid",
+      suspend: nix.suspend === true,
+      jobTemplate: { spec: runJobSpec(ncj, revision, undefined) },
+    },
+  };
+}
+
+function runJobSpec(ncj: Obj, revision: string, ttl: number | undefined): Record<string, unknown> {
+  const nix = ncj.spec!["nix"] as { run: string; args: string[] };
+  const rev = compositeRevision(revision, nix.run, nix.args);
+  return {
+    ...(ttl !== undefined ? { ttlSecondsAfterFinished: ttl } : {}),
+    template: {
+      metadata: {
+        labels: { ...managed(ncj.kind!, ncj.metadata.name), [REVISION_LABEL]: rev },
+        annotations: { [REVISION_LABEL]: rev },
+      },
+      spec: {
+        restartPolicy: "Never",
+        containers: [{ name: "app", image: IMAGE, command: ["nix", "run", nix.run, "--", ...nix.args] }],
+      },
+    },
+  };
+}
+
+/**
+ * A run Job: fired by the NixCronJob on a new commit (`<ncj>-<rev>-manual`, a day's TTL) or by its
+ * CronJob on a tick (`<cronjob>-<scheduled minute>`, no TTL, no labels of NIO's on the Job itself).
+ */
+export function runJob(ncj: Obj, by: Obj, revision: string, scheduledMinute?: number): Obj {
+  const nix = ncj.spec!["nix"] as { run: string; args: string[] };
+  const info = ncj.spec!["simRun"] as Omit<RunInfo, "operation">;
+  const immediate = scheduledMinute === undefined;
+  const name = immediate
+    ? `${ncj.metadata.name}-${compositeRevision(revision, nix.run, nix.args)}-manual`
+    : `${by.metadata.name}-${scheduledMinute}`;
+  const run: RunInfo = { ...info, operation: "switch" };
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name,
+      namespace: ncj.metadata.namespace!,
+      ...(immediate ? { labels: managed("NixCronJob", ncj.metadata.name) } : {}),
+      annotations: { [RUN_ANNOTATION]: JSON.stringify(run) },
+      ownerReferences: [owner(by)],
+    },
+    spec: runJobSpec(ncj, revision, immediate ? IMMEDIATE_TTL_S : undefined),
+  };
+}
+
+/** The decommission NixJob `<config>-onremove`: no owner, so it outlives the configuration. */
+export function decommissionNixJob(cfg: NixosConfiguration, machine: Machine): Obj {
+  return {
+    apiVersion: `${NIO}/v1alpha1`,
+    kind: "NixJob",
+    metadata: {
+      name: `${cfg.metadata.name}-onremove`,
+      namespace: cfg.metadata.namespace!,
+      labels: {
+        [`${NIO}/config`]: cfg.metadata.name,
+        [`${NIO}/machine`]: machine.metadata.name,
+        [`${NIO}/operation`]: "decommission",
+      },
+    },
+    spec: {
+      nix: { source: sourceOf(cfg), run: REBUILD, args: switchArgs(cfg.spec.onRemoveFlake, machine) },
+      jobTemplate: { ttlSecondsAfterFinished: DECOMMISSION_TTL_S },
+      simRun: { config: cfg.metadata.name, machine: machine.metadata.name, flake: cfg.spec.onRemoveFlake },
+    },
+  };
+}
+
+/** The run Job of a NixJob (`<nixjob>-<rev>`, owned by it, labelled with it). */
+export function nixJobRun(nj: Obj, revision: string): Obj {
+  const nix = nj.spec!["nix"] as { run: string; args: string[] };
+  const info = nj.spec!["simRun"] as Omit<RunInfo, "operation">;
+  const rev = compositeRevision(revision, nix.run, nix.args);
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: `${nj.metadata.name}-${rev}`,
+      namespace: nj.metadata.namespace!,
+      labels: managed("NixJob", nj.metadata.name),
+      annotations: { [RUN_ANNOTATION]: JSON.stringify({ ...info, operation: "decommission" } satisfies RunInfo) },
+      ownerReferences: [owner(nj)],
+    },
+    spec: {
+      ttlSecondsAfterFinished: DECOMMISSION_TTL_S,
+      template: {
+        metadata: { labels: { ...managed("NixJob", nj.metadata.name), [REVISION_LABEL]: rev } },
+        spec: { restartPolicy: "Never", containers: [{ name: "app", image: IMAGE }] },
+      },
+    },
+  };
+}
+
+/** One attempt of a run: a Pod owned by its Job, with the labels the Job controller adds. */
+export function attemptPod(job: Obj, attempt: number): Obj {
+  const tmpl = (job.spec!["template"] ?? {}) as { metadata?: { labels?: Record<string, string> }; spec?: unknown };
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: `${job.metadata.name}-${attempt}`,
+      namespace: job.metadata.namespace!,
+      labels: {
+        ...tmpl.metadata?.labels,
+        "batch.kubernetes.io/job-name": job.metadata.name,
+        "job-name": job.metadata.name,
+        "batch.kubernetes.io/controller-uid": job.metadata.uid!,
+      },
+      ownerReferences: [owner(job)],
+    },
+    spec: { restartPolicy: "Never", containers: [{ name: "app", image: IMAGE }] },
+  };
+}
+
+/** The RunInfo a Job carries, if the simulator made it. */
+export function runInfoOf(job: Obj): RunInfo | undefined {
+  const raw = job.metadata.annotations?.[RUN_ANNOTATION];
+  return raw ? JSON.parse(raw) as RunInfo : undefined;
+}
