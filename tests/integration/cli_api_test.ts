@@ -184,7 +184,3 @@ Deno.test("kubectl nico: the binary answers as a kubectl plugin when installed a
   assert.match(list.stdout + list.stderr, /NAMESPACE|No clusters found/);
   await Deno.remove(dir, { recursive: true });
 });
-
-Deno.test("stop the shared control plane", async () => {
-  await env.stop();
-});

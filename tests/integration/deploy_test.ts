@@ -58,7 +58,3 @@ Deno.test("deploy/ applies cleanly with a server-side dry run", async () => {
   assert.match(overlay.stdout, /cert-manager\.io\/inject-ca-from: nico-system\/nico-webhook/);
   assert.match(overlay.stdout, /NICO_WEBHOOK_CERT_MODE/);
 });
-
-Deno.test("stop the shared control plane", async () => {
-  await env.stop();
-});

@@ -51,7 +51,3 @@ Deno.test("N identical Events make one Event object with series count N; another
   assert.equal(after[0]!.series, undefined);
   assert.deepEqual(errors, []);
 });
-
-Deno.test("stop the control plane", async () => {
-  await env.stop();
-});

@@ -212,7 +212,3 @@ Deno.test("the chart and kustomize grant the same RBAC", async () => {
   assert.deepEqual(selectors(chart), selectors(namespaced));
   assert.ok(JSON.stringify(selectors(chart)).includes('"kubernetes.io/metadata.name":"clusters"'));
 });
-
-Deno.test("stop the shared control plane", async () => {
-  await env.stop();
-});

@@ -9,7 +9,6 @@ import {
   configMap,
   CONFIGMAPS,
   env,
-  noSanitizers,
   recordEvents,
   ScriptedClient,
   Secret,
@@ -18,15 +17,6 @@ import {
   serverState,
   started,
 } from "../runtime_kit.ts";
-
-Deno.test({
-  name: "envtest: start the control plane",
-  ...noSanitizers,
-  async fn() {
-    const cp = await env.get();
-    assert.ok((await cp.client.getText("/readyz")).includes("ok"));
-  },
-});
 
 Deno.test("envtest: the informer sees add, update and delete, and its cache matches the server", async () => {
   const cp = await env.get();
@@ -160,13 +150,5 @@ Deno.test({
       "after the 410 the watch starts from the fresh list",
     );
     assert.deepEqual(cacheState(informer, ns), await serverState(cp.client, SECRETS, ns));
-  },
-});
-
-Deno.test({
-  name: "envtest: stop the control plane",
-  ...noSanitizers,
-  async fn() {
-    await env.stop();
   },
 });

@@ -9,22 +9,12 @@ import {
   configMap,
   CONFIGMAPS,
   env,
-  noSanitizers,
   outcomesRecorder,
   recordEvents,
   ScriptedClient,
   serverState,
   started,
 } from "../runtime_kit.ts";
-
-Deno.test({
-  name: "envtest: start the control plane",
-  ...noSanitizers,
-  async fn() {
-    const cp = await env.get();
-    assert.ok((await cp.client.getText("/readyz")).includes("ok"));
-  },
-});
 
 Deno.test("envtest: a 410 thrown by a watch relists, and unchanged objects give no event", async () => {
   const cp = await env.get();
@@ -154,12 +144,4 @@ Deno.test("envtest: a controller reconciles from its informer, retries errors bu
   assert.deepEqual(rec.outcomes.filter(([, k]) => k === key("flaky")).map(([o]) => o), ["error", "error", "success"]);
   assert.equal(informer.running, false, "the controller stops the informer it started");
   assert.equal(ctrl.queue.shuttingDown, true);
-});
-
-Deno.test({
-  name: "envtest: stop the control plane",
-  ...noSanitizers,
-  async fn() {
-    await env.stop();
-  },
 });

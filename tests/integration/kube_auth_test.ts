@@ -11,7 +11,8 @@
 import assert from "node:assert/strict";
 import { KubeClient, loadKubeConfig } from "../../lib/kube/client.ts";
 import { issueCert } from "../../lib/pki.ts";
-import { type ControlPlane, startControlPlane } from "../../testing/envtest/controlplane.ts";
+import type { ControlPlane } from "../../testing/envtest/controlplane.ts";
+import { ownControlPlane } from "../../testing/helpers.ts";
 
 const tokens = await Deno.makeTempFile({ prefix: "nico-tokens-" });
 await Deno.writeTextFile(
@@ -19,8 +20,9 @@ await Deno.writeTextFile(
   ["tok-bob,bob,uid-bob", "tok-carol,carol,uid-carol", "tok-dave,dave,uid-dave", "tok-erin,erin,uid-erin"].join("\n") +
     "\n",
 );
-let cpPromise: Promise<ControlPlane> | undefined;
-const controlPlane = () => cpPromise ??= startControlPlane({ apiserverArgs: [`--token-auth-file=${tokens}`] });
+globalThis.addEventListener("unload", () => Deno.removeSync(tokens));
+/** Static tokens need the API server's --token-auth-file: this file has a control plane of its own. */
+const controlPlane = ownControlPlane({ apiserverArgs: [`--token-auth-file=${tokens}`] }).get;
 
 /** Who the API server says this client is. */
 async function whoami(client: KubeClient): Promise<string> {
@@ -61,10 +63,6 @@ async function kubeconfig(cp: ControlPlane, user: Record<string, unknown>, clust
   );
   return { dir, path };
 }
-
-Deno.test("envtest: start the control plane with token auth", async () => {
-  await controlPlane();
-});
 
 Deno.test("client certificate from files (relative to the kubeconfig) and from data", async () => {
   const cp = await controlPlane();
@@ -240,9 +238,4 @@ Deno.test("refusals: insecure-skip-tls-verify unless allowed, a CA that did not 
   const wrong = await kubeconfig(cp, { token: "tok-bob" }, { "certificate-authority-data": btoa(other.certPem) });
   await assert.rejects(withClient(KubeClient.load(wrong.path), whoami));
   assert.throws(() => KubeClient.load(`${wrong.dir}/missing`), /kubeconfig .*missing: cannot read it/);
-});
-
-Deno.test("envtest: stop the control plane", async () => {
-  if (cpPromise) await (await cpPromise).stop();
-  await Deno.remove(tokens);
 });

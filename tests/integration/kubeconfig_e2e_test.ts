@@ -62,6 +62,5 @@ Deno.test("kubectl --kubeconfig <the Secret's value> get nodes sees every node",
     await nico.stop();
     await nio.stop();
     await workloads.stop();
-    await env.stop();
   }
 });

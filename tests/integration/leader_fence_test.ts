@@ -81,6 +81,5 @@ Deno.test("a leader whose Lease is taken stops at its renew deadline, and its ga
   } finally {
     stop.abort();
     await election.catch(() => {});
-    await env.stop();
   }
 });

@@ -63,6 +63,5 @@ Deno.test("a standby takes over within the lease time when the leader dies", asy
     await replicas.a.stop();
     await replicas.b.stop();
     await nio.stop();
-    await env.stop();
   }
 });

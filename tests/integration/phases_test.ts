@@ -132,7 +132,3 @@ Deno.test("claims are version-checked and a release never removes someone else's
   assert.equal(await releaseMachine(cp.client, theirs, "b"), true);
   assert.equal((await cp.client.get<Machine>(MACHINES, "m", ns))!.metadata.labels?.[CLUSTER_LABEL], undefined);
 });
-
-Deno.test("stop the shared control plane", async () => {
-  await env.stop();
-});

@@ -275,7 +275,3 @@ Deno.test("a NIO failure makes the cluster Failed with the node named, then it r
     await e.stop();
   }
 });
-
-Deno.test("stop the shared control plane", async () => {
-  await env.stop();
-});

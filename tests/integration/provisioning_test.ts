@@ -66,7 +66,3 @@ Deno.test("BootstrapFirst: only the bootstrap node's configuration until it has 
   const { names } = await provision("BootstrapFirst");
   assert.deepEqual(await names(), [configName("prod", "cp-1")]);
 });
-
-Deno.test("stop the control plane", async () => {
-  await env.stop();
-});

@@ -216,7 +216,3 @@ Deno.test("namespaced install: NICO runs as its ServiceAccount, the RBAC covers 
   clusterLife("namespaced"));
 Deno.test("namespaced install: what the ServiceAccount cannot do (other namespaces' Secrets included)", () =>
   probes("namespaced"));
-
-Deno.test("stop the shared control plane", async () => {
-  await env.stop();
-});

@@ -340,7 +340,3 @@ Deno.test("deletion releases every Machine and removes every owned Secret", asyn
     await e.stop();
   }
 });
-
-Deno.test("stop the shared control plane", async () => {
-  await env.stop();
-});

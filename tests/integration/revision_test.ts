@@ -177,6 +177,5 @@ Deno.test("an unknown ref blocks a new cluster with a clear reason", async () =>
   } finally {
     await nico.stop();
     await git.stop();
-    await env.stop();
   }
 });

@@ -238,7 +238,3 @@ Deno.test("scaling the control plane down removes one node at a time and keeps q
     await nio.stop();
   }
 });
-
-Deno.test("stop the shared control plane", async () => {
-  await env.stop();
-});

@@ -50,7 +50,3 @@ Deno.test("a status overwritten by another client is restored within seconds", a
     await nio.stop();
   }
 });
-
-Deno.test("stop the shared control plane", async () => {
-  await env.stop();
-});

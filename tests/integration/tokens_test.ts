@@ -139,6 +139,5 @@ Deno.test("a running cluster from before the split gets an agent token; once nod
   } finally {
     await nico.stop();
     await nio.stop();
-    await env.stop();
   }
 });

@@ -530,5 +530,4 @@ Deno.test("stop the webhook and the shared control plane", async () => {
     await f.server.stop();
     await Promise.all(Object.values(f.informers).map((i) => i.stop()));
   }
-  await env.stop();
 });

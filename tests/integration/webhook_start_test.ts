@@ -88,6 +88,5 @@ Deno.test("finding 9: a fresh start with leader election serves the webhook and 
     await nico.stop();
     await cp.client.delete(VALIDATING_WEBHOOKS, "nico");
     await cp.client.delete(MUTATING_WEBHOOKS, "nico");
-    await env.stop();
   }
 });

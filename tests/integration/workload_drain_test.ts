@@ -175,7 +175,3 @@ Deno.test({
     }
   },
 });
-
-Deno.test("stop the shared control plane", async () => {
-  await env.stop();
-});
