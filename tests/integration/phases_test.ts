@@ -66,7 +66,8 @@ Deno.test("claims phase alone: labels every member; a pass from a stale read los
   await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } });
   const stale = await scopeOf(cp.client, ns, "c");
   const s = await scopeOf(cp.client, ns, "c");
-  assert.deepEqual(await reconcileClaims(s), ["cp-1", "w-1"]);
+  // Claims go out side by side and answer in the order they finish: compare as a set.
+  assert.deepEqual((await reconcileClaims(s)).sort(), ["cp-1", "w-1"]);
   const labels = (await cp.client.list<Machine>(MACHINES, { namespace: ns })).items
     .map((m) => [m.metadata.name, m.metadata.labels?.[CLUSTER_LABEL]]);
   assert.deepEqual(Object.fromEntries(labels), { "cp-1": "c", "w-1": "c", spare: undefined });
