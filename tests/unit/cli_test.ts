@@ -4,6 +4,7 @@ import { parse } from "yaml";
 import { parseArgs, UsageError } from "../../cli/flags.ts";
 import { invokedAsKubectlPlugin } from "../../cli/commands.ts";
 import { defaultKubeconfigPath, mergeKubeconfig } from "../../cli/kubeconfig.ts";
+import { renderKubeconfig } from "../../core/kubeconfig.ts";
 import { age, fit, table, visibleLength } from "../../cli/term.ts";
 import { rolloutSteps } from "../../core/rolloutsteps.ts";
 import { newestAbnormal } from "../../cli/observe.ts";
@@ -106,15 +107,14 @@ Deno.test("kubeconfig merge replaces entries of the same name and keeps the curr
   const mine = "apiVersion: v1\nkind: Config\ncurrent-context: home\n" +
     "clusters: [{name: home, cluster: {server: https://127.0.0.1:1}}, {name: prod, cluster: {server: old}}]\n" +
     "users: [{name: me, user: {}}]\ncontexts: [{name: home, context: {cluster: home, user: me}}]\n";
-  const theirs = "apiVersion: v1\nkind: Config\ncurrent-context: prod\n" +
-    "clusters: [{name: prod, cluster: {server: https://127.0.0.2:6443}}]\n" +
-    "users: [{name: prod-admin, user: {}}]\ncontexts: [{name: prod, context: {cluster: prod, user: prod-admin}}]\n";
+  const theirs = renderKubeconfig("prod", "https://127.0.0.2:6443", "CA", { certPem: "CERT", keyPem: "KEY" });
   const merged = parse(mergeKubeconfig(mine, theirs));
   assert.equal(merged["current-context"], "home");
   assert.deepEqual(merged.clusters.map((c: { name: string }) => c.name), ["home", "prod"]);
   assert.equal(merged.clusters[1].cluster.server, "https://127.0.0.2:6443");
   assert.deepEqual(merged.contexts.map((c: { name: string }) => c.name), ["home", "prod"]);
   assert.equal(parse(mergeKubeconfig("", theirs))["current-context"], "prod");
+  assert.throws(() => mergeKubeconfig(mine, "clusters: []"), /names no server/, "only a kubeconfig NICO can read");
   assert.equal(defaultKubeconfigPath({ KUBECONFIG: ":/a:/b", HOME: "/h" }), "/a");
   assert.equal(defaultKubeconfigPath({ HOME: "/h" }), "/h/.kube/config");
 });
