@@ -19,7 +19,10 @@ import { reconcileConfigurations } from "../../controllers/cluster/phases/config
 import { reconcileSecrets } from "../../controllers/cluster/phases/secrets.ts";
 import { ClusterProblem } from "../../controllers/cluster/problem.ts";
 import { buildScope, type ClusterScope } from "../../controllers/cluster/scope.ts";
-import type { Secret } from "../../controllers/cluster/secrets.ts";
+import { IdentityLostError, type Secret } from "../../controllers/cluster/secrets.ts";
+import { REGENERATE_IDENTITY_ANNOTATION } from "../../core/labels.ts";
+import { caSecret, kubeconfigSecret } from "../../core/names.ts";
+import { clusterOwnerReference } from "../../core/owner.ts";
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines } from "../../testing/nico.ts";
 
@@ -98,6 +101,35 @@ Deno.test("secrets and configurations phases alone: one configuration per member
   assert.deepEqual(cfgs.map((c) => c.metadata.name).sort(), ["c.cp-1", "c.w-1"]);
   assert.deepEqual([...s.out.written.keys()].sort(), ["c.cp-1", "c.w-1"]);
   assert.deepEqual([...s.out.wantedHash.keys()].sort(), ["c.cp-1", "c.w-1"]);
+});
+
+Deno.test('secrets phase alone: regenerate-identity is a strict boolean; only "true" re-keys a running cluster', async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("phase-rekey");
+  await machines(cp.client, ns, ["cp-1"]);
+  await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] } });
+  await reconcileSecrets(await scopeOf(cp.client, ns, "c"));
+  // A published kubeconfig makes it a running cluster: its identity is never replaced by accident.
+  const cluster = (await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns))!;
+  const owner = clusterOwnerReference({ name: "c", uid: cluster.metadata.uid! });
+  await cp.client.create(SECRETS, {
+    metadata: { name: kubeconfigSecret("c"), namespace: ns, ownerReferences: [owner] },
+  });
+  await cp.client.delete(SECRETS, caSecret("c"), ns);
+  const annotate = (value: string) =>
+    cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, {
+      metadata: { annotations: { [REGENERATE_IDENTITY_ANNOTATION]: value } },
+    });
+  for (const no of ["false", "False", "yes", "1", ""]) {
+    await annotate(no);
+    await assert.rejects(reconcileSecrets(await scopeOf(cp.client, ns, "c")), IdentityLostError, `"${no}" re-keyed`);
+    assert.equal(await cp.client.get(SECRETS, caSecret("c"), ns), undefined, `"${no}" made a new CA`);
+  }
+  await annotate("true");
+  await reconcileSecrets(await scopeOf(cp.client, ns, "c"));
+  assert.ok(await cp.client.get(SECRETS, caSecret("c"), ns), '"true" makes a new CA');
+  const after = (await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns))!;
+  assert.equal(after.metadata.annotations?.[REGENERATE_IDENTITY_ANNOTATION], undefined, "the request is removed");
 });
 
 Deno.test("configurations phase alone: a foreign configuration of the same name is a ClusterProblem", async () => {
