@@ -13,13 +13,14 @@ import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
 import { FAIL_APPLY_ANNOTATION, NEVER_FINISH_ANNOTATION, startSimNio } from "../../testing/sim-nio.ts";
 import { binDir } from "../../testing/envtest/controlplane.ts";
-import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { eventually, ownControlPlane } from "../../testing/helpers.ts";
 import { createMachines, startNico } from "../../testing/nico.ts";
 import { normalise, runNicoCli } from "../../testing/cli.ts";
 import { configName } from "../../core/names.ts";
 import { assertGolden } from "../golden.ts";
 
-const env = sharedControlPlane();
+/** `nico get -A` lists every namespace, and its golden output must not show other tests' clusters: a control plane of its own. */
+const env = ownControlPlane({});
 const V1 = "https://git.example.test/v1.git";
 const V2 = "https://git.example.test/v2.git";
 

@@ -20,11 +20,11 @@ Deno.test("a standby takes over within the lease time when the leader dies", asy
   const ns = await cp.namespace("leader");
   const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 100 });
   const replicas = {
-    a: startReplica(cp.kubeconfigPath, "nico-a", `${cp.dir}/nico-a.log`),
-    b: startReplica(cp.kubeconfigPath, "nico-b", `${cp.dir}/nico-b.log`),
+    a: startReplica(cp.kubeconfigPath, "nico-a", `${cp.dir}/nico-a.log`, [], ns),
+    b: startReplica(cp.kubeconfigPath, "nico-b", `${cp.dir}/nico-b.log`, [], ns),
   };
   try {
-    const holder = async () => (await cp.client.get<Lease>(LEASES, "nico-leader", "kube-system"))?.spec?.holderIdentity;
+    const holder = async () => (await cp.client.get<Lease>(LEASES, "nico-leader", ns))?.spec?.holderIdentity;
     const first = await eventually("a leader", async () => {
       const h = await holder();
       return h === "nico-a" || h === "nico-b" ? h : undefined;

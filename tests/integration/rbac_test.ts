@@ -12,13 +12,14 @@ import { ApiError } from "../../lib/kube/errors.ts";
 import { LEASES, MUTATING_WEBHOOKS, SECRETS, VALIDATING_WEBHOOKS } from "../../lib/kube/resources.ts";
 import { freePort } from "../../testing/envtest/process.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
-import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { eventually, ownControlPlane } from "../../testing/helpers.ts";
 import { createMachines } from "../../testing/nico.ts";
 import { applyRbac, serviceAccountKubeconfig, type Variant, VARIANTS } from "../../testing/deploy.ts";
 import type { Lease } from "../../lib/leader.ts";
 import { type WebhookConfiguration, webhookConfigurations } from "../../webhooks/configurations.ts";
 
-const env = sharedControlPlane();
+/** deploy/'s cluster-wide RBAC, webhooks and the nico-system namespace, and NICO watching every namespace: a control plane of its own. */
+const env = ownControlPlane({});
 
 /** What NICO runs through as its ServiceAccount: create, Ready, metrics, delete, SIGTERM. */
 async function clusterLife(variant: Variant): Promise<void> {

@@ -28,10 +28,11 @@ import { secretText, secretTls, type TlsSecret } from "../../webhooks/tls.ts";
 import { configName } from "../../core/names.ts";
 import { freePort } from "../../testing/envtest/process.ts";
 import type { ControlPlane } from "../../testing/envtest/controlplane.ts";
-import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { eventually, ownControlPlane } from "../../testing/helpers.ts";
 import { createMachines } from "../../testing/nico.ts";
 
-const env = sharedControlPlane();
+/** Its webhook configurations are cluster-wide (every KubernetesCluster write goes through them): a control plane of its own. */
+const env = ownControlPlane({});
 const DEFAULT_REPO = "https://git.example.test/default-flake.git";
 const CONFIG_NAME = "nico-test";
 
@@ -520,14 +521,4 @@ Deno.test("informerLookup refuses to answer before its caches sync; secretTls sa
     secretTls(f.client, "default", "no-such-secret").load(),
     /Secret default\/no-such-secret does not exist yet; the leader creates it/,
   );
-});
-
-Deno.test("stop the webhook and the shared control plane", async () => {
-  if (fixture) {
-    const f = await fixture;
-    await f.client.delete(VALIDATING_WEBHOOKS, CONFIG_NAME);
-    await f.client.delete(MUTATING_WEBHOOKS, CONFIG_NAME);
-    await f.server.stop();
-    await Promise.all(Object.values(f.informers).map((i) => i.stop()));
-  }
 });

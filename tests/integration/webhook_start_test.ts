@@ -8,10 +8,11 @@ import { startNicoProcess } from "../../testing/nico_process.ts";
 import assert from "node:assert/strict";
 import { MUTATING_WEBHOOKS, SECRETS, VALIDATING_WEBHOOKS } from "../../lib/kube/resources.ts";
 import { freePort } from "../../testing/envtest/process.ts";
-import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { eventually, ownControlPlane } from "../../testing/helpers.ts";
 import { secretText, type TlsSecret } from "../../webhooks/tls.ts";
 
-const env = sharedControlPlane();
+/** NICO registers its webhook configurations cluster-wide here: a control plane of its own. */
+const env = ownControlPlane({});
 
 Deno.test("finding 9: a fresh start with leader election serves the webhook and is ready within seconds", async () => {
   const cp = await env.get();
