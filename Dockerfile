@@ -1,17 +1,23 @@
 # NICO as one binary in a small non-root image.
 #   docker build -t nico:dev .
 # Stage 1 compiles main.ts with `deno compile` (it downloads the Deno runtime
-# it embeds, so this needs network access); stage 2 runs the binary with the
-# git CLI, which NICO uses to resolve `ref` to a commit (git ls-remote).
+# it embeds, so this needs network access), with the V8 flags of
+# deploy/v8-flags built in: a compiled binary does not read DENO_V8_FLAGS.
+# Stage 2 runs the binary with the git CLI, which NICO uses to resolve `ref`
+# to a commit (git ls-remote). tests/unit/image_test.ts builds this stage's
+# context without Docker and type-checks and bundles main.ts in it.
 FROM denoland/deno:2.9.6 AS build
 WORKDIR /src
 COPY deno.json deno.lock ./
 COPY main.ts ./
+COPY cli/ cli/
+COPY core/ core/
 COPY crds/ crds/
 COPY lib/ lib/
 COPY controllers/ controllers/
 COPY webhooks/ webhooks/
-RUN deno compile --frozen --allow-all --output /out/nico main.ts
+COPY deploy/v8-flags deploy/
+RUN deno compile --frozen --allow-all --v8-flags="$(cat deploy/v8-flags)" --output /out/nico main.ts
 
 FROM debian:bookworm-slim
 RUN apt-get update \

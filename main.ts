@@ -54,11 +54,30 @@ async function main(args: string[]): Promise<number> {
     case "run":
       return await (await import("./cli/run.ts")).run(args.slice(1));
     case "dev":
-      return await (await import("./cli/dev.ts")).dev(args.slice(1));
+      return await runDev(args.slice(1));
     default:
       console.error(`${plugin ? "kubectl nico" : "nico"}: unknown command '${command}'; see --help`);
       return 2;
   }
+}
+
+/**
+ * `nico dev` needs the dev kit of a checkout (`testing/`: local control
+ * plane, simulated NIO), which the binary and the image leave out: the
+ * module is named at run time, so `deno compile`, `deno bundle` and
+ * `deno check main.ts` never follow it (the `check` task checks `cli/`).
+ */
+async function runDev(args: string[]): Promise<number> {
+  const devModule = new URL("./cli/dev.ts", import.meta.url).href;
+  let dev: (args: string[]) => Promise<number>;
+  try {
+    ({ dev } = await import(devModule));
+  } catch (err) {
+    if (!/not found|cannot find/i.test(String(err))) throw err;
+    console.error(`nico dev runs from a checkout of NICO (deno task dev), not from this build: ${err}`);
+    return 2;
+  }
+  return await dev(args);
 }
 
 if (import.meta.main) {

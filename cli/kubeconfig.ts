@@ -11,6 +11,8 @@ import type { KubeObject } from "../lib/kube/client.ts";
 import { SECRETS } from "../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { kubeconfigSecret } from "../core/names.ts";
+import { KubeconfigUnreadable, parseIssuedKubeconfig } from "../core/kubeconfig.ts";
+import { decodeBase64 } from "../lib/encoding.ts";
 import { commandHelp, type FlagSpec, parseArgs, targetFor, UsageError } from "./flags.ts";
 
 const FLAGS: FlagSpec[] = [
@@ -42,13 +44,14 @@ interface KubeconfigDoc {
 }
 
 /**
- * `into` with the clusters, users and contexts of `add` replacing those of
- * the same name; the current context is kept (set only when there is none).
- * Pure.
+ * `into` (the user's kubeconfig, kept as it is otherwise) with the clusters,
+ * users and contexts of `add` (a kubeconfig NICO issued, read by
+ * {@link parseIssuedKubeconfig}) replacing those of the same name; the
+ * current context is kept (set only when there is none). Pure.
  */
 export function mergeKubeconfig(into: string, add: string): string {
   const base = (parse(into || "{}") ?? {}) as KubeconfigDoc;
-  const extra = parse(add) as KubeconfigDoc;
+  const extra = parseIssuedKubeconfig(add).file as KubeconfigDoc;
   const out: KubeconfigDoc = { apiVersion: "v1", kind: "Config", ...base };
   for (const key of ["clusters", "users", "contexts"] as const) {
     const mine = extra[key] ?? [];
@@ -106,7 +109,14 @@ export async function kubeconfig(args: string[]): Promise<number> {
       }
       return 1;
     }
-    const text = new TextDecoder().decode(Uint8Array.from(atob(value), (ch) => ch.charCodeAt(0)));
+    const text = decodeBase64(value);
+    try {
+      parseIssuedKubeconfig(text); // what NICO itself cannot read is refused here too, with the reason
+    } catch (err) {
+      if (!(err instanceof KubeconfigUnreadable)) throw err;
+      console.error(`nico kubeconfig: Secret ${kubeconfigSecret(name)} in namespace ${namespace}: ${err.message}`);
+      return 1;
+    }
     if (typeof flags.file === "string") {
       await writePrivate(flags.file, text);
       console.error(`wrote ${flags.file}; use: kubectl --kubeconfig ${flags.file} get nodes`);

@@ -4,8 +4,10 @@
  *
  * @module
  */
-import { stringify } from "yaml";
+import { parse as parseYaml, stringify } from "yaml";
+import type { z } from "zod";
 import { decodeBase64, encodeBase64 } from "../lib/encoding.ts";
+import { KubeconfigFile } from "../lib/kube/kubeconfig.ts";
 import { certInfo, issueCert, type KeyPair, signedBy } from "../lib/pki.ts";
 
 export const ADMIN_COMMON_NAME = "nico-admin";
@@ -76,22 +78,96 @@ export async function issueKubeconfig(cluster: string, server: string, ca: KeyPa
   return renderKubeconfig(cluster, server, ca.certPem, client);
 }
 
+/** A kubeconfig NICO issued, read back: its current context's server, CA and client certificate, all inline. */
+export interface IssuedKubeconfig {
+  /** The current context's name. */
+  context: string;
+  server: string;
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+  /** The whole file as parsed (known keys only), for merging into another kubeconfig. */
+  file: KubeconfigFileContent;
+}
+
+/** The parsed form of a kubeconfig file. */
+export type KubeconfigFileContent = z.infer<typeof KubeconfigFile>;
+
+/** Why a kubeconfig Secret cannot be read; the message never quotes the text, which holds a private key. */
+export class KubeconfigUnreadable extends Error {
+  override name = "KubeconfigUnreadable";
+}
+
+const UNPARSABLE = "the kubeconfig Secret cannot be parsed; delete it and NICO issues a new one";
+
 /**
- * Reads back the server and client certificate of a kubeconfig NICO wrote.
+ * The one reader of the kubeconfig NICO publishes (the `<cluster>-kubeconfig`
+ * Secret): the reconciler, the workload connections and `nico kubeconfig`
+ * all read it here. It follows `current-context` to its cluster and user and
+ * takes only inline data (no file path, token or exec plugin); anything else
+ * throws {@link KubeconfigUnreadable}. `refuse` judges the server before any
+ * credential is read (an answer is the error thrown).
+ *
+ * @example
+ * ```ts
+ * import { parseIssuedKubeconfig, renderKubeconfig } from "./kubeconfig.ts";
+ * const text = renderKubeconfig("c", "https://127.0.0.1:6443", "CA", { certPem: "CERT", keyPem: "KEY" });
+ * parseIssuedKubeconfig(text).server; // "https://127.0.0.1:6443"
+ * parseIssuedKubeconfig(text).keyPem; // "KEY"
+ * ```
+ */
+export function parseIssuedKubeconfig(text: string, refuse?: (server: string) => string | undefined): IssuedKubeconfig {
+  let file: KubeconfigFileContent;
+  try {
+    file = KubeconfigFile.parse(parseYaml(text));
+  } catch {
+    throw new KubeconfigUnreadable(UNPARSABLE);
+  }
+  const context = file["current-context"] ?? "";
+  const ctx = file.contexts?.find((c) => c.name === context)?.context;
+  const cluster = file.clusters?.find((c) => c.name === ctx?.cluster)?.cluster;
+  const user = file.users?.find((u) => u.name === ctx?.user)?.user;
+  if (!cluster?.server) throw new KubeconfigUnreadable("the kubeconfig names no server for its current context");
+  const refused = refuse?.(cluster.server);
+  if (refused) throw new Error(refused);
+  const ca = cluster["certificate-authority-data"];
+  const cert = user?.["client-certificate-data"];
+  const key = user?.["client-key-data"];
+  if (!ca || !cert || !key) {
+    throw new KubeconfigUnreadable(
+      "the kubeconfig lacks the inline CA or client certificate NICO writes; delete the Secret",
+    );
+  }
+  try {
+    return {
+      context,
+      server: cluster.server,
+      caPem: decodeBase64(ca),
+      certPem: decodeBase64(cert),
+      keyPem: decodeBase64(key),
+      file,
+    };
+  } catch {
+    throw new KubeconfigUnreadable(UNPARSABLE);
+  }
+}
+
+/**
+ * The server and client certificate of a kubeconfig NICO wrote, or
+ * `undefined` when {@link parseIssuedKubeconfig} cannot read it.
  *
  * @example
  * ```ts
  * import { readKubeconfig, renderKubeconfig } from "./kubeconfig.ts";
  * const text = renderKubeconfig("c", "https://127.0.0.1:6443", "CA", { certPem: "CERT", keyPem: "KEY" });
  * readKubeconfig(text)?.server; // "https://127.0.0.1:6443"
+ * readKubeconfig("server: https://127.0.0.1:6443"); // undefined
  * ```
  */
 export function readKubeconfig(text: string): { server: string; certPem: string } | undefined {
-  const server = /server: (\S+)/.exec(text)?.[1];
-  const cert = /client-certificate-data: (\S+)/.exec(text)?.[1];
-  if (!server || !cert) return undefined;
   try {
-    return { server, certPem: decodeBase64(cert) };
+    const { server, certPem } = parseIssuedKubeconfig(text);
+    return { server, certPem };
   } catch {
     return undefined;
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Nix's command-line tools (nix-instantiate and friends) from Debian's
-# packages, for tests/flake_test.ts, which evaluates the example flake's pure
+# packages, for tests/integration/flake_test.ts, which evaluates the example flake's pure
 # Nix code. Idempotent: does nothing when nix-instantiate is already on PATH.
 # Needs root (or sudo) and apt; it does not start a Nix daemon, and the tests
 # need none: they evaluate with `--store dummy://`, so no /nix is made.

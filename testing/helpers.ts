@@ -1,5 +1,6 @@
 /** Small helpers shared by the integration tests. */
-import { type ControlPlane, startControlPlane } from "./envtest/controlplane.ts";
+import { type ControlPlane, type ControlPlaneOptions, startControlPlane } from "./envtest/controlplane.ts";
+import { connectControlPlane, SHARED_CONTROL_PLANE_ENV } from "./envtest/shared.ts";
 
 /** Polls `fn` until it returns a value other than `undefined`/`false`, or fails after `timeoutMs`. */
 export async function eventually<T>(
@@ -22,20 +23,38 @@ export async function eventually<T>(
   throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${lastError}` : ""}`);
 }
 
-/**
- * One control plane shared by every test of a file. Call `get()` in each
- * test and `stop()` in the file's last test (or an unload handler).
- */
-export function sharedControlPlane() {
+/** Starts `start()` once, on first use; stops the result when this file's tests end (the `unload` event). */
+function oncePerFile(start: () => Promise<ControlPlane>): () => Promise<ControlPlane> {
   let cp: Promise<ControlPlane> | undefined;
-  return {
-    get(): Promise<ControlPlane> {
-      cp ??= startControlPlane();
-      return cp;
-    },
-    async stop(): Promise<void> {
-      if (cp) await (await cp).stop();
-      cp = undefined;
-    },
+  return () => {
+    cp ??= start().then((started) => {
+      globalThis.addEventListener("unload", () => started.stopNow());
+      return started;
+    });
+    return cp;
   };
+}
+
+const runControlPlane = oncePerFile(() => {
+  const shared = Deno.env.get(SHARED_CONTROL_PLANE_ENV);
+  return shared ? connectControlPlane(shared) : startControlPlane();
+});
+
+/**
+ * The test run's control plane: the one `deno task test` starts for every
+ * file (named in {@link SHARED_CONTROL_PLANE_ENV}) or, for a file run alone,
+ * one of its own, stopped when its tests end. Each test makes its own
+ * namespace (`cp.namespace()`), and nothing here may be stopped by a test.
+ */
+export function sharedControlPlane(): { get(): Promise<ControlPlane> } {
+  return { get: runControlPlane };
+}
+
+/**
+ * A control plane of this file's own, for tests that need special flags
+ * (an audit log, extra controllers, other CRDs): started on first use,
+ * stopped when the file's tests end.
+ */
+export function ownControlPlane(opts: ControlPlaneOptions): { get(): Promise<ControlPlane> } {
+  return { get: oncePerFile(() => startControlPlane(opts)) };
 }

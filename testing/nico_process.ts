@@ -20,17 +20,27 @@ export function startNicoProcess(name: string, flags: string[], logPath: string)
 
 /**
  * One replica of a leader-elected NICO, as the leader and fencing tests run
- * it: its own identity and kubeconfig, Lease in kube-system, no webhook, no
- * ref resolution, no workload connections (no workload API servers there),
- * loopback ports; `extra` flags are appended.
+ * it: its own identity and kubeconfig, no webhook, no ref resolution, no
+ * workload connections (no workload API servers there), loopback ports;
+ * `extra` flags are appended. Given a `namespace`, it watches only that one
+ * and keeps its Lease there (a test on a shared control plane); otherwise
+ * it watches all and its Lease is in kube-system.
  */
-export function startReplica(kubeconfig: string, identity: string, logPath: string, extra: string[] = []): Guarded {
+export function startReplica(
+  kubeconfig: string,
+  identity: string,
+  logPath: string,
+  extra: string[] = [],
+  namespace?: string,
+): Guarded {
   return startNicoProcess(
     identity,
     [
       `--kubeconfig=${kubeconfig}`,
       `--identity=${identity}`,
-      "--lease-namespace=kube-system",
+      ...(namespace
+        ? [`--namespace=${namespace}`, `--lease-namespace=${namespace}`]
+        : ["--lease-namespace=kube-system"]),
       "--webhook-cert-mode=off",
       "--resolve-refs=false",
       "--workload-connections=false",

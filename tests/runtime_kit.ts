@@ -18,7 +18,8 @@ import {
   untilAborted,
   WorkQueue,
 } from "../lib/runtime/mod.ts";
-import { type ControlPlane, startControlPlane } from "../testing/envtest/controlplane.ts";
+import type { ControlPlane } from "../testing/envtest/controlplane.ts";
+import { ownControlPlane } from "../testing/helpers.ts";
 
 // ---------------------------------------------------------------- helpers
 
@@ -63,18 +64,7 @@ export const SECRETS: Resource = { group: "", version: "v1", kind: "Secret", plu
  * from etcd (with the cache, old resourceVersions are served from memory);
  * ConfigMaps keep the cache, as in production.
  */
-export const env = (() => {
-  let cp: Promise<ControlPlane> | undefined;
-  return {
-    get: () => (cp ??= startControlPlane({ apiserverArgs: ["--watch-cache-sizes=secrets#0"] })),
-    async stop() {
-      if (cp) await (await cp).stop();
-      cp = undefined;
-    },
-  };
-})();
-/** The control plane's processes outlive single tests, so only these two tests skip the leak checks. */
-export const noSanitizers = { sanitizeResources: false, sanitizeOps: false };
+export const env = ownControlPlane({ apiserverArgs: ["--watch-cache-sizes=secrets#0"] });
 
 /**
  * A real client whose lists and watches can be held or failed, to drive an

@@ -1,6 +1,5 @@
 /** The scale benchmark's flags. */
 import { parseArgs } from "node:util";
-import { parse } from "yaml";
 import { ROOT } from "./util.ts";
 
 // ---------------------------------------------------------------- options
@@ -129,11 +128,7 @@ export function parseOptions(args: string[]): Options {
   };
 }
 
-/** DENO_V8_FLAGS as deploy/base/deployment.yaml sets it: what NICO runs with when installed. */
+/** The V8 flags NICO's binary is built with (`deploy/v8-flags`, which the Deployment also sets): what it runs with when installed. */
 export function deploymentV8Flags(): string | undefined {
-  const doc = parse(Deno.readTextFileSync(`${ROOT}deploy/base/deployment.yaml`)) as {
-    spec?: { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } };
-  };
-  const env = doc.spec?.template?.spec?.containers?.flatMap((c) => c.env ?? []) ?? [];
-  return env.find((e) => e.name === "DENO_V8_FLAGS")?.value;
+  return Deno.readTextFileSync(`${ROOT}deploy/v8-flags`).trim() || undefined;
 }

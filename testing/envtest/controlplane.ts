@@ -56,6 +56,7 @@ export interface ControlPlaneOptions {
 }
 
 export interface ControlPlane extends AsyncDisposable {
+  /** A folder for this handle's files: the control plane's own, or a scratch folder of a connected handle. */
   dir: string;
   server: string;
   kubeconfigPath: string;
@@ -74,6 +75,8 @@ export interface ControlPlane extends AsyncDisposable {
   /** Writes a kubeconfig for a client certificate signed by the control plane's CA. */
   userKubeconfig(user: string, groups?: string[]): Promise<string>;
   stop(): Promise<void>;
+  /** Stops at once and synchronously, for an `unload` handler: kills the processes, removes the folder. */
+  stopNow(): void;
 }
 
 /** Writes a kubeconfig file with client-certificate auth. */
@@ -107,6 +110,13 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     for (const p of procs.reverse()) await p.stop();
     procs.length = 0;
     await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  const stopNow = () => {
+    for (const p of procs) p.killNow();
+    procs.length = 0;
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* already gone, or a process was still writing: the OS temp folder keeps it */ }
   };
   try {
     const host = opts.host ?? "127.0.0.1";
@@ -189,44 +199,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       ], `${dir}/kube-controller-manager.log`));
     }
 
-    const cp: ControlPlane = {
-      dir,
-      server,
-      kubeconfigPath,
-      client,
-      ca,
-      bin,
-      async namespace(prefix = "t") {
-        const name = `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
-        await client.create(NAMESPACES, { metadata: { name } });
-        return name;
-      },
-      async kubectl(args, o = {}) {
-        const child = new Command(`${bin}/kubectl`, {
-          args: [`--kubeconfig=${o.kubeconfig ?? kubeconfigPath}`, ...args],
-          stdin: o.stdin === undefined ? "null" : "piped",
-          stdout: "piped",
-          stderr: "piped",
-        }).spawn();
-        if (o.stdin !== undefined) {
-          const w = child.stdin.getWriter();
-          await w.write(new TextEncoder().encode(o.stdin));
-          await w.close();
-        }
-        const out = await child.output();
-        const dec = new TextDecoder();
-        return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-      },
-      async userKubeconfig(user, groups = []) {
-        const cert = await issueCert(ca, { commonName: user, organizations: groups, usage: "client", days: 30 });
-        const path = `${dir}/${user.replace(/[^a-z0-9-]/gi, "_")}.kubeconfig`;
-        await Deno.writeTextFile(path, kubeconfigYaml(server, ca.certPem, user, cert), { mode: 0o600 });
-        return path;
-      },
-      stop,
-      [Symbol.asyncDispose]: stop,
-    };
-    return cp;
+    return controlPlaneHandle({ dir, server, kubeconfigPath, client, ca, bin }, stop, stopNow);
   } catch (err) {
     const logs = await Promise.all(procs.map(async (p) => `--- ${p.name} ---\n${await p.tail()}`));
     await stop();
@@ -234,6 +207,66 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       cause: err,
     });
   }
+}
+
+/** The parts of a running control plane a {@link ControlPlane} handle is made of. */
+export interface ControlPlaneParts {
+  dir: string;
+  server: string;
+  kubeconfigPath: string;
+  client: KubeClient;
+  ca: KeyPair;
+  bin: string;
+}
+
+/**
+ * A {@link ControlPlane} handle on a running control plane: namespaces,
+ * kubectl and user kubeconfigs; `stop` and `stopNow` end it (or only this handle).
+ */
+export function controlPlaneHandle(
+  parts: ControlPlaneParts,
+  stop: () => Promise<void>,
+  stopNow: () => void,
+): ControlPlane {
+  const { dir, server, kubeconfigPath, client, ca, bin } = parts;
+  return {
+    dir,
+    server,
+    kubeconfigPath,
+    client,
+    ca,
+    bin,
+    async namespace(prefix = "t") {
+      const name = `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+      await client.create(NAMESPACES, { metadata: { name } });
+      return name;
+    },
+    async kubectl(args, o = {}) {
+      const child = new Command(`${bin}/kubectl`, {
+        args: [`--kubeconfig=${o.kubeconfig ?? kubeconfigPath}`, ...args],
+        stdin: o.stdin === undefined ? "null" : "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      if (o.stdin !== undefined) {
+        const w = child.stdin.getWriter();
+        await w.write(new TextEncoder().encode(o.stdin));
+        await w.close();
+      }
+      const out = await child.output();
+      const dec = new TextDecoder();
+      return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+    },
+    async userKubeconfig(user, groups = []) {
+      const cert = await issueCert(ca, { commonName: user, organizations: groups, usage: "client", days: 30 });
+      const path = `${dir}/${user.replace(/[^a-z0-9-]/gi, "_")}.kubeconfig`;
+      await Deno.writeTextFile(path, kubeconfigYaml(server, ca.certPem, user, cert), { mode: 0o600 });
+      return path;
+    },
+    stop,
+    stopNow,
+    [Symbol.asyncDispose]: stop,
+  };
 }
 
 async function waitReady(client: KubeClient, procs: Guarded[], timeoutMs = 60_000): Promise<void> {

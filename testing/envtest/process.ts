@@ -43,6 +43,8 @@ export interface Guarded {
   programPid(): Promise<number>;
   /** Sends a signal to the program itself, as a kubelet or an OOM killer would. */
   kill(signal: Deno.Signal): Promise<void>;
+  /** Kills the program (SIGKILL) at once and synchronously, for an `unload` handler. */
+  killNow(): void;
 }
 
 /** Starts `cmd args…` with stdout and stderr appended to `logPath`. */
@@ -86,6 +88,15 @@ export function startGuarded(
     programPid,
     async kill(signal) {
       Deno.kill(await programPid(), signal);
+    },
+    killNow() {
+      let pid = child.pid; // the guard: killing it takes the program with it where setpriv is there
+      try {
+        pid = Number(Deno.readTextFileSync(pidFile).trim()) || pid;
+      } catch { /* not started yet */ }
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* already gone */ }
     },
     async tail(lines = 30) {
       const text = await Deno.readTextFile(logPath).catch(() => "");

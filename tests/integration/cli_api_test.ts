@@ -1,0 +1,187 @@
+/**
+ * `nico get`, `describe`, `plan` and `kubeconfig` on a real API server with
+ * the simulated NIO: one cluster Ready, one mid-rollout (a worker that never
+ * finishes applying) and one halted (a worker whose apply fails). Output is
+ * compared with golden files (ages normalised); docs/cli.md quotes them.
+ */
+import assert from "node:assert/strict";
+import { parse } from "yaml";
+import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
+import { SECRETS } from "../../lib/kube/resources.ts";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { FAIL_APPLY_ANNOTATION, NEVER_FINISH_ANNOTATION, startSimNio } from "../../testing/sim-nio.ts";
+import { binDir } from "../../testing/envtest/controlplane.ts";
+import { eventually, ownControlPlane } from "../../testing/helpers.ts";
+import { createMachines, startNico } from "../../testing/nico.ts";
+import { normalise, runNicoCli } from "../../testing/cli.ts";
+import { configName } from "../../core/names.ts";
+import { assertGolden } from "../golden.ts";
+
+/** `nico get -A` lists every namespace, and its golden output must not show other tests' clusters: a control plane of its own. */
+const env = ownControlPlane({});
+const V1 = "https://git.example.test/v1.git";
+const V2 = "https://git.example.test/v2.git";
+
+const cond = (c: KubernetesCluster | undefined, type: string) => c?.status?.conditions?.find((x) => x.type === type);
+
+async function cluster(client: KubeClient, ns: string, name: string, cp: string[], workers: string[]) {
+  await client.create(KUBERNETES_CLUSTERS, {
+    metadata: { name, namespace: ns },
+    spec: { gitRepo: V1, controlPlane: { machines: cp }, dataPlane: { machines: workers } },
+  });
+}
+
+async function ready(client: KubeClient, ns: string, name: string) {
+  await eventually(`${name} Ready`, async () => {
+    const c = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
+    return c?.status?.phase === "Ready" && c.status.rollout?.upToDate === c.status.rollout?.total;
+  }, 60_000);
+}
+
+/** Three clusters in one namespace: `ready`, `rolling` (stuck mid-rollout) and `halted`. */
+async function setUp(client: KubeClient, ns: string) {
+  await createMachines(client, ns, ["cp-a", "w-a", "cp-r", "w-r1", "w-r2", "w-r3", "cp-h", "w-h1", "w-h2"]);
+  await cluster(client, ns, "ready", ["cp-a"], ["w-a"]);
+  await cluster(client, ns, "rolling", ["cp-r"], ["w-r1", "w-r2", "w-r3"]);
+  await cluster(client, ns, "halted", ["cp-h"], ["w-h1", "w-h2"]);
+  for (const name of ["ready", "rolling", "halted"]) await ready(client, ns, name);
+  const annotate = (cfg: string, key: string) =>
+    client.mergePatch(NIXOS_CONFIGURATIONS, cfg, ns, { metadata: { annotations: { [key]: "true" } } });
+  await annotate(configName("rolling", "w-r1"), NEVER_FINISH_ANNOTATION);
+  await annotate(configName("halted", "w-h1"), FAIL_APPLY_ANNOTATION);
+  for (const name of ["rolling", "halted"]) {
+    await client.mergePatch(KUBERNETES_CLUSTERS, name, ns, { spec: { gitRepo: V2 } });
+  }
+  await eventually("rolling: w-r1 updating, the rest pending", async () => {
+    const c = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "rolling", ns);
+    const r = c?.status?.rollout;
+    return r?.updating?.join() === "w-r1" && r.pending?.join() === "w-r2,w-r3,cp-r" &&
+      cond(c, "Ready")?.reason === "WaitingForWorkers";
+  }, 30_000);
+  await eventually("halted: RolloutStalled at w-h1", async () => {
+    const c = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "halted", ns);
+    return cond(c, "RollingOut")?.reason === "RolloutStalled" && c?.status?.phase === "Failed" &&
+      c.status.rollout?.pending?.join() === "w-h2,cp-h";
+  }, 30_000);
+  // Let the last status writes land so the output is settled.
+  await new Promise((r) => setTimeout(r, 1000));
+}
+
+Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted clusters (golden)", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("cli");
+  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 150 });
+  const nico = startNico(cp.client, { namespace: ns });
+  try {
+    await setUp(cp.client, ns);
+    const kc = `--kubeconfig=${cp.kubeconfigPath}`;
+    const stable = { [ns]: "cli-xxxxxxxx" };
+    const cases: [string, string[]][] = [
+      ["cli-get.txt", ["get", kc, "-n", ns]],
+      ["cli-get-all-namespaces.txt", ["get", kc, "-A"]],
+      ["cli-describe-ready.txt", ["describe", "ready", kc, "-n", ns]],
+      ["cli-describe-rolling.txt", ["describe", "rolling", kc, "-n", ns]],
+      ["cli-describe-halted.txt", ["describe", "halted", kc, "--namespace", ns]],
+      ["cli-describe-rolling-conditions.txt", ["describe", "rolling", kc, "-n", ns, "--show-conditions", "all"]],
+      ["cli-plan-ready.txt", ["plan", "ready", kc, "-n", ns]],
+      ["cli-plan-rolling.txt", ["plan", "rolling", kc, "-n", ns]],
+      ["cli-plan-halted.txt", ["plan", "halted", kc, "-n", ns]],
+    ];
+    for (const [golden, args] of cases) {
+      const out = await runNicoCli(args);
+      assert.equal(out.code, 0, `nico ${args.join(" ")}: ${out.stderr}`);
+      assert.ok(!out.stdout.includes("\x1b["), "no colour when piped");
+      await assertGolden(golden, normalise(out.stdout, stable));
+    }
+
+    // The facts the golden files must show, checked directly too.
+    const rolling = (await runNicoCli(["describe", "rolling", kc, "-n", ns])).stdout;
+    assert.match(rolling, /Machine\/w-r1 +Applying +Converging .* updating/);
+    assert.match(rolling, /Machine\/w-r2 .* pending #1/);
+    const halted = (await runNicoCli(["describe", "halted", kc, "-n", ns])).stdout;
+    assert.match(halted, /Machine\/w-h1 +Failed +Degraded/);
+    assert.match(halted, /Machine\/w-h2 .* held #1/);
+    const plan = (await runNicoCli(["plan", "rolling", kc, "-n", ns])).stdout;
+    assert.match(plan, /1 +update +w-r2 +w-r1 +at most 1 worker\(s\) unavailable at once/);
+    assert.match(plan, /3 +update +cp-r +w-r3 +control plane waits for the workers \(WorkersFirst\)/);
+
+    // Errors a user can make: a missing cluster, a missing argument, an unknown flag, an unknown context.
+    const missing = await runNicoCli(["describe", "nope", kc, "-n", ns]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, new RegExp(`no KubernetesCluster nope in namespace ${ns}`));
+    const noArg = await runNicoCli(["plan", kc]);
+    assert.equal(noArg.code, 2);
+    assert.match(noArg.stderr, /plan needs one cluster name/);
+    const badFlag = await runNicoCli(["get", "--bogus"]);
+    assert.equal(badFlag.code, 2);
+    assert.match(badFlag.stderr, /unknown flag --bogus/);
+    const badContext = await runNicoCli(["get", kc, "--context", "elsewhere"]);
+    assert.equal(badContext.code, 2);
+    assert.match(badContext.stderr, /context "elsewhere" is not defined \(it has: envtest\)/);
+    const ctx = await runNicoCli(["get", kc, "--context", "envtest", "-n", ns]);
+    assert.equal(ctx.code, 0, ctx.stderr);
+    assert.match(ctx.stdout, /^rolling /m);
+
+    // kubeconfig: stdout, --file (0600), --merge under a context named after the cluster.
+    const secret = await cp.client.get<KubeObject & { data: { value: string } }>(SECRETS, "ready-kubeconfig", ns);
+    const expected = atob(secret!.data.value);
+    const printed = await runNicoCli(["kubeconfig", "ready", kc, "-n", ns]);
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.equal(printed.stdout, expected);
+    const dir = await Deno.makeTempDir({ prefix: "nico-cli-" });
+    const file = `${dir}/ready.kubeconfig`;
+    const written = await runNicoCli(["kubeconfig", "ready", kc, "-n", ns, "--file", file]);
+    assert.equal(written.code, 0, written.stderr);
+    assert.equal(await Deno.readTextFile(file), expected);
+    assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
+    const mine = `${dir}/config`;
+    await Deno.writeTextFile(mine, await Deno.readTextFile(cp.kubeconfigPath), { mode: 0o644 });
+    const merged = await runNicoCli(["kubeconfig", "ready", kc, "-n", ns, "--merge"], { KUBECONFIG: mine });
+    assert.equal(merged.code, 0, merged.stderr);
+    assert.match(merged.stderr, /merged context ready into/);
+    const doc = parse(await Deno.readTextFile(mine)) as Record<string, { name: string }[] | string>;
+    assert.deepEqual((doc.contexts as { name: string }[]).map((c) => c.name).sort(), ["envtest", "ready"]);
+    assert.equal(doc["current-context"], "envtest", "merging keeps the current context");
+    assert.equal((await Deno.stat(mine)).mode! & 0o777, 0o600);
+    const notYet = await runNicoCli(["kubeconfig", "nope", kc, "-n", ns]);
+    assert.equal(notYet.code, 1);
+    assert.match(notYet.stderr, /no KubernetesCluster nope/);
+    await Deno.remove(dir, { recursive: true });
+  } finally {
+    await nico.stop();
+    await nio.stop();
+  }
+});
+
+Deno.test("kubectl nico: the binary answers as a kubectl plugin when installed as kubectl-nico", async () => {
+  const cp = await env.get();
+  const dir = await Deno.makeTempDir({ prefix: "nico-plugin-" });
+  const main = new URL("../../main.ts", import.meta.url).pathname;
+  // What a user installs: an executable named kubectl-nico on PATH (here a wrapper that keeps argv[0]).
+  await Deno.writeTextFile(
+    `${dir}/kubectl-nico`,
+    `#!/usr/bin/env bash\nexec -a kubectl-nico "${Deno.execPath()}" run --allow-all --quiet "${main}" "$@"\n`,
+    { mode: 0o755 },
+  );
+  const kubectlBin = `${await binDir()}/kubectl`;
+  const run = async (args: string[]) => {
+    const out = await new Deno.Command(kubectlBin, {
+      args,
+      env: { PATH: `${dir}:${Deno.env.get("PATH")}`, KUBECONFIG: cp.kubeconfigPath },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const dec = new TextDecoder();
+    return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  };
+  const help = await run(["nico"]);
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stdout, /Usage: kubectl nico <command>/);
+  assert.doesNotMatch(help.stdout, /\brun\b +run the operator/, "the plugin does not offer to run the operator");
+  const list = await run(["nico", "get", "-A"]);
+  assert.equal(list.code, 0, list.stderr);
+  assert.match(list.stdout + list.stderr, /NAMESPACE|No clusters found/);
+  await Deno.remove(dir, { recursive: true });
+});

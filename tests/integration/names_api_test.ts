@@ -1,0 +1,113 @@
+/**
+ * Child names on the real API server: two clusters whose old-style names
+ * collided both come up; children made under the old names are adopted, never
+ * renamed; a cluster name with a dot is refused by the CRD.
+ */
+import assert from "node:assert/strict";
+import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { CLUSTER_LABEL, FINALIZER, ROLE_LABEL } from "../../core/labels.ts";
+import type { NixosConfiguration } from "../../core/nio.ts";
+import { configName, legacyConfigName } from "../../core/names.ts";
+import { startSimNio } from "../../testing/sim-nio.ts";
+import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { createMachines, startNico } from "../../testing/nico.ts";
+import { isUnprocessable } from "../../lib/kube/errors.ts";
+
+const env = sharedControlPlane();
+const REPO = "https://git.example.test/flake.git";
+
+const ready = async (client: Awaited<ReturnType<typeof env.get>>["client"], ns: string, name: string) =>
+  await eventually(`cluster ${name} Ready`, async () => {
+    const c = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
+    return c?.status?.phase === "Ready" ? c : undefined;
+  }, 30_000);
+
+Deno.test("clusters x (Machine y-z) and x-y (Machine z) both come up: their children's names differ", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("names");
+  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 100 });
+  const nico = startNico(cp.client, { namespace: ns });
+  try {
+    await createMachines(cp.client, ns, ["y-z", "z"]);
+    await cp.client.create(KUBERNETES_CLUSTERS, {
+      metadata: { name: "x", namespace: ns },
+      spec: { gitRepo: REPO, controlPlane: { machines: ["y-z"] } },
+    });
+    await cp.client.create(KUBERNETES_CLUSTERS, {
+      metadata: { name: "x-y", namespace: ns },
+      spec: { gitRepo: REPO, controlPlane: { machines: ["z"] } },
+    });
+    await ready(cp.client, ns, "x");
+    await ready(cp.client, ns, "x-y");
+    const cfgs = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
+    const owners = Object.fromEntries(cfgs.map((c) => [c.metadata.name, c.metadata.labels?.[CLUSTER_LABEL]]));
+    assert.deepEqual(owners, { "x.y-z": "x", "x-y.z": "x-y" });
+  } finally {
+    await nico.stop();
+    await nio.stop();
+  }
+});
+
+Deno.test("an upgrade keeps children made under the old <cluster>-<machine> names: adopted, not renamed", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("adopt");
+  await createMachines(cp.client, ns, ["cp-1", "w-1"]);
+  // The cluster as an older NICO left it: finalizer in place, one child under the old name.
+  const c = await cp.client.create<KubernetesCluster>(KUBERNETES_CLUSTERS, {
+    metadata: { name: "old", namespace: ns, finalizers: [FINALIZER] },
+    spec: { gitRepo: REPO, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },
+  } as unknown as KubernetesCluster);
+  const legacy = legacyConfigName("old", "cp-1");
+  await cp.client.create<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
+    metadata: {
+      name: legacy,
+      namespace: ns,
+      labels: { [CLUSTER_LABEL]: "old", [ROLE_LABEL]: "control-plane" },
+      ownerReferences: [{
+        apiVersion: "nico.homystack.com/v1alpha1",
+        kind: "KubernetesCluster",
+        name: "old",
+        uid: c.metadata.uid!,
+        controller: true,
+      }],
+    },
+    spec: {
+      machineRef: { name: "cp-1" },
+      gitRepo: REPO,
+      flake: "#cp-1",
+      onRemoveFlake: "#minimal",
+      fullInstall: false,
+      additionalFiles: [],
+    },
+  });
+  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 100 });
+  const nico = startNico(cp.client, { namespace: ns });
+  try {
+    const up = await ready(cp.client, ns, "old");
+    const names = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items.map((x) =>
+      x.metadata.name
+    )
+      .sort();
+    assert.deepEqual(names, [legacy, configName("old", "w-1")], "the old child is kept; the new one has the new name");
+    const kept = (await cp.client.get<NixosConfiguration>(NIXOS_CONFIGURATIONS, legacy, ns))!;
+    assert.equal(kept.metadata.uid !== undefined && kept.metadata.deletionTimestamp, undefined);
+    assert.ok(kept.spec.additionalFiles.some((f) => f.path === "cluster.nix"), "the adopted child got NICO's spec");
+    assert.deepEqual(up.status!.controlPlane!.readyMachines, ["cp-1"]);
+  } finally {
+    await nico.stop();
+    await nio.stop();
+  }
+});
+
+Deno.test("the CRD refuses a cluster name with a dot, and says why", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("dots");
+  const err = await cp.client.create(KUBERNETES_CLUSTERS, {
+    metadata: { name: "a.b", namespace: ns },
+    spec: { controlPlane: { machines: ["m"] } },
+  }).then(() => undefined, (e) => e);
+  assert.ok(isUnprocessable(err), String(err));
+  assert.match(String(err), /must not contain '\.'/);
+});

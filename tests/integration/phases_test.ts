@@ -1,0 +1,167 @@
+// deno-lint-ignore-file no-explicit-any
+/**
+ * Reconcile phases, each alone on the real API server: a scope is built from
+ * what the server holds (no informers, no controller), one phase runs, and
+ * the test reads what it wrote and what it recorded in the scope.
+ */
+import assert from "node:assert/strict";
+import { KUBERNETES_CLUSTERS, type KubernetesCluster, KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
+import { eventRecorder } from "../../lib/events.ts";
+import type { KubeClient } from "../../lib/kube/client.ts";
+import { SECRETS } from "../../lib/kube/resources.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { silentLogger } from "../../lib/runtime/log.ts";
+import { CLUSTER_LABEL } from "../../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../../core/nio.ts";
+import { ClaimConflictError, claimMachine, releaseMachine } from "../../controllers/cluster/claims.ts";
+import { reconcileClaims } from "../../controllers/cluster/phases/claims.ts";
+import { reconcileConfigurations } from "../../controllers/cluster/phases/configurations.ts";
+import { reconcileSecrets } from "../../controllers/cluster/phases/secrets.ts";
+import { ClusterProblem } from "../../controllers/cluster/problem.ts";
+import { buildScope, type ClusterScope } from "../../controllers/cluster/scope.ts";
+import { IdentityLostError, type Secret } from "../../controllers/cluster/secrets.ts";
+import { REGENERATE_IDENTITY_ANNOTATION } from "../../core/labels.ts";
+import { caSecret, kubeconfigSecret } from "../../core/names.ts";
+import { clusterOwnerReference } from "../../core/owner.ts";
+import { sharedControlPlane } from "../../testing/helpers.ts";
+import { createMachines } from "../../testing/nico.ts";
+
+const env = sharedControlPlane();
+
+/** The scope one pass over `name` would see, read straight from the API server. */
+async function scopeOf(client: KubeClient, ns: string, name: string): Promise<ClusterScope> {
+  const cluster = (await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns))!;
+  const machines = (await client.list<Machine>(MACHINES, { namespace: ns })).items;
+  const configs = (await client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
+  const secrets = (await client.list<Secret>(SECRETS, { namespace: ns })).items;
+  const deps = {
+    client,
+    recorder: eventRecorder(client, "nico.homystack.com/nico", "phase-test"),
+    defaultGitRepo: "https://git.example.test/flake.git",
+    nodeTimeoutMs: 60_000,
+  };
+  const cache = {
+    machines,
+    configs,
+    config: (n: string) => configs.find((c) => c.metadata.name === n),
+    secret: (n: string) => secrets.find((s) => s.metadata.name === n),
+  };
+  const spec = KubernetesClusterSpec.parse(cluster.spec);
+  return buildScope(deps, cluster, spec, cache, new Date(), silentLogger);
+}
+
+/** Machines as NIO would have them: discoverable (no NIO runs in these tests). */
+async function machines(client: KubeClient, ns: string, names: string[]): Promise<void> {
+  await createMachines(client, ns, names);
+  for (const n of names) {
+    await client.mergePatch(MACHINES, n, ns, { status: { discoverable: true, hasConfiguration: false } }, "status");
+  }
+}
+
+async function newCluster(client: KubeClient, ns: string, name: string, spec: unknown): Promise<void> {
+  await client.create(KUBERNETES_CLUSTERS, { metadata: { name, namespace: ns }, spec } as any);
+}
+
+Deno.test("claims phase alone: labels every member; a pass from a stale read loses the race", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("phase-claims");
+  await machines(cp.client, ns, ["cp-1", "w-1", "spare"]);
+  await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } });
+  const stale = await scopeOf(cp.client, ns, "c");
+  const s = await scopeOf(cp.client, ns, "c");
+  // Claims go out side by side and answer in the order they finish: compare as a set.
+  assert.deepEqual((await reconcileClaims(s)).sort(), ["cp-1", "w-1"]);
+  const labels = (await cp.client.list<Machine>(MACHINES, { namespace: ns })).items
+    .map((m) => [m.metadata.name, m.metadata.labels?.[CLUSTER_LABEL]]);
+  assert.deepEqual(Object.fromEntries(labels), { "cp-1": "c", "w-1": "c", spare: undefined });
+  assert.equal(s.machines.get("cp-1")!.metadata.labels?.[CLUSTER_LABEL], "c", "the scope holds what the server said");
+  // Claimed again from the stale cache: the version check refuses it.
+  await assert.rejects(reconcileClaims(stale), ClaimConflictError);
+  // A fresh pass finds nothing left to claim.
+  assert.deepEqual(await reconcileClaims(await scopeOf(cp.client, ns, "c")), []);
+});
+
+Deno.test("secrets and configurations phases alone: one configuration per member, the plan in the scope", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("phase-configs");
+  await machines(cp.client, ns, ["cp-1", "w-1"]);
+  await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } });
+  const s = await scopeOf(cp.client, ns, "c");
+  await reconcileSecrets(s);
+  assert.ok(s.out.ca?.certPem.includes("BEGIN CERTIFICATE"));
+  const secrets = (await cp.client.list<Secret>(SECRETS, { namespace: ns })).items.map((x) => x.metadata.name).sort();
+  assert.deepEqual(secrets, ["c-agent-token", "c-ca", "c-ca-key", "c-join-token"]);
+
+  await reconcileConfigurations(s);
+  assert.equal(s.out.blocked, undefined);
+  assert.equal(s.out.endpoint, "https://127.0.10.2:6443");
+  // A new cluster is provisioned in parallel (the default): every member's configuration at once.
+  assert.deepEqual(s.out.plan?.create, ["cp-1", "w-1"]);
+  const cfgs = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
+  assert.deepEqual(cfgs.map((c) => c.metadata.name).sort(), ["c.cp-1", "c.w-1"]);
+  assert.deepEqual([...s.out.written.keys()].sort(), ["c.cp-1", "c.w-1"]);
+  assert.deepEqual([...s.out.wantedHash.keys()].sort(), ["c.cp-1", "c.w-1"]);
+});
+
+Deno.test('secrets phase alone: regenerate-identity is a strict boolean; only "true" re-keys a running cluster', async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("phase-rekey");
+  await machines(cp.client, ns, ["cp-1"]);
+  await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] } });
+  await reconcileSecrets(await scopeOf(cp.client, ns, "c"));
+  // A published kubeconfig makes it a running cluster: its identity is never replaced by accident.
+  const cluster = (await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns))!;
+  const owner = clusterOwnerReference({ name: "c", uid: cluster.metadata.uid! });
+  await cp.client.create(SECRETS, {
+    metadata: { name: kubeconfigSecret("c"), namespace: ns, ownerReferences: [owner] },
+  });
+  await cp.client.delete(SECRETS, caSecret("c"), ns);
+  const annotate = (value: string) =>
+    cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, {
+      metadata: { annotations: { [REGENERATE_IDENTITY_ANNOTATION]: value } },
+    });
+  for (const no of ["false", "False", "yes", "1", ""]) {
+    await annotate(no);
+    await assert.rejects(reconcileSecrets(await scopeOf(cp.client, ns, "c")), IdentityLostError, `"${no}" re-keyed`);
+    assert.equal(await cp.client.get(SECRETS, caSecret("c"), ns), undefined, `"${no}" made a new CA`);
+  }
+  await annotate("true");
+  await reconcileSecrets(await scopeOf(cp.client, ns, "c"));
+  assert.ok(await cp.client.get(SECRETS, caSecret("c"), ns), '"true" makes a new CA');
+  const after = (await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns))!;
+  assert.equal(after.metadata.annotations?.[REGENERATE_IDENTITY_ANNOTATION], undefined, "the request is removed");
+});
+
+Deno.test("configurations phase alone: a foreign configuration of the same name is a ClusterProblem", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("phase-foreign");
+  await machines(cp.client, ns, ["cp-1", "elsewhere"]);
+  await cp.client.create(NIXOS_CONFIGURATIONS, {
+    metadata: { name: "c.cp-1", namespace: ns },
+    spec: { machineRef: { name: "elsewhere" } },
+  } as any);
+  await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] } });
+  const s = await scopeOf(cp.client, ns, "c");
+  const err = await reconcileConfigurations(s).then(() => undefined, (e) => e);
+  assert.ok(err instanceof ClusterProblem, `expected a ClusterProblem, got ${err}`);
+  assert.equal(err.reason, "ForeignConfiguration");
+  assert.match(err.message, /NixosConfiguration c\.cp-1 .* delete it, or remove Machine cp-1/);
+});
+
+Deno.test("claims are version-checked and a release never removes someone else's claim", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("claim");
+  await machines(cp.client, ns, ["m"]);
+  const fresh = (await cp.client.get<Machine>(MACHINES, "m", ns))!;
+  const mine = await claimMachine(cp.client, fresh, "a");
+  assert.equal(mine.metadata.labels?.[CLUSTER_LABEL], "a");
+  // A second claim from the same stale read loses.
+  await assert.rejects(claimMachine(cp.client, fresh, "b"), ClaimConflictError);
+  // Another cluster takes it over; releasing with our stale view of it leaves their claim alone.
+  await cp.client.mergePatch(MACHINES, "m", ns, { metadata: { labels: { [CLUSTER_LABEL]: "b" } } });
+  assert.equal(await releaseMachine(cp.client, mine, "a"), false);
+  assert.equal((await cp.client.get<Machine>(MACHINES, "m", ns))!.metadata.labels?.[CLUSTER_LABEL], "b");
+  const theirs = (await cp.client.get<Machine>(MACHINES, "m", ns))!;
+  assert.equal(await releaseMachine(cp.client, theirs, "b"), true);
+  assert.equal((await cp.client.get<Machine>(MACHINES, "m", ns))!.metadata.labels?.[CLUSTER_LABEL], undefined);
+});

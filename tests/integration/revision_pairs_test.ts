@@ -1,0 +1,98 @@
+/**
+ * A node's (gitRepo, ref) pair is always one that resolved together: moving
+ * a cluster to another repository never pairs the new repository with the
+ * old one's commit, and a repository that cannot be resolved leaves every
+ * node on the pair it had. An independent watch records every pair any
+ * configuration ever carried.
+ */
+import assert from "node:assert/strict";
+import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
+import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { ApiError } from "../../lib/kube/errors.ts";
+import type { NixosConfiguration } from "../../core/nio.ts";
+import { startGitServer } from "../../testing/git_server.ts";
+import { startSimNio } from "../../testing/sim-nio.ts";
+import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { createMachines, startNico } from "../../testing/nico.ts";
+
+const env = sharedControlPlane();
+
+Deno.test("gitRepo changes: every (gitRepo, ref) pair a node ever carries resolved together", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("pairs");
+  const a = await startGitServer();
+  const b = await startGitServer();
+  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 200 });
+  const nico = startNico(cp.client, { namespace: ns, resolveRefs: true, refPollIntervalMs: 300 });
+  const abort = new AbortController();
+  const seen = new Set<string>();
+  try {
+    const aHead = await a.head();
+    const bHead = await b.commit("only in b"); // a commit of its own: b's history differs from a's
+    await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+    // The server may end a watch (or refuse one while its cache starts): resume from the last version seen.
+    const watching = (async () => {
+      let resourceVersion: string | undefined;
+      while (!abort.signal.aborted) {
+        try {
+          for await (
+            const ev of cp.client.watch<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
+              namespace: ns,
+              signal: abort.signal,
+              ...(resourceVersion ? { resourceVersion } : {}),
+            })
+          ) {
+            resourceVersion = ev.object.metadata.resourceVersion ?? resourceVersion;
+            if (ev.type === "ADDED" || ev.type === "MODIFIED") {
+              seen.add(`${ev.object.spec.gitRepo} ${ev.object.spec.ref}`);
+            }
+          }
+        } catch (err) {
+          if (abort.signal.aborted) return;
+          if (!(err instanceof ApiError) || err.status !== 429) throw err;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    })();
+    await cp.client.create(KUBERNETES_CLUSTERS, {
+      metadata: { name: "c", namespace: ns },
+      spec: { gitRepo: a.url, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } },
+    } as KubernetesCluster);
+    const get = () => cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
+    const pairs = async () =>
+      new Set(
+        (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items.map((x) =>
+          `${x.spec.gitRepo} ${x.spec.ref}`
+        ),
+      );
+    await eventually("Ready on a", async () => (await get())?.status?.revision === aHead, 60_000);
+
+    await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, { spec: { gitRepo: b.url } });
+    await eventually("every node on b", async () => {
+      const p = await pairs();
+      return p.size === 1 && p.has(`${b.url} ${bHead}`) && (await get())?.status?.phase === "Ready";
+    }, 60_000);
+
+    const missing = b.url.replace(/flake\.git$/, "missing.git");
+    await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, { spec: { gitRepo: missing } });
+    const failed = await eventually("ResolveFailed", async () => {
+      const c = await get();
+      const r = c?.status?.conditions?.find((x) => x.type === "RevisionResolved");
+      return r?.reason === "ResolveFailed" ? r : undefined;
+    }, 30_000);
+    assert.match(failed.message, new RegExp(`nodes stay on ${bHead} of ${b.url.replaceAll(".", "\\.")}`));
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.deepEqual([...await pairs()], [`${b.url} ${bHead}`], "no node moved to the unresolvable repository");
+
+    abort.abort();
+    await watching;
+    assert.deepEqual([...seen].sort(), [`${a.url} ${aHead}`, `${b.url} ${bHead}`].sort());
+  } finally {
+    abort.abort();
+    await nico.stop();
+    await nio.stop();
+    await a.stop();
+    await b.stop();
+  }
+});

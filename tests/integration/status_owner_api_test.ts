@@ -1,0 +1,52 @@
+/**
+ * NICO owns a cluster's status: its own status writes trigger no reconcile,
+ * but a status someone else writes is put right at once (not at the next
+ * periodic look, hours later).
+ */
+import assert from "node:assert/strict";
+import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
+import { startSimNio } from "../../testing/sim-nio.ts";
+import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { createMachines, startNico } from "../../testing/nico.ts";
+
+const env = sharedControlPlane();
+
+Deno.test("a status overwritten by another client is restored within seconds", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("status-owner");
+  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 100 });
+  await createMachines(cp.client, ns, ["cp-1", "w-1"]);
+  const nico = startNico(cp.client, { namespace: ns });
+  try {
+    await cp.client.create(KUBERNETES_CLUSTERS, {
+      metadata: { name: "c", namespace: ns },
+      spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },
+    });
+    const get = () => cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
+    const ready = await eventually("Ready", async () => {
+      const c = await get();
+      return c?.status?.phase === "Ready" ? c : undefined;
+    }, 30_000);
+    const readyCondition = ready.status!.conditions!.find((c) => c.type === "Ready");
+    assert.equal(readyCondition?.status, "True");
+    // Let NIO's last write-backs and NICO's passes settle: nothing else will wake NICO up for hours.
+    await new Promise((r) => setTimeout(r, 2_000));
+    // Someone else (a script, a stale controller) writes a false status.
+    await cp.client.mergePatch(
+      KUBERNETES_CLUSTERS,
+      "c",
+      ns,
+      { status: { phase: "Failed", conditions: null } },
+      "status",
+    );
+    const restored = await eventually("NICO to restore the status", async () => {
+      const c = await get();
+      return c?.status?.phase === "Ready" && c.status.conditions?.some((x) => x.type === "Ready") ? c : undefined;
+    }, 10_000);
+    assert.equal(restored.status!.conditions!.find((c) => c.type === "Ready")?.status, "True");
+  } finally {
+    await nico.stop();
+    await nio.stop();
+  }
+});

@@ -1,0 +1,218 @@
+/** Honest readiness, pure: applied nodes judged by their Node, the workload conditions, the planner's hold. */
+import assert from "node:assert/strict";
+import { age, joinReports, type WorkloadFacts } from "../../core/joined.ts";
+import type { NodeReport } from "../../core/readiness.ts";
+import { planRollout } from "../../core/rollout.ts";
+import type { NodeView } from "../../core/workload.ts";
+import { workloadConditions } from "../../core/workloadstatus.ts";
+
+const NOW = new Date("2026-01-01T12:00:00Z");
+const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
+const TIMEOUT = 10 * 60_000;
+
+const applied = (machine: string, plane: NodeReport["plane"] = "dataPlane", upToDate = true): NodeReport => ({
+  machine,
+  plane,
+  state: "Ready",
+  reason: "Applied",
+  detail: "applied",
+  upToDate,
+});
+const node = (name: string, o: Partial<NodeView> = {}): NodeView => ({ name, ready: "True", cordoned: false, ...o });
+const facts = (nodes: NodeView[] | undefined, state: WorkloadFacts["api"]["state"] = "Available"): WorkloadFacts => ({
+  api: { state, message: state === "Available" ? "/readyz answers ok" : "/readyz: connection refused", since: ago(90) },
+  nodes: nodes && new Map(nodes.map((n) => [n.name, n])),
+});
+
+function join(r: NodeReport, w: WorkloadFacts, changedSecondsAgo = 60) {
+  return joinReports({
+    reports: [r],
+    workload: w,
+    changedAt: () => ago(changedSecondsAgo),
+    now: NOW,
+    timeoutMs: TIMEOUT,
+  })[0]!;
+}
+
+Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {
+  const cases: {
+    name: string;
+    r?: NodeReport;
+    w: WorkloadFacts;
+    changed?: number;
+    state: string;
+    reason: string;
+    detail?: RegExp;
+  }[] = [
+    { name: "Node Ready", w: facts([node("w-1")]), state: "Ready", reason: "Joined" },
+    {
+      name: "Node missing, within the timeout",
+      w: facts([]),
+      state: "Joining",
+      reason: "NodeMissing",
+      detail: /waiting for Node w-1/,
+    },
+    {
+      name: "Node missing past the timeout",
+      w: facts([]),
+      changed: 700,
+      state: "Failed",
+      reason: "NodeNotReady",
+      detail: /no Node named w-1 registered within 10m .*Machine's name/,
+    },
+    {
+      name: "Node NotReady, within the timeout",
+      w: facts([node("w-1", { ready: "False", why: "KubeletNotReady", since: ago(30) })]),
+      state: "Joining",
+      reason: "NodeNotReady",
+      detail: /Node w-1 not Ready \(KubeletNotReady\) for <1m/,
+    },
+    {
+      name: "Node NotReady past the timeout, counted from its last transition when later than the change",
+      w: facts([node("w-1", { ready: "False", since: ago(660) })]),
+      changed: 3600,
+      state: "Failed",
+      reason: "NodeNotReady",
+      detail: /not Ready for 11m/,
+    },
+    {
+      name: "a recent change restarts the clock of a long NotReady Node",
+      w: facts([node("w-1", { ready: "Unknown", since: ago(3600) })]),
+      changed: 60,
+      state: "Joining",
+      reason: "NodeNotReady",
+    },
+    {
+      name: "API unavailable: waits, never fails for it",
+      w: facts([node("w-1")], "Unavailable"),
+      changed: 7200,
+      state: "Joining",
+      reason: "WorkloadAPIUnavailable",
+      detail: /cannot be checked .*was Ready when last seen/,
+    },
+    {
+      name: "API gone since shortly after this node changed, past the timeout: the change is blamed",
+      w: { ...facts([node("w-1")], "Unavailable"), api: { state: "Unavailable", message: "refused", since: ago(650) } },
+      changed: 700,
+      state: "Failed",
+      reason: "NodeNotReady",
+      detail: /workload API stopped answering after w-1 changed and has not come back within 10m/,
+    },
+    {
+      name: "Nodes not listed yet",
+      w: facts(undefined),
+      state: "Joining",
+      reason: "WorkloadAPIUnavailable",
+    },
+    {
+      name: "cordoned by NICO for the rollout: still available to the planner",
+      r: applied("w-1", "dataPlane", false),
+      w: facts([node("w-1", { cordoned: true, drainStarted: ago(120) })]),
+      state: "Ready",
+      reason: "Joined",
+      detail: /cordoned by NICO for the rollout for 2m/,
+    },
+    {
+      name: "not applied: unchanged",
+      r: { ...applied("w-1"), state: "Applying", reason: "Applying", detail: "Converging" },
+      w: facts([node("w-1")]),
+      state: "Applying",
+      reason: "Applying",
+    },
+    {
+      name: "connections off: applied counts as Ready",
+      w: { ...facts(undefined, "Unknown"), disabled: true },
+      state: "Ready",
+      reason: "Applied",
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, () => {
+      const out = join(c.r ?? applied("w-1"), c.w, c.changed);
+      assert.equal(out.state, c.state);
+      assert.equal(out.reason, c.reason);
+      assert.equal(out.applied, (c.r ?? applied("w-1")).state === "Ready");
+      if (c.detail) assert.match(out.detail, c.detail);
+    });
+  }
+});
+
+Deno.test("ages in messages are coarse, so status is not rewritten every second", () => {
+  assert.deepEqual([age(0), age(59_000), age(60_000), age(119 * 60_000), age(3 * 3_600_000), age(72 * 3_600_000)], [
+    "<1m",
+    "<1m",
+    "1m",
+    "119m",
+    "3h",
+    "3d",
+  ]);
+});
+
+Deno.test("workload conditions name what is wrong", () => {
+  const reports = joinReports({
+    reports: [applied("cp-1", "controlPlane"), applied("w-1"), applied("w-2"), applied("w-3")],
+    workload: facts([
+      node("cp-1"),
+      node("w-1", { ready: "False", why: "KubeletNotReady", since: ago(180) }),
+      node("w-3", { cordoned: true }),
+    ]),
+    changedAt: () => ago(60),
+    now: NOW,
+    timeoutMs: TIMEOUT,
+  });
+  const conds = workloadConditions({
+    workload: facts([
+      node("cp-1"),
+      node("w-1", { ready: "False", why: "KubeletNotReady", since: ago(180) }),
+      node("w-3", { cordoned: true }),
+    ]),
+    server: "https://127.0.0.9:6443",
+    nodes: reports,
+    now: NOW,
+  });
+  const by = Object.fromEntries(conds.map((c) => [c.type, c]));
+  assert.equal(by.WorkloadAPIAvailable!.status, "True");
+  assert.match(by.WorkloadAPIAvailable!.message, /127\.0\.0\.9:6443/);
+  assert.equal(by.NodesHealthy!.status, "False");
+  assert.equal(by.NodesHealthy!.reason, "NodesNotReady");
+  assert.equal(
+    by.NodesHealthy!.message,
+    "NotReady: w-1 (False: KubeletNotReady for 3m); missing: w-2 (no Node of that name); cordoned: w-3 (by someone else)",
+  );
+  assert.equal(by.ControlPlaneHealthy!.status, "True");
+
+  const down = workloadConditions({ workload: facts([node("cp-1")], "Unavailable"), nodes: reports, now: NOW });
+  assert.deepEqual(down.map((c) => [c.type, c.status]), [
+    ["WorkloadAPIAvailable", "False"],
+    ["NodesHealthy", "Unknown"],
+    ["ControlPlaneHealthy", "Unknown"],
+  ]);
+  assert.match(down[0]!.message, /connection refused; unavailable for 1m/);
+  assert.deepEqual(workloadConditions({ workload: { ...facts(undefined), disabled: true }, nodes: [], now: NOW }), []);
+});
+
+Deno.test("while the workload cluster cannot be read the planner only creates", () => {
+  const input = {
+    nodes: [
+      { machine: "cp-1", plane: "controlPlane" as const, exists: true, upToDate: true, available: true, failed: false },
+      { machine: "w-1", plane: "dataPlane" as const, exists: true, upToDate: false, available: false, failed: false },
+      { machine: "w-2", plane: "dataPlane" as const, exists: true, upToDate: false, available: false, failed: false },
+      { machine: "w-3", plane: "dataPlane" as const, exists: false, upToDate: false, available: false, failed: false },
+    ],
+    departing: [{ machine: "w-9", plane: "dataPlane" as const, deleting: false }],
+    bootstrap: "cp-1",
+    order: "WorkersFirst" as const,
+    maxUnavailable: 1,
+    paused: false,
+  };
+  const free = planRollout(input);
+  assert.deepEqual(free.update, ["w-1", "w-2"], "without the hold, nodes that look down would all be updated");
+  const held = planRollout({ ...input, hold: "the workload API cannot be read" });
+  assert.deepEqual(held.create, ["w-3"]);
+  assert.deepEqual(held.update, []);
+  assert.deepEqual(held.remove, []);
+  assert.match(held.waiting!, /rollout waits: the workload API cannot be read/);
+  const failedW1 = input.nodes.map((n) => n.machine === "w-1" ? { ...n, failed: true } : n);
+  const fix = planRollout({ ...input, nodes: failedW1, hold: "the workload API cannot be read" });
+  assert.deepEqual(fix.update, ["w-1"], "a failed node may still be fixed forward");
+});

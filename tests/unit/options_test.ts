@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import { listenOn, OptionsError, parseRunOptions, usage } from "../../cli/options.ts";
+import { webhookNames } from "../../cli/run.ts";
+
+Deno.test("nico run options: flags over environment, defaults, clear refusals", async (t) => {
+  await t.step("defaults", () => {
+    const o = parseRunOptions([], {});
+    assert.equal(o.workers, 2);
+    assert.equal(o.leaderElect, true);
+    assert.equal(o.nodeTimeout, 30 * 60_000);
+    assert.equal(o.webhookCertMode, "self-signed");
+  });
+  await t.step("environment, then flags win", () => {
+    const o = parseRunOptions(["--workers", "8", "--leader-elect=false"], {
+      NICO_WORKERS: "3",
+      NICO_DEFAULT_GIT_REPO: "https://g/x.git",
+    });
+    assert.equal(o.workers, 8);
+    assert.equal(o.leaderElect, false);
+    assert.equal(o.defaultGitRepo, "https://g/x.git");
+  });
+  await t.step("bare boolean flag", () => assert.equal(parseRunOptions(["--install-crds"], {}).installCrds, true));
+  await t.step("durations", () => assert.equal(parseRunOptions(["--node-timeout=90s"], {}).nodeTimeout, 90_000));
+  const bad: [string[], Record<string, string>, RegExp][] = [
+    [["--workers", "0"], {}, /--workers \(NICO_WORKERS\): .*got "0"/],
+    [[], { NICO_WORKERS: "many" }, /--workers \(NICO_WORKERS\)/],
+    [["--node-timeout", "soon"], {}, /--node-timeout .*expected a duration such as 90s/],
+    [["--metrics-addr", "8080"], {}, /--metrics-addr .*expected host:port/],
+    [["--webhook-cert-mode", "magic"], {}, /--webhook-cert-mode/],
+    [
+      ["--git-allowed-hosts=git.example.com,not a host"],
+      {},
+      /--git-allowed-hosts \(NICO_GIT_ALLOWED_HOSTS\): expected/,
+    ],
+    [["--git-allowed-hosts=10.0.0.0/33"], {}, /--git-allowed-hosts/],
+    [["--frobnicate"], {}, /unknown flag --frobnicate/],
+    [["--workers"], {}, /flag --workers needs a value/],
+    [["stray"], {}, /unexpected argument 'stray'/],
+  ];
+  for (const [args, env, re] of bad) {
+    await t.step(`refuses ${JSON.stringify(args)} ${JSON.stringify(env)}`, () => {
+      assert.throws(() => parseRunOptions(args, env), (e: unknown) => e instanceof OptionsError && re.test(e.message));
+    });
+  }
+  await t.step("usage shows each flag's default, as written on the command line", () => {
+    const u = usage();
+    assert.match(u, /--node-timeout\s+.*\[default 30m; NICO_NODE_TIMEOUT\]/);
+    assert.match(u, /--ref-poll-interval\s+.*\[default 5m; NICO_REF_POLL_INTERVAL\]/);
+    assert.match(u, /--workers\s+.*\[default 2; NICO_WORKERS\]/);
+    assert.match(u, /--log-format\s+.*One of json, text\. \[default json; NICO_LOG_FORMAT\]/);
+    assert.match(u, /--webhook-addr\s+.*\[default :9443; NICO_WEBHOOK_ADDR\]/);
+    assert.match(u, /--kubeconfig\s+.*\[KUBECONFIG\]/, "no default shown where there is none");
+  });
+  await t.step("usage lists every flag with its variable", () => {
+    assert.match(usage(), /--default-git-repo\s+.*\[NICO_DEFAULT_GIT_REPO\]/);
+    assert.match(usage(), /--kubeconfig\s+.*\[KUBECONFIG\]/);
+    assert.match(usage(), /--git-allowed-hosts\s+.*loopback.*NICO_GIT_ALLOWED_HOSTS\]/);
+    assert.match(usage(), /--webhook-client-ca\s+.*NICO_WEBHOOK_CLIENT_CA\]/);
+  });
+  await t.step("git hosts: default * , a list from the environment", () => {
+    assert.equal(parseRunOptions([], {}).gitAllowedHosts, "*");
+    assert.equal(parseRunOptions([], { NICO_GIT_ALLOWED_HOSTS: "127.0.0.1" }).gitAllowedHosts, "127.0.0.1");
+  });
+});
+
+Deno.test("listen addresses and webhook certificate names", () => {
+  assert.deepEqual(listenOn(":8080"), { hostname: "0.0.0.0", port: 8080 });
+  assert.deepEqual(listenOn("127.0.0.1:9443"), { hostname: "127.0.0.1", port: 9443 });
+  assert.deepEqual(listenOn("[::1]:9443"), { hostname: "::1", port: 9443 });
+  const base = { webhookService: "nico-webhook", leaseNamespace: "nico-system" };
+  assert.deepEqual(webhookNames({ ...base, webhookUrl: "https://127.0.0.1:9443" }), {
+    dnsNames: [],
+    ipAddresses: ["127.0.0.1"],
+  });
+  assert.deepEqual(webhookNames({ ...base, webhookUrl: "https://dev.example:9443" }), {
+    dnsNames: ["dev.example"],
+    ipAddresses: [],
+  });
+  assert.ok(webhookNames({ ...base, webhookUrl: undefined }).dnsNames.includes("nico-webhook.nico-system.svc"));
+});

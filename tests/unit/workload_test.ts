@@ -1,0 +1,124 @@
+/** Pure parts of the workload-cluster connection: which targets are allowed, Node views, drain plans. */
+import assert from "node:assert/strict";
+import { isLoopbackHost, refusedTarget } from "../../controllers/cluster/workload/targets.ts";
+import { workloadClient } from "../../controllers/cluster/workload/connect.ts";
+import { type KubeNode, type KubePod, planDrain, viewNode } from "../../core/workload.ts";
+import { DRAIN_STARTED_ANNOTATION } from "../../core/labels.ts";
+
+Deno.test("loopback addresses are recognised; nothing else is", () => {
+  for (const h of ["127.0.0.1", "127.0.10.31", "127.255.255.254", "::1", "[::1]", "::ffff:127.0.0.3"]) {
+    assert.ok(isLoopbackHost(h), h);
+  }
+  for (
+    const h of ["10.0.0.1", "172.16.0.1", "192.168.1.1", "8.8.8.8", "128.0.0.1", "localhost", "example.test", "fd00::1"]
+  ) {
+    assert.ok(!isLoopbackHost(h), h);
+  }
+});
+
+Deno.test("under the loopback policy only loopback servers may be reached; https is always required", () => {
+  assert.equal(refusedTarget("https://127.0.0.5:6443", "loopback"), undefined);
+  assert.equal(refusedTarget("https://[::1]:6443", "loopback"), undefined);
+  assert.match(refusedTarget("https://10.0.0.1:6443", "loopback")!, /refusing to connect to 10\.0\.0\.1/);
+  assert.match(refusedTarget("https://api.example.test:6443", "loopback")!, /only loopback/);
+  assert.equal(refusedTarget("https://10.0.0.1:6443", "any"), undefined);
+  assert.match(refusedTarget("http://127.0.0.1:6443", "any")!, /not https/);
+});
+
+Deno.test("the workload client factory refuses a non-loopback kubeconfig before any connection", () => {
+  const kubeconfig = JSON.stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "c", cluster: { server: "https://10.0.0.1:6443" } }],
+    users: [{ name: "u", user: {} }],
+    contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+    "current-context": "c",
+  });
+  assert.throws(() => workloadClient(kubeconfig, { policy: "loopback" }), /refusing to connect to 10\.0\.0\.1/);
+  const secretish = "apiVersion: v1\nusers: [{name: u, user: {client-key-data: c2VjcmV0}\n";
+  assert.throws(
+    () => workloadClient(secretish, { policy: "loopback" }),
+    (err: Error) => /cannot be parsed/.test(err.message) && !err.message.includes("c2VjcmV0"),
+  );
+});
+
+Deno.test("a Node view: Ready status, since when, why not, cordoned by NICO", () => {
+  const node = (o: Partial<KubeNode>): KubeNode => ({ metadata: { name: "w-1" }, ...o });
+  assert.deepEqual(viewNode(node({}), DRAIN_STARTED_ANNOTATION), {
+    name: "w-1",
+    ready: "Unknown",
+    since: undefined,
+    why: undefined,
+    cordoned: false,
+    drainStarted: undefined,
+  });
+  const v = viewNode(
+    node({
+      metadata: { name: "w-1", annotations: { [DRAIN_STARTED_ANNOTATION]: "2026-01-01T00:00:00Z" } },
+      spec: { unschedulable: true },
+      status: {
+        conditions: [{
+          type: "Ready",
+          status: "False",
+          reason: "KubeletNotReady",
+          message: "PLEG is not healthy",
+          lastTransitionTime: "2026-01-01T00:01:00Z",
+        }],
+      },
+    }),
+    DRAIN_STARTED_ANNOTATION,
+  );
+  assert.equal(v.ready, "False");
+  assert.equal(v.why, "KubeletNotReady: PLEG is not healthy");
+  assert.equal(v.since?.toISOString(), "2026-01-01T00:01:00.000Z");
+  assert.equal(v.cordoned, true);
+  assert.equal(v.drainStarted?.toISOString(), "2026-01-01T00:00:00.000Z");
+});
+
+Deno.test("a drain plan evicts ordinary pods and skips DaemonSet, mirror and finished pods; emptyDir only when allowed", () => {
+  const pod = (name: string, o: Partial<KubePod> & { owner?: string; node?: string } = {}): KubePod => ({
+    metadata: {
+      name,
+      namespace: "apps",
+      ...(o.owner
+        ? {
+          ownerReferences: [{
+            apiVersion: "apps/v1",
+            kind: o.owner,
+            name: `${name}-owner`,
+            uid: "u",
+            controller: true,
+          }],
+        }
+        : {}),
+      ...o.metadata,
+    },
+    spec: { nodeName: o.node ?? "w-1", ...o.spec },
+    ...(o.status ? { status: o.status } : {}),
+  });
+  const pods = [
+    pod("web", { owner: "ReplicaSet" }),
+    pod("bare"),
+    pod("agent", { owner: "DaemonSet" }),
+    pod("static", {
+      metadata: { name: "static", namespace: "apps", annotations: { "kubernetes.io/config.mirror": "x" } },
+    }),
+    pod("job", { owner: "Job", status: { phase: "Succeeded" } }),
+    pod("cache", { spec: { nodeName: "w-1", volumes: [{ name: "tmp", emptyDir: {} }] } }),
+    pod("leaving", { metadata: { name: "leaving", namespace: "apps", deletionTimestamp: "2026-01-01T00:00:00Z" } }),
+    pod("elsewhere", { node: "w-2" }),
+  ];
+  const strict = planDrain(pods, "w-1", { deleteEmptyDirData: false });
+  assert.deepEqual(strict.evict.map((p) => p.name), ["web", "bare"]);
+  assert.deepEqual(strict.terminating.map((p) => p.name), ["leaving"]);
+  assert.deepEqual(strict.skipped.map((s) => [s.pod.name, s.why]), [
+    ["agent", "DaemonSet agent-owner"],
+    ["static", "mirror pod (static, managed by the kubelet)"],
+    ["job", "finished (Succeeded)"],
+  ]);
+  assert.deepEqual(strict.refused.map((r) => r.pod.name), ["cache"]);
+  assert.match(strict.refused[0]!.why, /spec\.rollout\.drain\.deleteEmptyDirData/);
+  const lenient = planDrain(pods, "w-1", { deleteEmptyDirData: true });
+  assert.deepEqual(lenient.evict.map((p) => p.name), ["web", "bare", "cache"]);
+  assert.deepEqual(lenient.refused, []);
+});
