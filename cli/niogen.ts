@@ -7,7 +7,7 @@
  */
 import type { KubeClient } from "../lib/kube/client.ts";
 import { CRDS } from "../lib/kube/resources.ts";
-import { NIO_GROUP, type NioGeneration, NIXOS_CONFIGURATION_CRD, nioGenerationOfCrd } from "../core/nio.ts";
+import { NIO_GROUP, type NioGeneration, nioGenerationOfCrd, NIXOS_CONFIGURATION_CRD } from "../core/nio.ts";
 
 /** A generation and how NICO knows it, for the startup log and `nico describe`. */
 export interface DetectedNio {
@@ -19,7 +19,10 @@ export interface DetectedNio {
 export type NioGenerationFlag = NioGeneration | "auto";
 
 /** Detects the installed NIO; `forced` (not `auto`) wins without asking. */
-export async function detectNioGeneration(client: KubeClient, forced: NioGenerationFlag = "auto"): Promise<DetectedNio> {
+export async function detectNioGeneration(
+  client: KubeClient,
+  forced: NioGenerationFlag = "auto",
+): Promise<DetectedNio> {
   if (forced !== "auto") return { generation: forced, source: "set by --nio-generation" };
   let why = "";
   try {

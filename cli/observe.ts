@@ -14,7 +14,7 @@ import { CLUSTER_LABEL, PAUSED_ANNOTATION, ROLE_LABEL } from "../core/labels.ts"
 import { configName } from "../core/names.ts";
 import type { Machine, NioGeneration, NixosConfiguration } from "../core/nio.ts";
 import { type BatchJob, runsOf } from "../core/runs.ts";
-import { detectNioGeneration, type DetectedNio } from "./niogen.ts";
+import { type DetectedNio, detectNioGeneration } from "./niogen.ts";
 import { nodeReport, type NodeState } from "../core/readiness.ts";
 import { type PlanNode, planNodeOf, type RolloutInput } from "../core/rollout.ts";
 import { isOwnedBy, type Plane } from "../core/selection.ts";

@@ -208,7 +208,9 @@ export function nioGenerationOfCrd(crd: unknown): NioGeneration | undefined {
   };
   if (c?.metadata?.name !== NIXOS_CONFIGURATION_CRD) return undefined;
   const version = c.spec?.versions?.find((v) => v.name === "v1alpha1");
-  const spec = version?.schema?.openAPIV3Schema?.properties?.spec as { properties?: Record<string, unknown> } | undefined;
+  const spec = version?.schema?.openAPIV3Schema?.properties?.spec as
+    | { properties?: Record<string, unknown> }
+    | undefined;
   if (!spec?.properties) return undefined;
   const v1Only = ["dayTwoSchedule", "jobTemplate", "storeRef", "builderRef"];
   return v1Only.some((f) => f in spec.properties!) ? "v1" : "older";

@@ -191,12 +191,18 @@ function v1Report(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeReport
   const due = nextRun(cfg, i.now);
   const when = due ? `, due ${clock(due)}` : "";
   return timedOut(i, cfg, base, nextRun(cfg, changed) ?? changed) ??
-    { ...base, state: "Applying", reason: "WaitingForRun", detail: `waiting for NIO's next run of ${i.machine}${when}` };
+    {
+      ...base,
+      state: "Applying",
+      reason: "WaitingForRun",
+      detail: `waiting for NIO's next run of ${i.machine}${when}`,
+    };
 }
 
 /** A full install NIO gave up on (it retries it a few times first). */
 function installFailed(cfg: NixosConfiguration): boolean {
-  return cfg.spec.fullInstall === true && (cfg.status as { fullDiskInstallCompleted?: boolean }).fullDiskInstallCompleted !== true;
+  return cfg.spec.fullInstall === true &&
+    (cfg.status as { fullDiskInstallCompleted?: boolean }).fullDiskInstallCompleted !== true;
 }
 
 /** Failed when nothing was applied within the node timeout of `from`. */

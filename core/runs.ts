@@ -177,6 +177,8 @@ export const RUN_SOON_SCHEDULE = "* * * * *";
  * scheduleFor({ resting: undefined, writtenNow: false, state: "Failed" }); // undefined
  * ```
  */
-export function scheduleFor(i: { resting: string | undefined; writtenNow: boolean; state: string }): string | undefined {
+export function scheduleFor(
+  i: { resting: string | undefined; writtenNow: boolean; state: string },
+): string | undefined {
   return i.writtenNow || i.state === "Applying" ? RUN_SOON_SCHEDULE : i.resting;
 }

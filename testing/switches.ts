@@ -29,7 +29,9 @@ export function switchWindows(history: readonly SimEvent[]): SwitchWindow[] {
       const w: SwitchWindow = { config: e.name, start: e.at, specHash: e.specHash, ...(removal ? { removal } : {}) };
       open.set(e.name, w);
       all.push(w);
-    } else if (e.kind === "applied" || e.kind === "apply-failed" || e.kind === "remove-finished" || e.kind === "removed") {
+    } else if (
+      e.kind === "applied" || e.kind === "apply-failed" || e.kind === "remove-finished" || e.kind === "removed"
+    ) {
       const w = open.get(e.name);
       if (!w) continue;
       w.end = e.at;
@@ -55,7 +57,11 @@ export function changingSwitches(windows: readonly SwitchWindow[]): SwitchWindow
 }
 
 /** The most switches of configurations matching `inPlane` running at one moment, from `since` on. */
-export function maxConcurrent(windows: readonly SwitchWindow[], inPlane: (config: string) => boolean, since = 0): number {
+export function maxConcurrent(
+  windows: readonly SwitchWindow[],
+  inPlane: (config: string) => boolean,
+  since = 0,
+): number {
   const points: [number, number][] = [];
   for (const w of windows) {
     if (!inPlane(w.config) || (w.end !== undefined && w.end < since)) continue;

@@ -28,7 +28,6 @@ import type { NodeReport } from "../../core/readiness.ts";
 import { clusterHash } from "../../core/desired.ts";
 import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core/status.ts";
 import { ClaimConflictError } from "./claims.ts";
-import { RunFailures } from "./runs.ts";
 import { observeRuns } from "./phases/runs.ts";
 import { reconcileClaims } from "./phases/claims.ts";
 import { reconcileConfigurations } from "./phases/configurations.ts";
@@ -45,9 +44,10 @@ import {
   buildScope,
   BUSY_REQUEUE_MS,
   type ClusterCache,
-  DRAIN_REQUEUE_MS,
   type ClusterDeps,
+  clusterDeps,
   type ClusterScope,
+  DRAIN_REQUEUE_MS,
   nextLookMs,
   nodeReports,
 } from "./scope.ts";
@@ -109,7 +109,7 @@ export class ClusterReconciler {
 
   constructor(opts: ClusterReconcilerOptions) {
     this.#o = opts;
-    this.#deps = {
+    this.#deps = clusterDeps({
       client: opts.client,
       recorder: opts.recorder,
       defaultGitRepo: opts.defaultGitRepo,
@@ -117,10 +117,8 @@ export class ClusterReconciler {
       revisionTracker: opts.revisionTracker,
       workloads: opts.workloads,
       nio: opts.nio ?? "v1",
-      runFailures: new RunFailures(),
-      freeSince: new Map(),
       releaseSettleMs: opts.releaseSettleMs,
-    };
+    });
     this.#now = opts.now ?? (() => new Date());
   }
 

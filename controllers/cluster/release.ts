@@ -44,8 +44,16 @@ export async function releaseWhenDone(
   }
   if (d.removeLeaked) {
     const nj = cache.decommissions.find((j) => j.metadata.name === d.removeLeaked);
-    if (await deps.client.delete(NIX_JOBS, d.removeLeaked, ns, { uid: nj?.metadata.uid ?? "", propagationPolicy: "Background" })) {
-      log.info("deleted a decommission NixJob NIO left behind", { nixJob: d.removeLeaked, machine: machine.metadata.name });
+    if (
+      await deps.client.delete(NIX_JOBS, d.removeLeaked, ns, {
+        uid: nj?.metadata.uid ?? "",
+        propagationPolicy: "Background",
+      })
+    ) {
+      log.info("deleted a decommission NixJob NIO left behind", {
+        nixJob: d.removeLeaked,
+        machine: machine.metadata.name,
+      });
       await deps.recorder.event(
         cluster,
         "Warning",

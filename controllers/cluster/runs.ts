@@ -36,9 +36,7 @@ const MAX_REASON = 300;
  */
 export function podFailure(p: Pod): string {
   const t = p.status?.containerStatuses?.map((c) => c.state?.terminated).find((x) => x && x.exitCode !== 0);
-  const head = t
-    ? `${t.reason ?? "Failed"} (exit code ${t.exitCode ?? "?"})`
-    : p.status?.reason ?? "Failed";
+  const head = t ? `${t.reason ?? "Failed"} (exit code ${t.exitCode ?? "?"})` : p.status?.reason ?? "Failed";
   const msg = (t?.message ?? p.status?.message ?? "").trim().replace(/\s+/g, " ");
   const text = msg ? `${head}: ${msg}` : head;
   return text.length > MAX_REASON ? `${text.slice(0, MAX_REASON - 1)}…` : text;

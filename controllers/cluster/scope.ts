@@ -15,7 +15,7 @@ import type { Logger } from "../../lib/runtime/log.ts";
 import { BOOTSTRAP_LABEL, PAUSED_ANNOTATION } from "../../core/labels.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
 import { type BatchJob, runsOf } from "../../core/runs.ts";
-import type { RunFailures } from "./runs.ts";
+import { RunFailures } from "./runs.ts";
 import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
 import type { RolloutPlan } from "../../core/rollout.ts";
 import {
@@ -52,6 +52,13 @@ export interface ClusterDeps {
   freeSince: Map<string, number>;
   /** How long a freed Machine stays claimed for NIO to settle (default core/release.ts RELEASE_SETTLE_MS). */
   releaseSettleMs?: number | undefined;
+}
+
+/** A ClusterDeps with NICO's defaults for what `base` leaves out (NIO v1, empty memories). */
+export function clusterDeps(
+  base: Omit<ClusterDeps, "nio" | "runFailures" | "freeSince"> & Partial<ClusterDeps>,
+): ClusterDeps {
+  return { nio: "v1", runFailures: new RunFailures(), freeSince: new Map(), ...base };
 }
 
 /** The cached objects of the cluster's namespace a pass reads. */

@@ -20,7 +20,11 @@ export function machineController(ctx: SimContext) {
     if (!m) return;
     const before = m.status?.discoverable;
     if (ctx.generation === "v1" && probeMs > 0) m = await reconciling(m, "True");
-    const next = discoveredMachineStatus(m, { generation: ctx.generation, discoverAll: ctx.opts.discoverAll ?? true }, new Date());
+    const next = discoveredMachineStatus(
+      m,
+      { generation: ctx.generation, discoverAll: ctx.opts.discoverAll ?? true },
+      new Date(),
+    );
     if (ctx.generation === "v1" && probeMs > 0) {
       next.conditions = setCondition(next.conditions, reconcilingCondition(m, "False"), new Date());
     }

@@ -114,11 +114,20 @@ export function olderNio(ctx: SimContext) {
     }
     if (a.state !== "hooked") return;
     const revision = await fakeRevision(cfg.spec.gitRepo, cfg.spec.ref);
-    cfg = await writeCfgStatus(ctx, cfg, olderAppliedStatus(cfg.status, revision, applyMessage(cfg.spec, revision), new Date()));
+    cfg = await writeCfgStatus(
+      ctx,
+      cfg,
+      olderAppliedStatus(cfg.status, revision, applyMessage(cfg.spec, revision), new Date()),
+    );
     ctx.counters.writes++;
-    cfg = await ctx.kube.mergePatch<NixosConfiguration>(NIXOS_CONFIGURATIONS, cfg.metadata.name, cfg.metadata.namespace, {
-      metadata: { annotations: { [APPLIED_GENERATION_ANNOTATION]: String(gen) } },
-    });
+    cfg = await ctx.kube.mergePatch<NixosConfiguration>(
+      NIXOS_CONFIGURATIONS,
+      cfg.metadata.name,
+      cfg.metadata.namespace,
+      {
+        metadata: { annotations: { [APPLIED_GENERATION_ANNOTATION]: String(gen) } },
+      },
+    );
     attempts.delete(key);
     ctx.record("applied", { metadata: { ...cfg.metadata, generation: gen } }, revision);
     await writeBack(cfg, machine);

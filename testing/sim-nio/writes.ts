@@ -16,10 +16,16 @@ export async function writeCfgStatus(
 ): Promise<NixosConfiguration> {
   if (stableJson(cfg.status ?? {}) === stableJson(next)) return cfg;
   ctx.counters.writes++;
-  return await ctx.kube.mergePatch<NixosConfiguration>(NIXOS_CONFIGURATIONS, cfg.metadata.name, cfg.metadata.namespace, {
-    metadata: { resourceVersion: cfg.metadata.resourceVersion },
-    status: mergePatchOf(cfg.status, next),
-  }, "status");
+  return await ctx.kube.mergePatch<NixosConfiguration>(
+    NIXOS_CONFIGURATIONS,
+    cfg.metadata.name,
+    cfg.metadata.namespace,
+    {
+      metadata: { resourceVersion: cfg.metadata.resourceVersion },
+      status: mergePatchOf(cfg.status, next),
+    },
+    "status",
+  );
 }
 
 /** Writes `next` as the Machine's status unless it already is. */

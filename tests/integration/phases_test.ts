@@ -18,7 +18,7 @@ import { reconcileClaims } from "../../controllers/cluster/phases/claims.ts";
 import { reconcileConfigurations } from "../../controllers/cluster/phases/configurations.ts";
 import { reconcileSecrets } from "../../controllers/cluster/phases/secrets.ts";
 import { ClusterProblem } from "../../controllers/cluster/problem.ts";
-import { buildScope, type ClusterScope } from "../../controllers/cluster/scope.ts";
+import { buildScope, clusterDeps, type ClusterScope } from "../../controllers/cluster/scope.ts";
 import { IdentityLostError, type Secret } from "../../controllers/cluster/secrets.ts";
 import { REGENERATE_IDENTITY_ANNOTATION } from "../../core/labels.ts";
 import { caSecret, kubeconfigSecret } from "../../core/names.ts";
@@ -34,17 +34,19 @@ async function scopeOf(client: KubeClient, ns: string, name: string): Promise<Cl
   const machines = (await client.list<Machine>(MACHINES, { namespace: ns })).items;
   const configs = (await client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
   const secrets = (await client.list<Secret>(SECRETS, { namespace: ns })).items;
-  const deps = {
+  const deps = clusterDeps({
     client,
     recorder: eventRecorder(client, "nico.homystack.com/nico", "phase-test"),
     defaultGitRepo: "https://git.example.test/flake.git",
     nodeTimeoutMs: 60_000,
-  };
+  });
   const cache = {
     machines,
     configs,
     config: (n: string) => configs.find((c) => c.metadata.name === n),
     secret: (n: string) => secrets.find((s) => s.metadata.name === n),
+    jobs: [],
+    decommissions: [],
   };
   const spec = KubernetesClusterSpec.parse(cluster.spec);
   return buildScope(deps, cluster, spec, cache, new Date(), silentLogger);

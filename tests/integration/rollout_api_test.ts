@@ -238,7 +238,11 @@ Deno.test("scaling the control plane down removes one node at a time and keeps q
     assert.equal(watcher.maxDeletingCp, 1, "control-plane nodes removed at once");
     // What the hosts did: a removal flake or a switch to a new cluster.nix, one control-plane node at a time.
     const windows = changingSwitches(switchWindows(nio.history)).filter((w) => w.start >= changedAt);
-    assert.equal(maxConcurrent(windows, () => true), 1, `control-plane nodes changing at once: ${JSON.stringify(windows)}`);
+    assert.equal(
+      maxConcurrent(windows, () => true),
+      1,
+      `control-plane nodes changing at once: ${JSON.stringify(windows)}`,
+    );
   } finally {
     await nico.stop();
     await nio.stop();

@@ -5,13 +5,19 @@ import { desiredConfigurations, resolveEndpoint, specHash } from "../../core/des
 import { configName, configNameFits, legacyConfigName } from "../../core/names.ts";
 import { configNameOf, selectMachines } from "../../core/selection.ts";
 import type { KubernetesClusterSpecInput } from "../../crds/kubernetescluster.ts";
-import type { Machine } from "../../core/nio.ts";
+import type { Machine, NioGeneration } from "../../core/nio.ts";
 import { cluster, machine, NS, ownedConfig, UID } from "../../testing/objects.ts";
 import { assertGolden } from "../golden.ts";
 
 const YAML_OPTS = { lineWidth: 0, blockQuote: "literal" } as const;
 
-function render(spec: KubernetesClusterSpecInput, machines: Machine[], name = "prod", selectFrom = machines) {
+function render(
+  spec: KubernetesClusterSpecInput,
+  machines: Machine[],
+  name = "prod",
+  selectFrom = machines,
+  nio: NioGeneration = "v1",
+) {
   const c = cluster(spec, name);
   const selection = selectMachines({ cluster: c, machines: selectFrom, configurations: [] });
   const bootstrap = selection.controlPlane.members[0]!;
@@ -23,6 +29,7 @@ function render(spec: KubernetesClusterSpecInput, machines: Machine[], name = "p
     bootstrap,
     endpoint,
     gitRepo: c.spec.gitRepo ?? "https://git.example.test/default-flake.git",
+    nio,
   });
 }
 
@@ -142,4 +149,56 @@ Deno.test("configuration names: no two (cluster, machine) pairs share one; legac
   assert.equal(nameOf("cp-2"), "prod.cp-2", "a new child gets the new name");
   const foreign = configNameOf({ name: "prod", namespace: NS, uid: "another-uid" }, [legacy]);
   assert.equal(foreign("cp-1"), "prod.cp-1", "another cluster's child is never adopted");
+});
+
+Deno.test("files land next to flake.nix: NIO v1 writes at the checkout's root, the older NIO into the subdir", async (t) => {
+  const machines = [machine("cp-1"), machine("w-1")];
+  const spec = { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } };
+  const paths = (s: KubernetesClusterSpecInput, nio: NioGeneration) =>
+    render(s, machines, "prod", machines, nio).map((c) => c.spec.additionalFiles.map((f) => f.path));
+  await t.step("v1 with a subdir", () => {
+    const [cp, w] = paths({ ...spec, configurationSubdir: "clusters/prod/" }, "v1");
+    assert.deepEqual(cp, [
+      "clusters/prod/cluster.nix",
+      "clusters/prod/join-token",
+      "clusters/prod/agent-token",
+      "clusters/prod/cluster-ca.crt",
+      "clusters/prod/cluster-ca.key",
+    ]);
+    assert.deepEqual(w, ["clusters/prod/cluster.nix", "clusters/prod/agent-token"]);
+  });
+  await t.step("older with a subdir", () => {
+    const [, w] = paths({ ...spec, configurationSubdir: "clusters/prod" }, "older");
+    assert.deepEqual(w, ["cluster.nix", "agent-token"]);
+  });
+  await t.step("no subdir: the same for both", () => {
+    assert.deepEqual(paths(spec, "v1"), paths(spec, "older"));
+  });
+});
+
+Deno.test("NIO v1's own fields pass through, only to NIO v1; fullInstall is written only when true", () => {
+  const machines = [machine("cp-1")];
+  const nio = {
+    dayTwoSchedule: "0 3 * * *",
+    jobTemplate: { image: "nixos/nix:2.24", nodeSelector: { pool: "builders" } },
+    storeRef: { name: "cache" },
+    builderRef: { name: "arm" },
+  };
+  const spec = { controlPlane: { machines: ["cp-1"] }, nio };
+  const [v1] = render(spec, machines, "prod", machines, "v1");
+  assert.equal(v1!.spec.dayTwoSchedule, "0 3 * * *");
+  assert.deepEqual(v1!.spec.jobTemplate, nio.jobTemplate);
+  assert.deepEqual(v1!.spec.storeRef, { name: "cache" });
+  assert.deepEqual(v1!.spec.builderRef, { name: "arm" });
+  assert.equal("fullInstall" in v1!.spec, false);
+  const [older] = render(spec, machines, "prod", machines, "older");
+  for (const f of ["dayTwoSchedule", "jobTemplate", "storeRef", "builderRef"]) assert.equal(f in older!.spec, false, f);
+  const [wipe] = render({ ...spec, fullInstall: true }, machines, "prod", machines, "v1");
+  assert.equal(wipe!.spec.fullInstall, true);
+  // The schedule says when NIO runs, not what: it is not part of the spec hash.
+  const [other] = render({ ...spec, nio: { ...nio, dayTwoSchedule: "*/5 * * * *" } }, machines, "prod", machines, "v1");
+  assert.equal(
+    other!.metadata.annotations!["nico.homystack.com/spec-hash"],
+    v1!.metadata.annotations!["nico.homystack.com/spec-hash"],
+  );
 });

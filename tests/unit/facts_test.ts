@@ -21,7 +21,7 @@ import { parseRunOptions } from "../../cli/options.ts";
 import { observeClusters } from "../../controllers/cluster/metrics.ts";
 import { pinRevision } from "../../controllers/cluster/phases/revision.ts";
 import type { RevisionTracker } from "../../controllers/cluster/revisions.ts";
-import { buildScope, type ClusterDeps } from "../../controllers/cluster/scope.ts";
+import { buildScope, clusterDeps, type ClusterDeps } from "../../controllers/cluster/scope.ts";
 import { ownsSecret } from "../../controllers/cluster/secrets.ts";
 import { cluster, machine, NS, ownedConfig, UID } from "../../testing/objects.ts";
 
@@ -40,12 +40,12 @@ Deno.test("commit: a 64-hex (SHA-256) commit is a commit everywhere", () => {
   const tracker = {
     lookup: () => ({ error: "git ls-remote failed: unreachable" }),
   } as unknown as RevisionTracker;
-  const deps: ClusterDeps = {
+  const deps: ClusterDeps = clusterDeps({
     client: undefined as never,
     recorder: undefined as never,
     nodeTimeoutMs: 1,
     revisionTracker: tracker,
-  };
+  });
   const kc = { metadata: { name: "prod", namespace: NS, uid: UID }, spec: c.spec } as unknown as KubernetesCluster;
   const s = buildScope(
     deps,
@@ -56,6 +56,8 @@ Deno.test("commit: a 64-hex (SHA-256) commit is a commit everywhere", () => {
       configs: [cfg],
       config: () => cfg,
       secret: () => undefined,
+      jobs: [],
+      decommissions: [],
     },
     new Date(),
     silentLogger,
@@ -129,6 +131,7 @@ Deno.test("ownership: configurations and Secrets follow one rule, the controller
     bootstrap: "cp-1",
     endpoint: { host: "127.0.0.1", port: 6443 },
     gitRepo: "https://git.example.test/flake.git",
+    nio: "v1",
   });
   assert.deepEqual(cfg!.metadata.ownerReferences, [clusterOwnerReference({ name: "prod", uid: UID })]);
 

@@ -69,8 +69,13 @@ export function configController(ctx: SimContext) {
     }
     const cron = await ensureCron(cfg, machine, false);
     const cs = cron.status ?? {};
-    const applied = !!cs.lastSuccessfulTime || !!(cfg.status as { fullDiskInstallCompleted?: boolean })?.fullDiskInstallCompleted;
-    const extra = { dayTwoCronJobRef: cron.metadata.name, resolvedRevision: cs.rolledOutRevision, targetMachine: machineName };
+    const applied = !!cs.lastSuccessfulTime ||
+      !!(cfg.status as { fullDiskInstallCompleted?: boolean })?.fullDiskInstallCompleted;
+    const extra = {
+      dayTwoCronJobRef: cron.metadata.name,
+      resolvedRevision: cs.rolledOutRevision,
+      targetMachine: machineName,
+    };
     if (cs.phase === "Ready" && cs.lastSuccessfulTime) {
       cfg = await set({ phase: "Ready", applied: true, extra: { ...extra, lastAppliedTime: cs.lastSuccessfulTime } });
       await writeMachineStatus(ctx, machine, {
@@ -106,7 +111,9 @@ export function configController(ctx: SimContext) {
   async function install(key: string, cfg: NixosConfiguration, set: (p: Phase) => Promise<NixosConfiguration>) {
     const uid = cfg.metadata.uid ?? "";
     let i = installs.get(key);
-    if (!i || i.uid !== uid) installs.set(key, i = { uid, dueAt: Date.now() + (ctx.opts.applyDelayMs ?? 300), tries: 0 });
+    if (!i || i.uid !== uid) {
+      installs.set(key, i = { uid, dueAt: Date.now() + (ctx.opts.applyDelayMs ?? 300), tries: 0 });
+    }
     if (Date.now() < i.dueAt) {
       await set({ phase: "Installing", message: "Full-disk install is running", applied: false });
       ctx.queue.addAfter(key, i.dueAt - Date.now());
@@ -131,7 +138,11 @@ export function configController(ctx: SimContext) {
   }
 
   async function ensureCron(cfg: NixosConfiguration, machine: Machine, suspend: boolean): Promise<Cron> {
-    const want = dayTwoCronJob({ ...cfg, apiVersion: "nio.homystack.com/v1alpha1", kind: "NixosConfiguration" }, machine, suspend);
+    const want = dayTwoCronJob(
+      { ...cfg, apiVersion: "nio.homystack.com/v1alpha1", kind: "NixosConfiguration" },
+      machine,
+      suspend,
+    );
     const have = await ctx.kube.get<Cron>(NIX_CRON_JOBS, want.metadata.name, want.metadata.namespace);
     if (have && stableJson(have.spec) === stableJson(want.spec)) return have;
     ctx.counters.writes++;

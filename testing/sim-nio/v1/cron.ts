@@ -18,7 +18,9 @@ import { batchCronJob, type Obj, runJob } from "./shapes.ts";
 
 const CRONJOBS = { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", namespaced: true };
 
-type Job = Obj & { status?: { completionTime?: string; conditions?: { type: string; status: string; lastTransitionTime?: string }[] } };
+type Job = Obj & {
+  status?: { completionTime?: string; conditions?: { type: string; status: string; lastTransitionTime?: string }[] };
+};
 type CronStatus = {
   observedGeneration?: number;
   phase?: string;
@@ -35,7 +37,10 @@ const finishedAt = (j: Job, type: string) => {
   const c = j.status?.conditions?.find((x) => x.type === type && x.status === "True");
   return c ? (j.status?.completionTime ?? c.lastTransitionTime) : undefined;
 };
-const later = (a: string | undefined, b: string | undefined) => (!a ? b : !b ? a : Date.parse(b) > Date.parse(a) ? b : a);
+const later = (
+  a: string | undefined,
+  b: string | undefined,
+) => (!a ? b : !b ? a : Date.parse(b) > Date.parse(a) ? b : a);
 
 export function cronController(ctx: SimContext) {
   /** The next tick of each NixCronJob's schedule (real ms), as last planned. */
@@ -55,7 +60,9 @@ export function cronController(ctx: SimContext) {
     }
     st.resolvedRevision = revision;
     const jobs = await runsOf(ncj, cron);
-    const active = jobs.filter((j) => !finishedAt(j, "Complete") && !finishedAt(j, "Failed")).map((j) => j.metadata.name);
+    const active = jobs.filter((j) => !finishedAt(j, "Complete") && !finishedAt(j, "Failed")).map((j) =>
+      j.metadata.name
+    );
     // As NIO v1 does, from the activeJobs of its last status: a run that ended since is still "active" here,
     // and then the new commit is marked rolled out without a run of its own.
     if (st.rolledOutRevision !== revision && (ncj.status?.activeJobs ?? []).length === 0) {
@@ -142,7 +149,8 @@ export function cronController(ctx: SimContext) {
     if (Date.now() < due) return ctx.queue.addAfter(`tick/${ns}/${name}`, due - Date.now());
     ticks.delete(key);
     const ncj = await ctx.kube.get<Obj & { status?: CronStatus }>(NIX_CRON_JOBS, name, ns);
-    const cron = ncj && await ctx.kube.get<Obj>(CRONJOBS, name, ns).catch((e) => isNotFound(e) ? undefined : Promise.reject(e));
+    const cron = ncj &&
+      await ctx.kube.get<Obj>(CRONJOBS, name, ns).catch((e) => isNotFound(e) ? undefined : Promise.reject(e));
     if (!ncj || !cron || (cron.spec?.["suspend"] as boolean | undefined)) return ctx.queue.add(key);
     const jobs = await runsOf(ncj, cron);
     const busy = jobs.some((j) => !finishedAt(j, "Complete") && !finishedAt(j, "Failed"));
@@ -150,7 +158,13 @@ export function cronController(ctx: SimContext) {
       const revision = ncj.status?.rolledOutRevision ?? await fakeRevision(undefined, undefined);
       await createRun(runJob(ncj, cron, revision, ctx.clock.minuteOf(due)), "scheduled");
       ctx.counters.writes++;
-      await ctx.kube.mergePatch(NIX_CRON_JOBS, name, ns, { status: { lastScheduleTime: timestamp(new Date()) } }, "status");
+      await ctx.kube.mergePatch(
+        NIX_CRON_JOBS,
+        name,
+        ns,
+        { status: { lastScheduleTime: timestamp(new Date()) } },
+        "status",
+      );
     }
     ctx.queue.add(key);
   }

@@ -10,14 +10,7 @@
  *
  * @module
  */
-import {
-  JOBS,
-  type Machine,
-  MACHINES,
-  NIX_CRON_JOBS,
-  NIX_JOBS,
-  type NixosConfiguration,
-} from "../../../core/nio.ts";
+import { JOBS, type Machine, MACHINES, NIX_CRON_JOBS, NIX_JOBS, type NixosConfiguration } from "../../../core/nio.ts";
 import { dayTwoName } from "../../../core/nio.ts";
 import type { SimContext } from "../context.ts";
 import { fakeRevision, releasedMachineStatus, SIM_FINALIZER } from "../status.ts";
@@ -30,7 +23,8 @@ const CRONJOBS = { group: "batch", version: "v1", kind: "CronJob", plural: "cron
 type Job = Obj & { status?: { conditions?: { type: string; status: string }[] } };
 type NixJob = Obj & { status?: { phase?: string; succeeded?: number; failed?: number; activeJob?: string } };
 
-const done = (j: Job | undefined, type: string) => j?.status?.conditions?.some((c) => c.type === type && c.status === "True");
+const done = (j: Job | undefined, type: string) =>
+  j?.status?.conditions?.some((c) => c.type === type && c.status === "True");
 
 /** One step of removing `cfg` (it has a deletionTimestamp). */
 export async function removeConfiguration(ctx: SimContext, cfg: NixosConfiguration): Promise<void> {
@@ -46,7 +40,11 @@ export async function removeConfiguration(ctx: SimContext, cfg: NixosConfigurati
   if (!nj) {
     ctx.counters.writes++;
     await ctx.kube.create(NIX_JOBS, decommissionNixJob(cfg, machine));
-    await writeCfgStatus(ctx, cfg, v1Status(cfg.status, cfg.metadata.generation ?? 1, { phase: "Removing", applied: true }, new Date()));
+    await writeCfgStatus(
+      ctx,
+      cfg,
+      v1Status(cfg.status, cfg.metadata.generation ?? 1, { phase: "Removing", applied: true }, new Date()),
+    );
     return;
   }
   if ((nj.status?.succeeded ?? 0) > 0) {
@@ -100,7 +98,10 @@ async function deleteNixJob(ctx: SimContext, nj: NixJob): Promise<void> {
   const ns = nj.metadata.namespace!;
   ctx.counters.writes++;
   await ctx.kube.delete(NIX_JOBS, nj.metadata.name, ns);
-  const jobs = await ctx.kube.list<Job>(JOBS, { namespace: ns, labelSelector: `nio.homystack.com/workload-name=${nj.metadata.name}` });
+  const jobs = await ctx.kube.list<Job>(JOBS, {
+    namespace: ns,
+    labelSelector: `nio.homystack.com/workload-name=${nj.metadata.name}`,
+  });
   for (const j of jobs.items) await deleteJobAndPods(ctx, ns, j.metadata.name);
 }
 

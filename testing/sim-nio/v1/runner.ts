@@ -40,8 +40,11 @@ type Job = Obj & {
   };
 };
 
-const terminal = (j: Job) => j.status?.conditions?.some((c) => (c.type === "Complete" || c.type === "Failed") &&
-  c.status === "True");
+const terminal = (j: Job) =>
+  j.status?.conditions?.some((c) =>
+    (c.type === "Complete" || c.type === "Failed") &&
+    c.status === "True"
+  );
 
 /** A stable extra duration per run, so nodes finish at different times. */
 function jitter(name: string, max: number): number {
@@ -104,7 +107,9 @@ export function jobRunner(ctx: SimContext) {
     if (flagged(cfg, NEVER_FINISH_ANNOTATION)) return "never";
     if (flagged(cfg, FAIL_APPLY_ANNOTATION)) return `fail:nixos-rebuild switch failed (${FAIL_APPLY_ANNOTATION})`;
     const failFirst = Number(cfg.metadata.annotations?.[FAIL_ATTEMPTS_ANNOTATION] ?? 0);
-    if (attempt <= failFirst) return `fail:nixos-rebuild switch failed on attempt ${attempt} (${FAIL_ATTEMPTS_ANNOTATION})`;
+    if (attempt <= failFirst) {
+      return `fail:nixos-rebuild switch failed on attempt ${attempt} (${FAIL_ATTEMPTS_ANNOTATION})`;
+    }
     const files = flakeFilesProblem(ctx, cfg.spec, "v1");
     return files ? `fail:${files}` : "ok";
   }
@@ -173,7 +178,14 @@ export function jobRunner(ctx: SimContext) {
     await ctx.kube.mergePatch(PODS, pod.metadata.name, ns, {
       status: {
         phase: failure ? "Failed" : "Succeeded",
-        containerStatuses: [{ name: "app", ready: false, restartCount: 0, image: "nixos/nix:latest", imageID: "", state }],
+        containerStatuses: [{
+          name: "app",
+          ready: false,
+          restartCount: 0,
+          image: "nixos/nix:latest",
+          imageID: "",
+          state,
+        }],
       },
     }, "status");
     const conditions = failure ? [] : [
@@ -190,8 +202,9 @@ export function jobRunner(ctx: SimContext) {
     const what = {
       metadata: { namespace: ns, name: info.config, annotations: hash ? { "nico.homystack.com/spec-hash": hash } : {} },
     };
-    if (info.operation === "switch") ctx.record(failure ? "apply-failed" : "applied", what, failure ?? job.metadata.name);
-    else ctx.record("remove-finished", what, job.metadata.name);
+    if (info.operation === "switch") {
+      ctx.record(failure ? "apply-failed" : "applied", what, failure ?? job.metadata.name);
+    } else ctx.record("remove-finished", what, job.metadata.name);
     ctx.queue.add(keyOf("job", ns, job.metadata.name));
   }
 
@@ -214,9 +227,11 @@ export function jobRunner(ctx: SimContext) {
 
   /** The TTL controller: a finished Job with `ttlSecondsAfterFinished` goes, its Pods with it. */
   async function expire(key: string, job: Job): Promise<void> {
-    const ttl = (job.spec?.["ttlSecondsAfterFinished"] as number | undefined);
+    const ttl = job.spec?.["ttlSecondsAfterFinished"] as number | undefined;
     if (ttl === undefined) return;
-    const done = job.status?.conditions?.find((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
+    const done = job.status?.conditions?.find((c) =>
+      (c.type === "Complete" || c.type === "Failed") && c.status === "True"
+    );
     const at = Date.parse(job.status?.completionTime ?? done?.lastTransitionTime ?? "") + ctx.clock.real(ttl * 1000);
     if (!Number.isFinite(at)) return;
     if (at > Date.now()) return ctx.queue.addAfter(key, at - Date.now());

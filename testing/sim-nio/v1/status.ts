@@ -34,8 +34,13 @@ export function v1Status(current: NixosConfiguration["status"], generation: numb
   const message = ("message" in p && p.message) || MESSAGE[p.phase] || p.phase;
   const ready = p.phase === "Ready";
   const stalled = p.phase === "Degraded" || p.phase === "Blocked";
-  const cond = (type: string, status: string, r = reason) =>
-    ({ type, status, reason: r, message, observedGeneration: generation });
+  const cond = (type: string, status: string, r = reason) => ({
+    type,
+    status,
+    reason: r,
+    message,
+    observedGeneration: generation,
+  });
   let conditions = setCondition(current?.conditions, cond("Ready", ready ? "True" : "False"), now);
   conditions = stalled
     ? setCondition(conditions, cond("Stalled", "True"), now)
