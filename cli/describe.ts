@@ -9,7 +9,6 @@ import type { Condition } from "../crds/kubernetescluster.ts";
 import { commandHelp, type FlagSpec } from "./flags.ts";
 import {
   type AnyCondition,
-  appliedRevision,
   type ClusterView,
   configNameOf,
   isAbnormal,
@@ -97,7 +96,8 @@ function conditionRows(prefix: string, conds: AnyCondition[], o: DescribeOptions
 
 function nodeRow(prefix: string, n: NodeView, cluster: string, o: DescribeOptions): Cell[] {
   const cond = newestAbnormal(n.config?.status?.conditions);
-  let note = cond ? conditionText(cond) : n.state === "Ready" ? "" : n.detail;
+  // NICO's judgement first (NIO v1's own conditions can say Ready before the host ran anything).
+  let note = n.state !== "Ready" ? n.detail : cond ? conditionText(cond) : "";
   if (!n.machineObj) note = `Machine ${n.machine} not found${note ? `; ${note}` : ""}`;
   const tags = [n.bootstrap ? "bootstrap" : "", n.config ? "" : `no ${configNameOf(cluster, n.machine)} yet`]
     .filter(Boolean);
@@ -106,7 +106,7 @@ function nodeRow(prefix: string, n: NodeView, cluster: string, o: DescribeOption
     `${prefix}Machine/${n.machine}${tags.length ? ` (${tags.join(", ")})` : ""}`,
     { text: n.state, paint: STATE_PAINT[n.state] },
     nioPhase(n.config),
-    appliedRevision(n.config, n.machineObj),
+    n.revision,
     { text: position, paint: POSITION_PAINT[n.position] },
     cond ? age(cond.lastTransitionTime, o.now) : "",
     note,
@@ -164,8 +164,9 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
     });
   });
   const header = ["NAME", "STATE", "NIO PHASE", "REVISION", "ROLLOUT", "SINCE", "CONDITION"];
+  const footer = `\n${paint(style, "gray", `NIO ${v.nio.generation} (from ${v.nio.source})`)}`;
   const wide = table({ ...style, width: Infinity }, header, rows.map((r) => r.cells));
-  if (tableWidth(wide) <= style.width) return wide;
+  if (tableWidth(wide) <= style.width) return wide + footer;
   // Too wide for the terminal: the condition goes on a line of its own under its row.
   const narrow: Row[] = [];
   for (const r of rows) {
@@ -173,7 +174,7 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
     const [since, note] = [r.cells[5], r.cells[6]].map((x) => (typeof x === "object" ? x.text : x ?? ""));
     if (note) narrow.push({ line: `${r.below}  ${since ? paint(style, "gray", `${since} `) : ""}${note}` });
   }
-  return table(style, header.slice(0, 5), narrow);
+  return table(style, header.slice(0, 5), narrow) + footer;
 }
 
 /** Entry point of `nico describe`; answers the exit code. */

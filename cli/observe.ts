@@ -34,6 +34,8 @@ export interface NodeView {
   state: NodeState;
   detail: string;
   upToDate: boolean;
+  /** The commit it runs, shortened (`-`: not known). */
+  revision: string;
   position: Position;
   /** 1-based place in status.rollout.pending. */
   order?: number | undefined;
@@ -96,8 +98,17 @@ export function nioPhase(cfg: NixosConfiguration | undefined): string {
   return "-";
 }
 
-/** The commit NIO applied, shortened to 7 characters as git does. */
-export function appliedRevision(cfg: NixosConfiguration | undefined, m: Machine | undefined): string {
+/**
+ * The commit NIO applied, shortened to 7 characters as git does. NIO v1 names the new commit before any
+ * run of it: its revision is shown only for a node that ran its current spec.
+ */
+export function appliedRevision(
+  cfg: NixosConfiguration | undefined,
+  m: Machine | undefined,
+  nio: NioGeneration = "older",
+  state?: NodeState,
+): string {
+  if (nio === "v1" && state !== "Ready") return "-";
   const rev = cfg?.status?.resolvedRevision ?? cfg?.status?.appliedCommit ?? m?.status?.appliedCommit;
   return rev ? rev.slice(0, 7) : "-";
 }
@@ -165,6 +176,7 @@ export function clusterView(
       state: r.state,
       detail: r.detail,
       upToDate: r.upToDate,
+      revision: appliedRevision(config, machineByName.get(machine), generation, r.state),
       position,
       order: inPlan >= 0 ? inPlan + 1 : undefined,
     };

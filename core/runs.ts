@@ -160,25 +160,31 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
  */
 export const RUN_SOON_SCHEDULE = "* * * * *";
 
+/** {@link scheduleFor}'s answer for "leave the schedule as it is". */
+export const KEEP_SCHEDULE: unique symbol = Symbol("keep the schedule");
+
 /**
  * The `dayTwoSchedule` a node's configuration carries (NIO v1): every minute
  * while the node is in its rollout step (its spec is written now, or NIO has
  * not yet run what was written), so the change reaches it within a minute
  * even when the commit stays; otherwise the user's schedule (`undefined`:
  * NIO's default). A failed node gets the user's schedule back: NIO's
- * retries are its own, and a broken switch is not run every minute.
+ * retries are its own, and a broken switch is not run every minute. A node
+ * NIO is blocked on (or removing) keeps what it has: nothing runs there now.
  *
  * @example
  * ```ts
- * import { scheduleFor } from "./runs.ts";
+ * import { KEEP_SCHEDULE, scheduleFor } from "./runs.ts";
  * scheduleFor({ resting: undefined, writtenNow: true, state: "Ready" }); // "* * * * *"
  * scheduleFor({ resting: "0 3 * * *", writtenNow: false, state: "Applying" }); // "* * * * *"
  * scheduleFor({ resting: "0 3 * * *", writtenNow: false, state: "Ready" }); // "0 3 * * *"
  * scheduleFor({ resting: undefined, writtenNow: false, state: "Failed" }); // undefined
+ * scheduleFor({ resting: undefined, writtenNow: false, state: "Blocked" }) === KEEP_SCHEDULE; // true
  * ```
  */
 export function scheduleFor(
   i: { resting: string | undefined; writtenNow: boolean; state: string },
-): string | undefined {
-  return i.writtenNow || i.state === "Applying" ? RUN_SOON_SCHEDULE : i.resting;
+): string | undefined | typeof KEEP_SCHEDULE {
+  if (i.writtenNow || i.state === "Applying") return RUN_SOON_SCHEDULE;
+  return i.state === "Blocked" || i.state === "Removing" || i.state === "Pending" ? KEEP_SCHEDULE : i.resting;
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isDeepStrictEqual } from "node:util";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { isConflict, isNotFound, isUnprocessable } from "../../lib/kube/errors.ts";
 import { MACHINES } from "../../core/nio.ts";
@@ -21,20 +22,30 @@ export class ClaimConflictError extends Error {
  * a lost race.
  */
 export async function claimMachine(client: KubeClient, machine: Machine, cluster: string): Promise<Machine> {
-  const { name, namespace, resourceVersion } = machine.metadata;
-  try {
-    return await client.mergePatch<Machine>(MACHINES, name, namespace, {
-      metadata: { resourceVersion, labels: { [CLUSTER_LABEL]: cluster } },
-    });
-  } catch (err) {
-    if (isConflict(err) || isNotFound(err)) {
-      throw new ClaimConflictError(
-        `Machine ${name} changed while claiming it for cluster ${cluster}; selecting again`,
-        { cause: err },
-      );
+  const { name, namespace } = machine.metadata;
+  let current = machine;
+  // NIO v1 rewrites every Machine's status twice a minute: a conflict caused by that alone (labels as
+  // selected, still unclaimed) is retried against the fresh object instead of starting the selection over.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await client.mergePatch<Machine>(MACHINES, name, namespace, {
+        metadata: { resourceVersion: current.metadata.resourceVersion, labels: { [CLUSTER_LABEL]: cluster } },
+      });
+    } catch (err) {
+      if (!isConflict(err) && !isNotFound(err)) throw err;
+      const fresh = isConflict(err) ? await client.get<Machine>(MACHINES, name, namespace) : undefined;
+      if (!fresh || !isDeepStrictEqual(fresh.metadata.labels ?? {}, machine.metadata.labels ?? {})) {
+        throw new ClaimConflictError(
+          `Machine ${name} changed while claiming it for cluster ${cluster}; selecting again`,
+          { cause: err },
+        );
+      }
+      current = fresh;
     }
-    throw err;
   }
+  throw new ClaimConflictError(
+    `Machine ${name} kept changing while claiming it for cluster ${cluster}; selecting again`,
+  );
 }
 
 /** Removes `cluster`'s claim from `machine`, if it still holds it. Answers whether it did. */

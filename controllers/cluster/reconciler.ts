@@ -20,12 +20,10 @@ import type { Informer } from "../../lib/runtime/informer.ts";
 import { keyOf, splitKey } from "../../lib/runtime/keys.ts";
 import { errorMessage, type Logger, withFields } from "../../lib/runtime/log.ts";
 import { FINALIZER } from "../../core/labels.ts";
-import { kubeconfigSecret } from "../../core/names.ts";
 import { isConflict, isUnprocessable } from "../../lib/kube/errors.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
 import type { BatchJob } from "../../core/runs.ts";
 import type { NodeReport } from "../../core/readiness.ts";
-import { clusterHash } from "../../core/desired.ts";
 import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core/status.ts";
 import { ClaimConflictError } from "./claims.ts";
 import { observeRuns } from "./phases/runs.ts";
@@ -37,7 +35,6 @@ import { reconcileReleases } from "./phases/releases.ts";
 import { reconcileSecrets } from "./phases/secrets.ts";
 import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
-import { workloadConditions } from "../../core/workloadstatus.ts";
 import { ClusterProblem, problemOf, WarningLimiter } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import {
@@ -52,7 +49,7 @@ import {
   nodeReports,
 } from "./scope.ts";
 import type { Secret } from "./secrets.ts";
-import { writeStatus } from "./status.ts";
+import { passStatusInput, writeStatus } from "./status.ts";
 
 export interface ClusterInformers {
   clusters: Informer<KubernetesCluster>;
@@ -219,39 +216,8 @@ export class ClusterReconciler {
       }
       nodes = s.out.blocked ? [] : nodeReports(s);
     }
-    const { cluster, out } = s;
-    const input: ClusterStatusInput = {
-      kind: "pass",
-      problem,
-      cutShort: raced,
-      rollout: out.plan && {
-        plan: out.plan,
-        paused: s.paused,
-        specHash: clusterHash([...out.wantedHash.values()]),
-        controlPlaneSize: s.selection.controlPlane.members.length,
-      },
-      generation: cluster.metadata.generation ?? 0,
-      previous: cluster.status,
-      deleting: false,
-      selection: s.selection,
-      nodes,
-      bootstrap: s.bootstrap,
-      endpoint: out.endpoint,
-      kubeconfigSecret: out.kubeconfig ??
-        (s.cache.secret(kubeconfigSecret(s.name)) ? kubeconfigSecret(s.name) : undefined),
-      blocked: out.blocked,
-      revision: out.revision,
-      extra: [
-        ...out.extra,
-        ...(out.workload
-          ? workloadConditions({ workload: out.workload, server: out.endpoint, nodes, now: s.now })
-          : []),
-      ],
-      workloadApi: out.workload && !out.workload.disabled
-        ? { available: out.workload.api.state === "Available", message: out.workload.api.message }
-        : undefined,
-      now: s.now,
-    };
+    const cluster = s.cluster;
+    const input = passStatusInput(s, nodes, problem, raced);
     if (raced) {
       await this.#finish(s.deps, cluster, input, undefined, s.log);
       return { requeueAfter: RACE_REQUEUE_MS * 2 ** ((this.#races.get(key) ?? 1) - 1) };

@@ -9,6 +9,12 @@ import type { KubeClient } from "../../lib/kube/client.ts";
 import { isNotFound } from "../../lib/kube/errors.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { errorMessage } from "../../lib/runtime/log.ts";
+import { clusterHash } from "../../core/desired.ts";
+import { kubeconfigSecret } from "../../core/names.ts";
+import type { NodeReport } from "../../core/readiness.ts";
+import type { ClusterStatusInput, Problem } from "../../core/status.ts";
+import { workloadConditions } from "../../core/workloadstatus.ts";
+import type { ClusterScope } from "./scope.ts";
 
 /**
  * Merge-patches `status` when it differs from what `cluster` carries; fields
@@ -40,4 +46,44 @@ export async function writeStatus(
 
 function stripUndefined<T>(v: T): T {
   return JSON.parse(JSON.stringify(v));
+}
+
+/** What the status of a normal pass is computed from: the scope, its node reports, and how the pass ended. */
+export function passStatusInput(
+  s: ClusterScope,
+  nodes: NodeReport[],
+  problem: Problem | undefined,
+  cutShort: boolean,
+): ClusterStatusInput {
+  const { cluster, out } = s;
+  return {
+    kind: "pass",
+    problem,
+    cutShort,
+    rollout: out.plan && {
+      plan: out.plan,
+      paused: s.paused,
+      specHash: clusterHash([...out.wantedHash.values()]),
+      controlPlaneSize: s.selection.controlPlane.members.length,
+    },
+    generation: cluster.metadata.generation ?? 0,
+    previous: cluster.status,
+    deleting: false,
+    selection: s.selection,
+    nodes,
+    bootstrap: s.bootstrap,
+    endpoint: out.endpoint,
+    kubeconfigSecret: out.kubeconfig ??
+      (s.cache.secret(kubeconfigSecret(s.name)) ? kubeconfigSecret(s.name) : undefined),
+    blocked: out.blocked,
+    revision: out.revision,
+    extra: [
+      ...out.extra,
+      ...(out.workload ? workloadConditions({ workload: out.workload, server: out.endpoint, nodes, now: s.now }) : []),
+    ],
+    workloadApi: out.workload && !out.workload.disabled
+      ? { available: out.workload.api.state === "Available", message: out.workload.api.message }
+      : undefined,
+    now: s.now,
+  };
 }

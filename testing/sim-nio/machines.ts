@@ -14,25 +14,26 @@ import { writeMachineStatus } from "./writes.ts";
 
 export function machineController(ctx: SimContext) {
   const probeMs = ctx.opts.machineProbeMs ?? 60_000;
+  const probed = new Map<string, number>();
 
   async function reconcile(key: string, ns: string, name: string): Promise<void> {
     let m = await ctx.kube.get<Machine>(MACHINES, name, ns);
-    if (!m) return;
+    if (!m) return void probed.delete(key);
     const before = m.status?.discoverable;
-    if (ctx.generation === "v1" && probeMs > 0) m = await reconciling(m, "True");
-    const next = discoveredMachineStatus(
-      m,
-      { generation: ctx.generation, discoverAll: ctx.opts.discoverAll ?? true },
-      new Date(),
-    );
-    if (ctx.generation === "v1" && probeMs > 0) {
-      next.conditions = setCondition(next.conditions, reconcilingCondition(m, "False"), new Date());
+    // A probe (two status writes) once per interval; other events only keep discovery current.
+    const probe = ctx.generation === "v1" && probeMs > 0 && Date.now() - (probed.get(key) ?? 0) >= probeMs;
+    if (probe) {
+      probed.set(key, Date.now());
+      m = await reconciling(m, "True");
     }
+    const opts = { generation: ctx.generation, discoverAll: ctx.opts.discoverAll ?? true };
+    const next = discoveredMachineStatus(m, opts, new Date());
+    if (probe) next.conditions = setCondition(next.conditions, reconcilingCondition(m, "False"), new Date());
     const written = await writeMachineStatus(ctx, m, next);
     if (written !== m && next.discoverable !== before && next.discoverable !== undefined) {
       ctx.record(next.discoverable ? "discovered" : "undiscoverable", m);
     }
-    if (ctx.generation === "v1" && probeMs > 0) ctx.queue.addAfter(key, probeMs);
+    if (probe) ctx.queue.addAfter(key, probeMs);
   }
 
   function reconcilingCondition(m: Machine, status: "True" | "False") {

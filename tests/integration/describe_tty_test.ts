@@ -90,11 +90,12 @@ Deno.test({
       // deno-lint-ignore no-control-regex
       const bare = coloured.replace(/\x1b\[[0-9;]*m/g, "");
       assert.match(bare, /NAME +STATE +NIO PHASE +REVISION +ROLLOUT/);
-      assert.match(bare, /Machine\/w-1 +Applying +Converging +\w{7} +updating/);
+      // NIO v1 says Ready before it ran the new spec; NICO says Applying (its judgement, from the run Jobs).
+      assert.match(bare, /Machine\/w-1 +Applying +Ready +\w{7} +updating/);
       assert.ok(lines.length >= 6, coloured);
       for (const line of lines) assert.ok(visibleLength(line) <= WIDTH, `wider than ${WIDTH}: ${line}`);
       assert.ok(
-        lines.some((l) => l.includes("Ready=False Converging") && l.includes("…")),
+        lines.some((l) => l.includes("Ready=False WaitingForWorkers") && l.includes("…")),
         "conditions get their own, cut line",
       );
       // Green for Ready nodes, yellow for the node converging, cyan for the pending one.

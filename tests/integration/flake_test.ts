@@ -12,6 +12,10 @@
  */
 import assert from "node:assert/strict";
 import { type ClusterNixInput, renderClusterNix } from "../../core/clusternix.ts";
+import { desiredConfigurations } from "../../core/desired.ts";
+import { selectMachines } from "../../core/selection.ts";
+import { landsAt } from "../../testing/sim-nio/files.ts";
+import { cluster, machine } from "../../testing/objects.ts";
 
 const FLAKE_DIR = new URL("../../examples/k3s-flake/", import.meta.url).pathname;
 const LIB = `${FLAKE_DIR}lib/`;
@@ -731,4 +735,46 @@ Deno.test("the example flake never reads a secret file into the Nix store by its
   };
   await walk(FLAKE_DIR.replace(/\/$/, ""));
   assert.deepStrictEqual(offenders, []);
+});
+
+Deno.test({
+  name: "the flake finds the files NICO sends where each NIO generation writes them, with and without a subdir",
+  ignore: noNix,
+  fn: async (t) => {
+    const c = cluster({ controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } });
+    const machines = [machine("cp-1"), machine("w-1")];
+    const selection = selectMachines({ cluster: c, machines, configurations: [] });
+    for (const nio of ["v1", "older"] as const) {
+      for (const subdir of [undefined, "clusters/prod"]) {
+        await t.step(`NIO ${nio}, ${subdir ? `configurationSubdir ${subdir}` : "flake at the root"}`, async () => {
+          const spec = { ...c.spec, ...(subdir ? { configurationSubdir: subdir } : {}) };
+          const [cfg] = desiredConfigurations({
+            cluster: { ...c, spec },
+            selection,
+            machines,
+            bootstrap: "cp-1",
+            endpoint: { host: "127.0.0.1", port: 6443 },
+            gitRepo: "https://git.example.test/flake.git",
+            nio,
+          });
+          // A checkout of the repository with the flake in the subdir, and NICO's files where NIO writes them.
+          const root = await Deno.makeTempDir({ dir: scratch });
+          const flakeDir = subdir ? `${root}/${subdir}` : root;
+          await Deno.mkdir(flakeDir, { recursive: true });
+          assert.ok((await new Deno.Command("cp", { args: ["-R", `${FLAKE_DIR}.`, flakeDir] }).output()).success);
+          for (const f of cfg!.spec.additionalFiles) {
+            const at = `${root}/${landsAt(f.path, subdir, nio)}`;
+            await Deno.mkdir(at.slice(0, at.lastIndexOf("/")), { recursive: true });
+            await Deno.writeTextFile(at, f.valueType === "Inline" ? f.inline : "secret");
+          }
+          const r = await nixEval(
+            `let out = (import ${flakeDir}/flake.nix).outputs { self = { }; nixpkgs = { lib.nixosSystem = a: a; }; };
+             in builtins.attrNames out.nixosConfigurations`,
+          );
+          assert.ok(r.ok, r.stderr);
+          assert.deepStrictEqual(r.value, ["cp-1", "minimal", "w-1"], "the flake did not find cluster.nix");
+        });
+      }
+    }
+  },
 });

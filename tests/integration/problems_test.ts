@@ -262,7 +262,7 @@ Deno.test("a NIO failure makes the cluster Failed with the node named, then it r
       const c = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
       return c?.status?.phase === "Failed" ? c : undefined;
     });
-    assert.match(readyOf(failed)!.message, /w-1 \(ApplyFailed/);
+    assert.match(readyOf(failed)!.message, /w-1 \(the switch failed on attempt 1 of run /);
     assert.equal(failed.status!.conditions!.find((x) => x.type === "DataPlaneReady")!.reason, "NodeFailed");
     await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", e.ns, {
       metadata: { annotations: { "sim.nio.homystack.com/fail-apply": null } },

@@ -22,7 +22,7 @@ async function setup(prefix: string, simOpts: Parameters<typeof startSimNio>[1] 
   const cp = await env.get();
   const ns = await cp.namespace(prefix);
   const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 150, removeDelayMs: 100, ...simOpts });
-  const nico = startNico(cp.client, { namespace: ns });
+  const nico = startNico(cp.client, { namespace: ns, nio: simOpts.generation ?? "v1" });
   return {
     cp,
     ns,
@@ -92,17 +92,21 @@ Deno.test("a cluster is provisioned: claims, configurations with the right files
     assert.equal(cp1.spec.gitRepo, "https://git.example.test/prod.git");
     assert.equal(cp1.spec.configurationSubdir, "clusters/prod");
     assert.deepEqual(cp1.spec.credentialsRef, { name: "git-creds" });
-    assert.equal(cp1.spec.fullInstall, false);
+    assert.equal("fullInstall" in cp1.spec, false, "NIO v1 drops a false fullInstall: NICO writes none");
+    // NIO v1 writes files at the root of its checkout: NICO names them inside the subdir, next to flake.nix.
     assert.deepEqual(cp1.spec.additionalFiles.map((f) => f.path), [
-      "cluster.nix",
-      "join-token",
-      "agent-token",
-      "cluster-ca.crt",
-      "cluster-ca.key",
+      "clusters/prod/cluster.nix",
+      "clusters/prod/join-token",
+      "clusters/prod/agent-token",
+      "clusters/prod/cluster-ca.crt",
+      "clusters/prod/cluster-ca.key",
     ]);
     const w1 = cfgs.find((x) => x.metadata.name === "prod.w-1")!;
     // A worker gets the agent token only: no server token, no CA key, no SSH key unless spec.machineSshKey.
-    assert.deepEqual(w1.spec.additionalFiles.map((f) => f.path), ["cluster.nix", "agent-token"]);
+    assert.deepEqual(w1.spec.additionalFiles.map((f) => f.path), [
+      "clusters/prod/cluster.nix",
+      "clusters/prod/agent-token",
+    ]);
     assert.equal(w1.metadata.ownerReferences![0]!.uid, c.metadata.uid);
 
     const machines = (await e.client.list<Machine>(MACHINES, { namespace: e.ns })).items;

@@ -21,7 +21,7 @@ import { parseRunOptions } from "../../cli/options.ts";
 import { observeClusters } from "../../controllers/cluster/metrics.ts";
 import { pinRevision } from "../../controllers/cluster/phases/revision.ts";
 import type { RevisionTracker } from "../../controllers/cluster/revisions.ts";
-import { buildScope, clusterDeps, type ClusterDeps } from "../../controllers/cluster/scope.ts";
+import { buildScope, type ClusterDeps, clusterDeps } from "../../controllers/cluster/scope.ts";
 import { ownsSecret } from "../../controllers/cluster/secrets.ts";
 import { cluster, machine, NS, ownedConfig, UID } from "../../testing/objects.ts";
 

@@ -210,7 +210,17 @@ Deno.test("clusterStatus: every exit has a phase and says what stopped it", asyn
     assert.equal(s.phase, "Updating");
     assert.equal(cond(s, "Ready").reason, "WaitingForControlPlane");
     const plain = clusterStatus({ kind: "pass", ...partial });
-    assert.equal(plain.phase, "Provisioning", "what a full pass that found no kubeconfig would say");
+    assert.equal(plain.phase, "Updating", "a cluster that was Ready is never Provisioning again");
+  });
+
+  await t.step("a cluster that was Ready and then Failed recovers through Updating, never Provisioning", () => {
+    const failed = { ...ready, phase: "Failed" as const };
+    const s = clusterStatus({ kind: "pass", ...input(HA, ALL, { "w-1": "Applying" }, { previous: failed }) });
+    assert.equal(s.phase, "Updating");
+    assert.equal(s.initialization?.provisioned, true);
+    const fresh = clusterStatus({ kind: "pass", ...input(HA, ALL, { "w-1": "Applying" }, { previous: undefined }) });
+    assert.equal(fresh.phase, "Provisioning", "a new cluster is Provisioning until it is first Ready");
+    assert.equal(fresh.initialization, undefined);
   });
 
   await t.step("stopped before observing anything: Ready says why, the phase is never empty", () => {

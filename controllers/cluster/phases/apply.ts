@@ -11,6 +11,7 @@ import { BOOTSTRAP_LABEL, SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "
 import type { NixosConfiguration } from "../../../core/nio.ts";
 import { isOwnedBy } from "../../../core/selection.ts";
 import { specDrift } from "../../../core/drift.ts";
+import { KEEP_SCHEDULE } from "../../../core/runs.ts";
 import { ClusterProblem } from "../problem.ts";
 import type { ClusterScope } from "../scope.ts";
 
@@ -27,11 +28,12 @@ export async function applyConfiguration(
   desired: NixosConfiguration,
   existing: NixosConfiguration | undefined,
   renderSpec: boolean,
-  schedule?: string | undefined,
+  scheduleWanted?: string | undefined | typeof KEEP_SCHEDULE,
 ): Promise<NixosConfiguration | undefined> {
   const { client, recorder } = s.deps;
   const name = desired.metadata.name;
   const stamp = { [SPEC_CHANGED_ANNOTATION]: s.now.toISOString() };
+  const schedule = scheduleWanted === KEEP_SCHEDULE ? existing?.spec.dayTwoSchedule : scheduleWanted;
   const withSchedule = (spec: NixosConfiguration["spec"]) => {
     const { dayTwoSchedule: _old, ...rest } = spec;
     return schedule ? { ...rest, dayTwoSchedule: schedule } : rest;
