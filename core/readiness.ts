@@ -230,3 +230,25 @@ export function nextRun(cfg: NixosConfiguration, after: Date): Date | undefined 
 function clock(d: Date): string {
   return `${d.toISOString().slice(11, 16)} UTC`;
 }
+
+/**
+ * Whether NICO must wait for the next second before it writes a new spec to
+ * this node. Kubernetes stamps times in whole seconds, so a change written in
+ * the same second as the node's last apply (older NIO: `lastAppliedTime`) or
+ * last run (NIO v1: a run Job's creation), or as its previous change, could
+ * not be told apart from it afterwards: an apply of the old spec would pass
+ * for one of the new.
+ *
+ * @example
+ * ```ts
+ * import { sameSecondAsLast } from "./readiness.ts";
+ * const cfg = { metadata: { name: "c.w-1" }, spec: { machineRef: { name: "w-1" } }, status: { lastAppliedTime: "2026-01-01T00:00:10Z" } };
+ * sameSecondAsLast(cfg as never, [], new Date("2026-01-01T00:00:10.400Z")); // true
+ * sameSecondAsLast(cfg as never, [], new Date("2026-01-01T00:00:11.000Z")); // false
+ * ```
+ */
+export function sameSecondAsLast(cfg: NixosConfiguration, runs: readonly Run[], now: Date): boolean {
+  const second = Math.floor(now.getTime() / 1000);
+  const same = (d: Date | string | undefined) => d !== undefined && Math.floor(new Date(d).getTime() / 1000) === second;
+  return same(cfg.status?.lastAppliedTime) || same(specChangedAt(cfg)) || runs.some((r) => same(r.createdAt));
+}

@@ -9,7 +9,7 @@
  * @module
  */
 import type { ObjectMeta } from "../lib/kube/meta.ts";
-import { dayTwoName } from "./nio.ts";
+import { dayTwoName, NIO_DEFAULT_SCHEDULE } from "./nio.ts";
 
 /** The parts of a batch Job NICO reads. */
 export interface BatchJob {
@@ -160,31 +160,65 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
  */
 export const RUN_SOON_SCHEDULE = "* * * * *";
 
+/**
+ * How long after a change NICO waits for NIO v1 to fire a run by itself (it
+ * does within a second for a new commit) before it asks for one with
+ * {@link RUN_SOON_SCHEDULE}. Asking at once would let a scheduled run start
+ * beside the one NIO fires: NIO's `Forbid` covers only its CronJob's own runs.
+ */
+export const RUN_SOON_GRACE_MS = 5_000;
+
 /** {@link scheduleFor}'s answer for "leave the schedule as it is". */
 export const KEEP_SCHEDULE: unique symbol = Symbol("keep the schedule");
 
+/** What {@link scheduleFor} needs to know of a node. */
+export interface ScheduleInput {
+  /** The user's schedule (`spec.nio.dayTwoSchedule`); `undefined`: NIO's default. */
+  resting: string | undefined;
+  /** The node's readiness state and reason (core/readiness.ts). */
+  state: string;
+  reason: string;
+  /** When NICO last changed the node's spec. */
+  changedAt: Date | undefined;
+  now: Date;
+}
+
 /**
  * The `dayTwoSchedule` a node's configuration carries (NIO v1): every minute
- * while the node is in its rollout step (its spec is written now, or NIO has
- * not yet run what was written), so the change reaches it within a minute
- * even when the commit stays; otherwise the user's schedule (`undefined`:
- * NIO's default). A failed node gets the user's schedule back: NIO's
- * retries are its own, and a broken switch is not run every minute. A node
- * NIO is blocked on (or removing) keeps what it has: nothing runs there now.
+ * while NIO has run nothing of the node's current spec for
+ * {@link RUN_SOON_GRACE_MS} (a change that keeps the commit: `cluster.nix`, a
+ * file, the folder), so it reaches the node within a minute, and only that
+ * node; the user's schedule otherwise (`undefined`: NIO's default), once a
+ * run started. A node NIO is blocked on, removing, or that is not created
+ * yet keeps what it has.
  *
  * @example
  * ```ts
  * import { KEEP_SCHEDULE, scheduleFor } from "./runs.ts";
- * scheduleFor({ resting: undefined, writtenNow: true, state: "Ready" }); // "* * * * *"
- * scheduleFor({ resting: "0 3 * * *", writtenNow: false, state: "Applying" }); // "* * * * *"
- * scheduleFor({ resting: "0 3 * * *", writtenNow: false, state: "Ready" }); // "0 3 * * *"
- * scheduleFor({ resting: undefined, writtenNow: false, state: "Failed" }); // undefined
- * scheduleFor({ resting: undefined, writtenNow: false, state: "Blocked" }) === KEEP_SCHEDULE; // true
+ * const now = new Date("2026-01-01T00:00:10Z");
+ * const waiting = { resting: "0 3 * * *", state: "Applying", reason: "WaitingForRun", now };
+ * scheduleFor({ ...waiting, changedAt: new Date("2026-01-01T00:00:00Z") }); // "* * * * *"
+ * scheduleFor({ ...waiting, changedAt: new Date("2026-01-01T00:00:09Z") }); // "0 3 * * *": NIO may still fire a run itself
+ * scheduleFor({ ...waiting, reason: "Running", changedAt: new Date("2026-01-01T00:00:00Z") }); // "0 3 * * *"
+ * scheduleFor({ ...waiting, state: "Blocked", reason: "MachineNotReady", changedAt: undefined }) === KEEP_SCHEDULE; // true
  * ```
  */
-export function scheduleFor(
-  i: { resting: string | undefined; writtenNow: boolean; state: string },
-): string | undefined | typeof KEEP_SCHEDULE {
-  if (i.writtenNow || i.state === "Applying") return RUN_SOON_SCHEDULE;
-  return i.state === "Blocked" || i.state === "Removing" || i.state === "Pending" ? KEEP_SCHEDULE : i.resting;
+export function scheduleFor(i: ScheduleInput): string | undefined | typeof KEEP_SCHEDULE {
+  if (i.state === "Blocked" || i.state === "Removing" || i.state === "Pending") return KEEP_SCHEDULE;
+  const waited = i.changedAt !== undefined && i.now.getTime() - i.changedAt.getTime() >= RUN_SOON_GRACE_MS;
+  return i.state === "Applying" && i.reason === "WaitingForRun" && waited ? RUN_SOON_SCHEDULE : i.resting;
+}
+
+/**
+ * Whether two schedules are the same for NIO v1: its CRD defaults an absent one to `*\/30 * * * *`.
+ *
+ * @example
+ * ```ts
+ * import { sameSchedule } from "./runs.ts";
+ * sameSchedule(undefined, "*\/30 * * * *"); // true
+ * sameSchedule("* * * * *", undefined); // false
+ * ```
+ */
+export function sameSchedule(a: string | undefined, b: string | undefined): boolean {
+  return (a ?? NIO_DEFAULT_SCHEDULE) === (b ?? NIO_DEFAULT_SCHEDULE);
 }

@@ -6,6 +6,7 @@ import type { KubeClient } from "../lib/kube/client.ts";
 import { MACHINES } from "../core/nio.ts";
 import { jsonLogger, type Logger, silentLogger } from "../lib/runtime/log.ts";
 import type { Machine, NioGeneration } from "../core/nio.ts";
+import { eventually } from "./helpers.ts";
 
 export interface RunningNico {
   stop(): Promise<void>;
@@ -86,4 +87,15 @@ export async function createMachines(
       },
     });
   }
+}
+
+/**
+ * Waits until NIO (the simulator) reports every Machine of `names` discoverable: a cluster created before
+ * that selects only the Machines discovered so far, and the late ones change `cluster.nix` afterwards.
+ */
+export async function machinesDiscovered(client: KubeClient, namespace: string, names: string[]): Promise<void> {
+  await eventually(`Machines ${names.join(", ")} discoverable`, async () => {
+    const items = (await client.list<Machine>(MACHINES, { namespace })).items;
+    return names.every((n) => items.some((m) => m.metadata.name === n && m.status?.discoverable === true));
+  }, 30_000);
 }

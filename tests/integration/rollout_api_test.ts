@@ -13,7 +13,7 @@ import type { NixosConfiguration } from "../../core/nio.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
 import { changingSwitches, maxConcurrent, switchOrder, switchWindows } from "../../testing/switches.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
-import { createMachines, startNico } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered, startNico } from "../../testing/nico.ts";
 
 const env = sharedControlPlane();
 const V1 = "https://git.example.test/v1.git";
@@ -93,6 +93,7 @@ for (const generation of ["v1", "older"] as const) {
       let nico = start();
       try {
         await createMachines(cp.client, ns, ["cp-1", "cp-2", "cp-3", "w-1", "w-2", "w-3"]);
+        await machinesDiscovered(cp.client, ns, ["cp-1", "cp-2", "cp-3", "w-1", "w-2", "w-3"]);
         await cp.client.create(KUBERNETES_CLUSTERS, {
           metadata: { name: "c", namespace: ns },
           spec: {
