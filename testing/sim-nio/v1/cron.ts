@@ -2,10 +2,19 @@
  * NIO v1's NixCronJob controller, simulated (after `nixcronjob_controller.go`),
  * with the CronJob controller's ticks: the batch CronJob is re-templated on
  * every reconcile; a one-off run is fired only when the resolved commit
- * changed and no run is active (ForbidConcurrent); the new commit counts as
- * rolled out at once, before any run; `Ready` means the last finished run did
- * not fail; a scheduled run starts at each tick of the schedule while no run
- * is active.
+ * changed and `activeJobs` is empty (ForbidConcurrent); the new commit counts
+ * as rolled out at once, before any run; `Ready` means the last finished run
+ * did not fail; a scheduled run starts at each tick of the schedule while no
+ * run the CronJob scheduled is active.
+ *
+ * `activeJobs` is the CronJob's `status.active`: only runs the CronJob itself
+ * scheduled. The one-off run belongs to the NixCronJob, and Kubernetes'
+ * CronJob controller does not count a Job it did not create (it only warns
+ * `UnexpectedJob`), so neither a newer commit nor a tick waits for a one-off
+ * run: two switches of one host can overlap, as on NIO v1.
+ *
+ * A suspended NixCronJob is not projected at all (NIO v1 returns before
+ * `project`), so its batch CronJob keeps its schedule and keeps starting runs.
  *
  * @module
  */
@@ -14,7 +23,7 @@ import { timestamp } from "../../../lib/kube/meta.ts";
 import { isNotFound } from "../../../lib/kube/errors.ts";
 import { keyOf, type SimContext } from "../context.ts";
 import { fakeRevision, setCondition, stableJson } from "../status.ts";
-import { batchCronJob, type Obj, runJob } from "./shapes.ts";
+import { batchCronJob, type Obj, runJob, scheduledRun } from "./shapes.ts";
 
 const CRONJOBS = { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", namespaced: true };
 
@@ -27,7 +36,7 @@ type CronStatus = {
   resolvedRevision?: string;
   rolledOutRevision?: string;
   activeJobs?: string[];
-  lastScheduleTime?: string;
+  lastScheduleTime?: string | undefined;
   lastSuccessfulTime?: string | undefined;
   lastFailedTime?: string | undefined;
   conditions?: { type: string; status: string; reason?: string; message?: string }[];
@@ -37,6 +46,9 @@ const finishedAt = (j: Job, type: string) => {
   const c = j.status?.conditions?.find((x) => x.type === type && x.status === "True");
   return c ? (j.status?.completionTime ?? c.lastTransitionTime) : undefined;
 };
+const running = (j: Job) => !finishedAt(j, "Complete") && !finishedAt(j, "Failed");
+const ownedBy = (j: Job, uid: string | undefined) => j.metadata.ownerReferences?.some((o) => o.uid === uid) === true;
+type Cron = Obj & { status?: { lastScheduleTime?: string } };
 const later = (
   a: string | undefined,
   b: string | undefined,
@@ -52,27 +64,25 @@ export function cronController(ctx: SimContext) {
     const gen = ncj.metadata.generation ?? 1;
     const st: CronStatus = { ...ncj.status, observedGeneration: gen };
     const nix = ncj.spec!["nix"] as { suspend?: boolean; source: { gitRepo?: string; ref?: string; rev?: string } };
-    const revision = await fakeRevision(nix.source.gitRepo, nix.source.rev ?? nix.source.ref);
-    const cron = await project(ncj, revision);
     if (nix.suspend) {
-      ticks.delete(key);
+      // NIO v1 stops here, before `project`: the batch CronJob keeps its template and its schedule.
+      const cron = await getCron(ns, name);
+      if (cron) planTick(key, (cron.spec!["schedule"] as string | undefined) ?? "");
+      else ticks.delete(key);
       return await writeStatus(ncj, { ...st, phase: "Suspended" });
     }
+    const revision = await fakeRevision(nix.source.gitRepo, nix.source.rev ?? nix.source.ref);
+    const cron = await project(ncj, revision);
     st.resolvedRevision = revision;
     const jobs = await runsOf(ncj, cron);
-    const active = jobs.filter((j) => !finishedAt(j, "Complete") && !finishedAt(j, "Failed")).map((j) =>
-      j.metadata.name
-    );
-    // As NIO v1 does, from the activeJobs of its last status: a run that ended since is still "active" here,
+    // From the activeJobs of its last status, as NIO v1 does: a scheduled run that ended since still counts,
     // and then the new commit is marked rolled out without a run of its own.
     if (st.rolledOutRevision !== revision && (ncj.status?.activeJobs ?? []).length === 0) {
-      const job = runJob(ncj, ncj, revision);
-      if (!jobs.some((j) => j.metadata.name === job.metadata.name)) {
-        await createRun(job, "immediate");
-        active.push(job.metadata.name);
-      }
+      const job = runJob(ncj, revision);
+      if (!jobs.some((j) => j.metadata.name === job.metadata.name)) await createRun(job, "immediate");
     }
-    st.activeJobs = active;
+    st.activeJobs = jobs.filter((j) => running(j) && ownedBy(j, cron.metadata.uid)).map((j) => j.metadata.name);
+    st.lastScheduleTime = cron.status?.lastScheduleTime;
     for (const j of jobs) {
       st.lastSuccessfulTime = later(st.lastSuccessfulTime, finishedAt(j, "Complete"));
       st.lastFailedTime = later(st.lastFailedTime, finishedAt(j, "Failed"));
@@ -89,22 +99,26 @@ export function cronController(ctx: SimContext) {
       message: failing ? `the most recent run failed at ${st.lastFailedTime}` : "workload is ready",
       observedGeneration: gen,
     }, now);
-    await writeStatus(ncj, st);
+    await writeStatus(ncj, withoutUndefined(st));
     planTick(key, (ncj.spec!["cronJobTemplate"] as { schedule: string }).schedule);
   }
 
+  function getCron(ns: string, name: string): Promise<Cron | undefined> {
+    return ctx.kube.get<Cron>(CRONJOBS, name, ns).catch((e) => isNotFound(e) ? undefined : Promise.reject(e));
+  }
+
   /** Creates or re-templates the batch CronJob; answers it (with its uid). */
-  async function project(ncj: Obj, revision: string): Promise<Obj> {
+  async function project(ncj: Obj, revision: string): Promise<Cron> {
     const want = batchCronJob(ncj, revision);
-    const have = await ctx.kube.get<Obj>(CRONJOBS, want.metadata.name, want.metadata.namespace);
+    const have = await getCron(want.metadata.namespace!, want.metadata.name);
     if (!have) {
       ctx.counters.writes++;
-      return await ctx.kube.create<Obj>(CRONJOBS, want);
+      return await ctx.kube.create<Cron>(CRONJOBS, want);
     }
     const spec = { ...have.spec, ...want.spec };
     if (stableJson(spec) === stableJson(have.spec)) return have;
     ctx.counters.writes++;
-    return await ctx.kube.replace<Obj>(CRONJOBS, { ...have, spec });
+    return await ctx.kube.replace<Cron>(CRONJOBS, { ...have, spec });
   }
 
   async function runsOf(ncj: Obj, cron: Obj): Promise<Job[]> {
@@ -124,6 +138,11 @@ export function cronController(ctx: SimContext) {
     ctx.record("run-created", job, how);
   }
 
+  /** What a Go status with `omitempty` fields serializes to. */
+  function withoutUndefined(st: CronStatus): CronStatus {
+    return Object.fromEntries(Object.entries(st).filter(([, v]) => v !== undefined)) as CronStatus;
+  }
+
   async function writeStatus(ncj: Obj & { status?: CronStatus }, st: CronStatus): Promise<void> {
     if (stableJson(ncj.status ?? {}) === stableJson(st)) return;
     ctx.counters.writes++;
@@ -141,7 +160,7 @@ export function cronController(ctx: SimContext) {
     ctx.queue.addAfter(`tick/${key.slice("ncj/".length)}`, next - Date.now());
   }
 
-  /** A tick of the CronJob: a scheduled run, unless one is active or the CronJob is suspended. */
+  /** A tick of the CronJob: a scheduled run from its template, unless a run it scheduled is active. */
   async function tick(ns: string, name: string): Promise<void> {
     const key = keyOf("ncj", ns, name);
     const due = ticks.get(key);
@@ -149,22 +168,13 @@ export function cronController(ctx: SimContext) {
     if (Date.now() < due) return ctx.queue.addAfter(`tick/${ns}/${name}`, due - Date.now());
     ticks.delete(key);
     const ncj = await ctx.kube.get<Obj & { status?: CronStatus }>(NIX_CRON_JOBS, name, ns);
-    const cron = ncj &&
-      await ctx.kube.get<Obj>(CRONJOBS, name, ns).catch((e) => isNotFound(e) ? undefined : Promise.reject(e));
+    const cron = ncj && await getCron(ns, name);
     if (!ncj || !cron || (cron.spec?.["suspend"] as boolean | undefined)) return ctx.queue.add(key);
     const jobs = await runsOf(ncj, cron);
-    const busy = jobs.some((j) => !finishedAt(j, "Complete") && !finishedAt(j, "Failed"));
-    if (!busy) {
-      const revision = ncj.status?.rolledOutRevision ?? await fakeRevision(undefined, undefined);
-      await createRun(runJob(ncj, cron, revision, ctx.clock.minuteOf(due)), "scheduled");
+    if (!jobs.some((j) => running(j) && ownedBy(j, cron.metadata.uid))) {
+      await createRun(scheduledRun(cron, ctx.clock.minuteOf(due)), "scheduled");
       ctx.counters.writes++;
-      await ctx.kube.mergePatch(
-        NIX_CRON_JOBS,
-        name,
-        ns,
-        { status: { lastScheduleTime: timestamp(new Date()) } },
-        "status",
-      );
+      await ctx.kube.mergePatch(CRONJOBS, name, ns, { status: { lastScheduleTime: timestamp(new Date()) } }, "status");
     }
     ctx.queue.add(key);
   }

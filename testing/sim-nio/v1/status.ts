@@ -12,20 +12,17 @@ export type Phase =
   | { phase: "Ready"; applied: true; extra?: Record<string, unknown> }
   | { phase: "Converging" | "Installing"; message?: string; applied: boolean; extra?: Record<string, unknown> }
   | { phase: "Degraded"; message: string; applied: boolean; extra?: Record<string, unknown> }
-  | { phase: "Blocked"; reason: "MachineInUse" | "MachineNotReady"; message: string; applied: false }
-  | { phase: "Removing"; applied: boolean };
+  | { phase: "Blocked"; reason: "MachineInUse" | "MachineNotReady"; message: string; applied: false };
 
 const REASON: Record<string, string> = {
   Ready: "Succeeded",
   Converging: "Converging",
   Installing: "Installing",
   Degraded: "ApplyFailed",
-  Removing: "Removing",
 };
 const MESSAGE: Record<string, string> = {
   Ready: "Day-2 convergence healthy; configuration applied",
   Converging: "Day-2 convergence in progress",
-  Removing: "Applying onRemoveFlake before removal",
 };
 
 /** The whole status after setting `p` (keeping what NIO keeps: refs, times, retries). */
