@@ -87,7 +87,7 @@ type NixJob = KubeObject & {
 const cond = (o: Conditioned | undefined, type: string) => findCondition(o?.status?.conditions, type);
 const jobDone = (j: Job, type: "Complete" | "Failed") => cond(j, type)?.status === "True";
 const owners = (o: KubeObject) => (o.metadata.ownerReferences ?? []).map((r) => `${r.kind}/${r.name}`);
-const attemptOf = (p: Pod) => Number(p.metadata.name.split("-").pop());
+const attemptOf = (p: Pod) => Number(p.metadata.annotations?.["sim.nio.homystack.com/attempt"]);
 const minuteOf = (job: Job) => Number(job.metadata.name.split("-").pop());
 
 /** A namespace on the shared control plane with a simulator watching it, and ways to look at it. */
@@ -266,7 +266,8 @@ Deno.test("v1: creation makes the day-two NixCronJob, its CronJob and an immedia
   const ready = await w.waitCfg("web", "Ready", (c) => c.status?.phase === "Ready");
   const done = (await w.get<Job>(JOBS, job.metadata.name))!;
   assert.ok(jobDone(done, "Complete"), "Ready comes after the run completed");
-  assert.equal(done.status?.succeeded, 1);
+  assert.deepEqual(done.status?.conditions?.map((c) => c.type), ["SuccessCriteriaMet", "Complete"]);
+  assert.deepEqual([done.status?.succeeded, done.status?.active], [1, undefined]);
   assert.equal((await w.pods(job.metadata.name))[0]?.status?.phase, "Succeeded");
   assert.equal(ready.status?.lastAppliedTime, done.status?.completionTime);
   assert.equal(ready.status?.resolvedRevision, await fakeRevision(ready.spec.gitRepo, "main"));
@@ -275,9 +276,26 @@ Deno.test("v1: creation makes the day-two NixCronJob, its CronJob and an immedia
   assert.equal(extra["dayTwoCronJobRef"], "web-day2");
   assert.equal(extra["targetMachine"], "m");
   assert.deepEqual(
-    ["Ready", "Reconciling", "Applied"].map((t) => [cond(ready, t)?.status, cond(ready, t)?.reason]),
-    [["True", "Succeeded"], ["False", "Succeeded"], ["True", "ConfigurationApplied"]],
+    ready.status?.conditions?.map((c) => [c.type, c.status, c.reason]),
+    [
+      ["Ready", "True", "Succeeded"],
+      ["Reconciling", "False", "Succeeded"],
+      ["Applied", "True", "ConfigurationApplied"],
+      [
+        "GitSynced",
+        "True",
+        "Ready",
+      ],
+    ],
   );
+  const synced = (await w.get<NixCronJob>(NIX_CRON_JOBS, "web-day2"))!;
+  assert.deepEqual(synced.status?.conditions?.map((c) => [c.type, c.status, c.reason]), [
+    ["Reconciling", "True", "Progressing"],
+    ["GitSynced", "True", "Ready"],
+    ["Ready", "True", "Ready"],
+    ["Progressing", "False", "Ready"],
+  ]);
+  assert.equal(synced.status?.phase, "Ready");
   assert.equal(cond(ready, "Stalled"), undefined);
   const m = await w.waitMachine("m", "write-back", (m) => m.status?.appliedConfiguration === "web");
   assert.equal(m.status?.hasConfiguration, true);
@@ -311,7 +329,7 @@ Deno.test("v1: after a new commit, Ready with the new observedGeneration and res
   assert.equal(lie.status?.lastAppliedTime, first.status?.lastAppliedTime, "the last success is still the old run");
   const ncj = await w.get<NixCronJob>(NIX_CRON_JOBS, "web-day2");
   assert.equal(ncj?.status?.rolledOutRevision, PINNED, "rolled out before it ran");
-  assert.deepEqual(ncj?.status?.activeJobs, [], "activeJobs lists only runs the CronJob scheduled, not this one");
+  assert.equal(ncj?.status?.activeJobs, undefined, "activeJobs lists only runs the CronJob scheduled, not this one");
   await w.waitMachine("m", "the Machine names the new commit", (m) => m.status?.appliedCommit === PINNED);
   assert.equal(w.events("applied", "web").length, 1, "only the first run ever finished");
 });
@@ -334,6 +352,8 @@ Deno.test("v1: a change that keeps the commit runs at the next scheduled tick; `
   const tick = (await w.get<Job>(JOBS, run.name))!;
   assert.deepEqual(owners(tick), ["CronJob/web-day2"]);
   assert.equal(tick.spec?.ttlSecondsAfterFinished, undefined, "a scheduled run has no TTL");
+  assert.equal(tick.metadata.labels?.["nio.homystack.com/workload-name"], "web-day2", "its Pod template's labels");
+  assert.equal(tick.metadata.labels?.["job-name"], run.name);
   assert.equal(minuteOf(tick) % 30, 0, "it came at a tick of */30");
   await w.until(
     "the other node's run at the same tick",
@@ -386,8 +406,8 @@ Deno.test("v1: with fail-apply seven attempts fail; only then is the Job Failed 
   await using w = await world("sim-degraded", { applyDelayMs: 50, minuteMs: 120 });
   await w.addMachine("m");
   await w.addCfg("web", "m", {}, { annotations: { [FAIL_APPLY_ANNOTATION]: "true" } });
-  const [immediate] = await w.until("the run", () => w.runs("web"), (j) => j.length > 0);
-  const name = immediate!.metadata.name;
+  const runs = await w.until("the run", () => w.runs("web"), (j) => j.some((x) => x.metadata.name.endsWith("-manual")));
+  const name = runs.find((x) => x.metadata.name.endsWith("-manual"))!.metadata.name;
   await w.until(
     "six failed attempts",
     () => w.pods(name),
@@ -494,6 +514,7 @@ Deno.test("v1: deletion decommissions, clears the Machine and lets go; the leake
   assert.equal((removing.status as Record<string, unknown>)["decommissionJobRef"], "web-onremove");
   assert.equal(cond(removing, "Ready")?.status, "True", "the removal path sets only the phase");
   assert.equal(removing.status?.observedGeneration, ready.status?.observedGeneration);
+  assert.ok(removing.metadata.generation! > removing.status!.observedGeneration!, "deletion moved the generation");
   assert.equal((await w.machine("m"))?.status?.appliedConfiguration, "web", "kept while onRemoveFlake runs");
   assert.equal(await w.get(NIX_CRON_JOBS, "web-day2"), undefined, "day two stopped");
   assert.equal(await w.get(CRONJOBS, "web-day2"), undefined);
@@ -544,7 +565,7 @@ Deno.test("v1: files land at the checkout's root: cluster.nix beside a configura
   assert.match(failed.detail ?? "", /no \.\/cluster\.nix beside flake\.nix in clusters\/prod/);
 
   // The same commit: no new run; the failing run's retries keep the paths its Pod template was made with.
-  const [manual] = await w.runs("root");
+  const manual = (await w.runs("root")).find((j) => j.metadata.name.endsWith("-manual"))!;
   await w.patchCfg("root", { spec: { additionalFiles: file("clusters/prod/cluster.nix") } });
   await w.until(
     "the NixCronJob re-templated",
@@ -554,16 +575,15 @@ Deno.test("v1: files land at the checkout's root: cluster.nix beside a configura
   const mark = w.sim.history.length;
   const retry = await w.happens(
     "the next attempt of the same Job",
-    () => w.events("apply-started", "root", mark).find((e) => e.detail?.startsWith(`${manual!.metadata.name} `)),
+    () => w.events("apply-started", "root", mark).find((e) => e.detail?.startsWith(`${manual.metadata.name} `)),
   );
-  const pod = `${manual!.metadata.name}-${retry.detail!.split(" ").pop()}`;
-  const [attempt] = await w.until(
+  const n = Number(retry.detail!.split(" ").pop());
+  const pods = await w.until(
     "its outcome",
-    () => w.list<Pod>(PODS, `job-name=${manual!.metadata.name}`),
-    (p) => p.some((x) => x.metadata.name === pod && /Failed|Succeeded/.test(x.status?.phase ?? "")),
+    () => w.pods(manual.metadata.name),
+    (p) => p.some((x) => attemptOf(x) === n && /Failed|Succeeded/.test(x.status?.phase ?? "")),
   );
-  assert.ok(attempt);
-  const outcome = (await w.get<Pod>(PODS, pod))?.status?.phase;
+  const outcome = pods.find((x) => attemptOf(x) === n)?.status?.phase;
   assert.equal(outcome, "Failed", "a retried attempt runs the Job's template, not the new spec");
   const tick = await w.happens("a scheduled run", () => w.runEvents("root", mark)[0]);
   assert.equal(tick.detail, "scheduled");

@@ -22,7 +22,8 @@ import { JOBS, NIX_CRON_JOBS } from "../../../core/nio.ts";
 import { timestamp } from "../../../lib/kube/meta.ts";
 import { isNotFound } from "../../../lib/kube/errors.ts";
 import { keyOf, type SimContext } from "../context.ts";
-import { fakeRevision, setCondition, stableJson } from "../status.ts";
+import { fakeRevision, mergePatchOf, setCondition, stableJson } from "../status.ts";
+import { deleteJobAndPods } from "./runner.ts";
 import { batchCronJob, type Obj, runJob, scheduledRun } from "./shapes.ts";
 
 const CRONJOBS = { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", namespaced: true };
@@ -35,7 +36,8 @@ type CronStatus = {
   phase?: string;
   resolvedRevision?: string;
   rolledOutRevision?: string;
-  activeJobs?: string[];
+  activeJobs?: string[] | undefined;
+  workloadRef?: string;
   lastScheduleTime?: string | undefined;
   lastSuccessfulTime?: string | undefined;
   lastFailedTime?: string | undefined;
@@ -62,7 +64,11 @@ export function cronController(ctx: SimContext) {
     const ncj = await ctx.kube.get<Obj & { status?: CronStatus }>(NIX_CRON_JOBS, name, ns);
     if (!ncj || ncj.metadata.deletionTimestamp) return void ticks.delete(key);
     const gen = ncj.metadata.generation ?? 1;
+    const now = new Date();
     const st: CronStatus = { ...ncj.status, observedGeneration: gen };
+    const cond = (type: string, status: string, reason: string, message: string) =>
+      st.conditions = setCondition(st.conditions, { type, status, reason, message, observedGeneration: gen }, now);
+    cond("Reconciling", "True", "Progressing", "reconciling"); // NIO v1 never sets it False
     const nix = ncj.spec!["nix"] as { suspend?: boolean; source: { gitRepo?: string; ref?: string; rev?: string } };
     if (nix.suspend) {
       // NIO v1 stops here, before `project`: the batch CronJob keeps its template and its schedule.
@@ -72,8 +78,9 @@ export function cronController(ctx: SimContext) {
       return await writeStatus(ncj, { ...st, phase: "Suspended" });
     }
     const revision = await fakeRevision(nix.source.gitRepo, nix.source.rev ?? nix.source.ref);
-    const cron = await project(ncj, revision);
     st.resolvedRevision = revision;
+    cond("GitSynced", "True", "Ready", "revision resolved");
+    const cron = await project(ncj, revision);
     const jobs = await runsOf(ncj, cron);
     // From the activeJobs of its last status, as NIO v1 does: a scheduled run that ended since still counts,
     // and then the new commit is marked rolled out without a run of its own.
@@ -81,7 +88,9 @@ export function cronController(ctx: SimContext) {
       const job = runJob(ncj, revision);
       if (!jobs.some((j) => j.metadata.name === job.metadata.name)) await createRun(job, "immediate");
     }
-    st.activeJobs = jobs.filter((j) => running(j) && ownedBy(j, cron.metadata.uid)).map((j) => j.metadata.name);
+    st.workloadRef = name;
+    const active = jobs.filter((j) => running(j) && ownedBy(j, cron.metadata.uid)).map((j) => j.metadata.name);
+    st.activeJobs = active.length ? active : undefined; // omitempty
     st.lastScheduleTime = cron.status?.lastScheduleTime;
     for (const j of jobs) {
       st.lastSuccessfulTime = later(st.lastSuccessfulTime, finishedAt(j, "Complete"));
@@ -89,17 +98,14 @@ export function cronController(ctx: SimContext) {
     }
     const failing = st.lastFailedTime !== undefined &&
       (st.lastSuccessfulTime === undefined || Date.parse(st.lastSuccessfulTime) < Date.parse(st.lastFailedTime));
-    const now = new Date();
     st.rolledOutRevision = revision; // before any run of it: NIO v1's `markReady`/degraded path both set it
     st.phase = failing ? "Degraded" : "Ready";
-    st.conditions = setCondition(st.conditions, {
-      type: "Ready",
-      status: failing ? "False" : "True",
-      reason: failing ? "RunFailed" : "Ready",
-      message: failing ? `the most recent run failed at ${st.lastFailedTime}` : "workload is ready",
-      observedGeneration: gen,
-    }, now);
-    await writeStatus(ncj, withoutUndefined(st));
+    if (failing) cond("Ready", "False", "RunFailed", `the most recent run failed at ${st.lastFailedTime}`);
+    else {
+      cond("Ready", "True", "Ready", "workload is ready");
+      cond("Progressing", "False", "Ready", "rollout complete");
+    }
+    await writeStatus(ncj, st);
     planTick(key, (ncj.spec!["cronJobTemplate"] as { schedule: string }).schedule);
   }
 
@@ -138,17 +144,14 @@ export function cronController(ctx: SimContext) {
     ctx.record("run-created", job, how);
   }
 
-  /** What a Go status with `omitempty` fields serializes to. */
-  function withoutUndefined(st: CronStatus): CronStatus {
-    return Object.fromEntries(Object.entries(st).filter(([, v]) => v !== undefined)) as CronStatus;
-  }
-
+  /** Writes the status as a Go struct with `omitempty` fields serializes it: an unset field is left out. */
   async function writeStatus(ncj: Obj & { status?: CronStatus }, st: CronStatus): Promise<void> {
-    if (stableJson(ncj.status ?? {}) === stableJson(st)) return;
+    const next = Object.fromEntries(Object.entries(st).filter(([, v]) => v !== undefined)) as CronStatus;
+    if (stableJson(ncj.status ?? {}) === stableJson(next)) return;
     ctx.counters.writes++;
     await ctx.kube.mergePatch(NIX_CRON_JOBS, ncj.metadata.name, ncj.metadata.namespace, {
       metadata: { resourceVersion: ncj.metadata.resourceVersion },
-      status: st,
+      status: mergePatchOf(ncj.status, next),
     }, "status");
   }
 
@@ -171,12 +174,26 @@ export function cronController(ctx: SimContext) {
     const cron = ncj && await getCron(ns, name);
     if (!ncj || !cron || (cron.spec?.["suspend"] as boolean | undefined)) return ctx.queue.add(key);
     const jobs = await runsOf(ncj, cron);
+    await prune(cron, jobs);
     if (!jobs.some((j) => running(j) && ownedBy(j, cron.metadata.uid))) {
       await createRun(scheduledRun(cron, ctx.clock.minuteOf(due)), "scheduled");
       ctx.counters.writes++;
       await ctx.kube.mergePatch(CRONJOBS, name, ns, { status: { lastScheduleTime: timestamp(new Date()) } }, "status");
     }
     ctx.queue.add(key);
+  }
+
+  /** The CronJob controller's history limits (Kubernetes' defaults: 3 succeeded, 1 failed) on the runs it made. */
+  async function prune(cron: Cron, jobs: Job[]): Promise<void> {
+    const limits = {
+      Complete: Number(cron.spec?.["successfulJobsHistoryLimit"] ?? 3),
+      Failed: Number(cron.spec?.["failedJobsHistoryLimit"] ?? 1),
+    };
+    for (const type of ["Complete", "Failed"] as const) {
+      const done = jobs.filter((j) => ownedBy(j, cron.metadata.uid) && finishedAt(j, type))
+        .sort((a, b) => Date.parse(finishedAt(b, type)!) - Date.parse(finishedAt(a, type)!));
+      for (const j of done.slice(limits[type])) await deleteJobAndPods(ctx, j.metadata.namespace!, j.metadata.name);
+    }
   }
 
   return { reconcile, tick };

@@ -88,14 +88,25 @@ export function jobRunner(ctx: SimContext) {
     const outcome = info.operation === "switch" ? switchOutcome(info, cfg, machine, attempt) : "ok";
     const pod = attemptPod(job, attempt);
     const hash = cfg?.metadata.annotations?.["nico.homystack.com/spec-hash"];
-    pod.metadata.annotations = { [OUTCOME]: outcome, [STARTED]: String(Date.now()), ...(hash ? { [HASH]: hash } : {}) };
+    pod.metadata.annotations = {
+      ...pod.metadata.annotations,
+      [OUTCOME]: outcome,
+      [STARTED]: String(Date.now()),
+      ...(hash ? { [HASH]: hash } : {}),
+    };
     ctx.counters.writes += 3;
     const created = await ctx.kube.create<Pod>(PODS, pod);
     await ctx.kube.mergePatch(PODS, created.metadata.name, ns, {
       status: { phase: "Running", startTime: timestamp(new Date()) },
     }, "status");
     await ctx.kube.mergePatch(JOBS, job.metadata.name, ns, {
-      status: { active: 1, ...(job.status?.startTime ? {} : { startTime: timestamp(new Date()) }) },
+      status: {
+        active: 1,
+        ready: 0,
+        terminating: 0,
+        uncountedTerminatedPods: {},
+        ...(job.status?.startTime ? {} : { startTime: timestamp(new Date()) }),
+      },
     }, "status");
     if (info.operation === "switch") {
       const what = { metadata: { namespace: ns, name: info.config, annotations: { ...cfg?.metadata.annotations } } };
@@ -206,13 +217,15 @@ export function jobRunner(ctx: SimContext) {
         }],
       },
     }, "status");
+    const done = { status: "True", reason: "CompletionsReached", message: "Reached expected number of succeeded pods" };
     const conditions = failure ? [] : [
-      { type: "SuccessCriteriaMet", status: "True", reason: "CompletionsReached", lastTransitionTime: now },
-      { type: "Complete", status: "True", reason: "CompletionsReached", lastTransitionTime: now },
+      { type: "SuccessCriteriaMet", ...done, lastProbeTime: now, lastTransitionTime: now },
+      { type: "Complete", ...done, lastProbeTime: now, lastTransitionTime: now },
     ];
+    // As the Job controller writes it: `active` left out once no Pod runs.
     await ctx.kube.mergePatch(JOBS, job.metadata.name, ns, {
       status: {
-        active: 0,
+        active: null,
         ...(failure ? { failed } : { succeeded: 1, completionTime: now, conditions }),
       },
     }, "status");
@@ -233,7 +246,7 @@ export function jobRunner(ctx: SimContext) {
     ctx.counters.writes++;
     await ctx.kube.mergePatch(JOBS, job.metadata.name, job.metadata.namespace, {
       status: {
-        active: 0,
+        active: null,
         failed,
         conditions: [
           { type: "FailureTarget", status: "True", reason, message, lastTransitionTime: now },

@@ -260,15 +260,24 @@ export function nixJobRun(nj: Obj, revision: string): Obj {
   };
 }
 
-/** One attempt of a run: a Pod owned by its Job, with the labels the Job controller adds. */
+/** Sim only: which attempt of its Job a Pod is (1 to 7). */
+export const ATTEMPT_ANNOTATION = "sim.nio.homystack.com/attempt";
+const SUFFIX = "bcdfghjklmnpqrstvwxz2456789";
+
+/**
+ * One attempt of a run: a Pod owned by its Job, named as the Job controller names it (`<job>-<5 random>`), with
+ * the labels of the Job's Pod template (which the API server gave the batch labels).
+ */
 export function attemptPod(job: Obj, attempt: number): Obj {
   const tmpl = (job.spec!["template"] ?? {}) as { metadata?: { labels?: Record<string, string> }; spec?: unknown };
+  const random = Array.from(crypto.getRandomValues(new Uint8Array(5)), (b) => SUFFIX[b % SUFFIX.length]).join("");
   return {
     apiVersion: "v1",
     kind: "Pod",
     metadata: {
-      name: `${job.metadata.name}-${attempt}`,
+      name: `${job.metadata.name}-${random}`,
       namespace: job.metadata.namespace!,
+      annotations: { [ATTEMPT_ANNOTATION]: String(attempt) },
       labels: {
         ...tmpl.metadata?.labels,
         "batch.kubernetes.io/job-name": job.metadata.name,
