@@ -34,7 +34,8 @@ export function machineController(ctx: SimContext) {
     if (written !== m && after !== before && after !== undefined) {
       ctx.record(after ? "discovered" : "undiscoverable", m);
     }
-    if (probe) ctx.queue.addAfter(key, probeMs);
+    // The next probe, also when this pass was not one (its timer may fire a little early, or another event came).
+    if (ctx.generation === "v1" && probeMs > 0) ctx.queue.addAfter(key, probed.get(key)! + probeMs - Date.now());
   }
 
   /** What NIO last said of reachability (v1 omits `discoverable: false`, so its condition says it). */
