@@ -222,6 +222,25 @@ Deno.test("v1: the finalizer's full update drops fullInstall: false; observedGen
   assert.equal(blocked.status?.observedGeneration, 1, "a Blocked configuration is observed too");
 });
 
+/** The day-two NixCronJob `<cfg>-day2` and its batch CronJob, as NIO v1 makes them. */
+async function assertDayTwo(w: World, cfg: string, machine: string) {
+  const ncj = await w.get<NixCronJob>(NIX_CRON_JOBS, `${cfg}-day2`);
+  assert.ok(ncj, "the NixCronJob is <configuration>-day2");
+  assert.deepEqual(owners(ncj), [`NixosConfiguration/${cfg}`]);
+  assert.equal(ncj.metadata.labels?.["nio.homystack.com/config"], cfg);
+  assert.equal(ncj.metadata.labels?.["nio.homystack.com/machine"], machine);
+  const target = `root@${machine}.sim.invalid`;
+  assert.deepEqual(ncj.spec?.nix.args, ["switch", "--flake", `.#${machine}`, "--target-host", target]);
+  assert.equal(ncj.spec?.nix.source["ref"], "main");
+  assert.equal(ncj.spec?.nix.triggerOnChange, true);
+  assert.deepEqual(ncj.spec?.cronJobTemplate.schedule, "*/30 * * * *");
+  assert.equal(ncj.spec?.cronJobTemplate.concurrencyPolicy, "Forbid");
+  const cron = await w.get<CronJob>(CRONJOBS, `${cfg}-day2`);
+  assert.deepEqual(cron && owners(cron), [`NixCronJob/${cfg}-day2`]);
+  assert.equal(cron?.spec?.schedule, "*/30 * * * *");
+  assert.equal(cron?.metadata.labels?.["app.kubernetes.io/managed-by"], "nio");
+}
+
 Deno.test("v1: creation makes the day-two NixCronJob, its CronJob and an immediate run; Ready only after it, with the Machine write-back", async () => {
   // NIO's own clock (a minute is a minute): no `*/30` tick comes while this test counts runs.
   await using w = await world("sim-create", { applyDelayMs: 1000, minuteMs: 60_000 });
@@ -239,21 +258,7 @@ Deno.test("v1: creation makes the day-two NixCronJob, its CronJob and an immedia
   }, () => true);
   assert.equal((await w.machine("m"))?.status?.appliedConfiguration, undefined, "no write-back before the run");
 
-  const ncj = await w.get<NixCronJob>(NIX_CRON_JOBS, "web-day2");
-  assert.ok(ncj, "the NixCronJob is <configuration>-day2");
-  assert.deepEqual(owners(ncj), ["NixosConfiguration/web"]);
-  assert.equal(ncj.metadata.labels?.["nio.homystack.com/config"], "web");
-  assert.equal(ncj.metadata.labels?.["nio.homystack.com/machine"], "m");
-  assert.deepEqual(ncj.spec?.nix.args, ["switch", "--flake", ".#m", "--target-host", "root@m.sim.invalid"]);
-  assert.equal(ncj.spec?.nix.source["ref"], "main");
-  assert.equal(ncj.spec?.nix.triggerOnChange, true);
-  assert.deepEqual(ncj.spec?.cronJobTemplate.schedule, "*/30 * * * *");
-  assert.equal(ncj.spec?.cronJobTemplate.concurrencyPolicy, "Forbid");
-  const cron = await w.get<CronJob>(CRONJOBS, "web-day2");
-  assert.deepEqual(cron && owners(cron), ["NixCronJob/web-day2"]);
-  assert.equal(cron?.spec?.schedule, "*/30 * * * *");
-  assert.equal(cron?.metadata.labels?.["app.kubernetes.io/managed-by"], "nio");
-
+  await assertDayTwo(w, "web", "m");
   const { job, pods } = running;
   assert.match(job.metadata.name, /^web-day2-r-[0-9a-f]{12}-manual$/);
   assert.deepEqual(owners(job), ["NixCronJob/web-day2"]);
