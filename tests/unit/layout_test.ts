@@ -13,7 +13,7 @@ const TOO_BIG_BUT_ALLOWED: Record<string, string> = {
   "tests/integration/flake_test.ts":
     "one fixture (a Nix evaluation sandbox) shared by all cases; the security branch edits nearby",
   "tests/integration/git_test.ts": "lib/git's tests, being rewritten on the security branch; split after it lands",
-  "tests/integration/sim_nio_test.ts": "one long scenario against one API server (t.step chain)",
+  "tests/integration/sim_nio_test.ts": "one test per fact of the NIO contract, sharing one world() fixture",
   "tests/integration/webhook_api_test.ts":
     "one webhook server and control plane shared by its cases; the security branch edits it",
   "bench/webhook.ts": "the webhook benchmark, figures only",
