@@ -52,7 +52,7 @@ const cond = (j: BatchJob, type: string) => j.status?.conditions?.some((c) => c.
  * ```ts
  * import { runsOf } from "./runs.ts";
  * const job = {
- *   metadata: { name: "c.w-1-day2-r-1-manual", creationTimestamp: "2026-01-01T00:00:05Z", ownerReferences: [{ apiVersion: "nio.homystack.com/v1alpha1", kind: "NixCronJob", name: "c.w-1-day2" }] },
+ *   metadata: { name: "c.w-1-day2-r-1-manual", creationTimestamp: "2026-01-01T00:00:05Z", ownerReferences: [{ apiVersion: "nio.homystack.com/v1alpha1", kind: "NixCronJob", name: "c.w-1-day2", uid: "u1" }] },
  *   status: { succeeded: 1, conditions: [{ type: "Complete", status: "True" }] },
  * };
  * runsOf([job], "c.w-1")[0]?.complete; // true
