@@ -55,6 +55,20 @@ function objects(client: KubeClient, ns: string) {
 }
 
 const phase = (p: string) => (c: NixosConfiguration) => c.status?.phase === p;
+
+/**
+ * Makes the simulator look at configuration `name` twice (an annotation it
+ * does not read) and waits until the second look has begun: one key is
+ * never worked on twice at once, so the first look has ended and whatever
+ * it would write is written. "Nothing more happens" is read after this.
+ */
+async function twoLooks(o: ReturnType<typeof objects>, sim: SimNio, name: string): Promise<void> {
+  for (let i = 0; i < 2; i++) {
+    const before = sim.counters.reconciles;
+    await o.patchCfg(name, { metadata: { annotations: { "test.nico.homystack.com/poke": crypto.randomUUID() } } });
+    await waitFor(() => sim.counters.reconciles, (n) => n > before, { what: "another look" });
+  }
+}
 const cond = (c: { status?: { conditions?: { type: string; status: string; reason?: string }[] } }, type: string) =>
   findCondition(c.status?.conditions, type);
 const events = (sim: SimNio, kind: string, name: string) =>
@@ -190,9 +204,9 @@ Deno.test("simulated NIO against a real API server", async (t) => {
       await o.waitMachine("m", "new commit", (m) => m.status?.appliedCommit === PINNED);
       assert.equal(events(sim, "applied", "web").length, 2);
 
-      // Settled: no further writes.
+      // Settled: no further writes, even when the simulator looks again.
       const writes = sim.counters.writes;
-      await new Promise((r) => setTimeout(r, 500));
+      await twoLooks(o, sim, "web");
       assert.equal(sim.counters.writes, writes, "the simulator stops writing once everything is applied");
       assert.equal(sim.counters.errors, 0);
     },
@@ -308,7 +322,7 @@ Deno.test("simulated NIO against a real API server", async (t) => {
       assert.equal(degraded.status?.resolvedRevision, undefined);
       await o.waitCfg("slow", "Converging", phase("Converging"));
 
-      await new Promise((r) => setTimeout(r, 600)); // four apply times
+      await twoLooks(o, sim, "web"); // the simulator looks at the failed configuration again, and again
       assert.equal(
         events(sim, "apply-started", "web").length,
         1,
@@ -406,7 +420,7 @@ Deno.test("simulated NIO against a real API server", async (t) => {
     }
     await using again = startSimNio(cp.client, { namespace: ns, generation: "older", applyDelayMs: 100 });
     await waitFor(() => again.counters.reconciles, (n) => n >= 2, { what: "the new simulator's first pass" });
-    await new Promise((r) => setTimeout(r, 300));
+    await twoLooks(o, again, "old");
     assert.equal(
       events(again, "apply-started", "old").length,
       0,
@@ -417,6 +431,11 @@ Deno.test("simulated NIO against a real API server", async (t) => {
   await t.step("hooks run before NIO reports the apply; a failing hook fails the apply and it is retried", async () => {
     const calls: string[] = [];
     let failOnce = true;
+    // The bootstrap hook runs until the test lets it finish (a slow workload API server start).
+    let hookRunning!: () => void;
+    const running = new Promise<void>((r) => (hookRunning = r));
+    let finishHook!: () => void;
+    const finished = new Promise<void>((r) => (finishHook = r));
     const { ns, o, sim } = await start("hooks", {
       applyDelayMs: 100,
       async onBootstrapApplied(cfg, machine) {
@@ -426,10 +445,11 @@ Deno.test("simulated NIO against a real API server", async (t) => {
           cfg.metadata.namespace,
         );
         calls.push(`bootstrap ${cfg.metadata.name} on ${machine.metadata.name} while ${live?.status?.phase}`);
-        await new Promise((r) => setTimeout(r, 300));
+        hookRunning();
+        await finished;
       },
+      // deno-lint-ignore require-await
       async onApplied(cfg) {
-        await new Promise((r) => setTimeout(r, 20));
         if (cfg.metadata.name === "worker" && failOnce) {
           failOnce = false;
           throw new Error("workload API server did not start");
@@ -441,7 +461,12 @@ Deno.test("simulated NIO against a real API server", async (t) => {
     await o.createMachine(simMachine("cp", ns));
     await o.createMachine(simMachine("w", ns));
     await o.createCfg(simConfiguration("first", ns, "cp", {}, { labels: { [BOOTSTRAP_LABEL]: "true" } }));
+    await running;
+    const writes = sim.counters.writes;
+    assert.equal((await o.cfg("first"))?.status?.phase, "Converging", "not Ready while the hook runs");
+    finishHook();
     await o.waitCfg("first", "Ready", phase("Ready"));
+    assert.ok(sim.counters.writes > writes, "Ready is written once the hook is done");
     assert.deepEqual(
       calls,
       ["bootstrap first on cp while Converging", "applied first"],
