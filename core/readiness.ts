@@ -38,6 +38,13 @@ export interface NodeReport {
   upToDate: boolean;
   /** NIO applied its configuration (set once the workload cluster was consulted; else `state === "Ready"`). */
   applied?: boolean;
+  /** When NIO finished applying its current configuration, if known. */
+  appliedAt?: Date | undefined;
+  /**
+   * The workload API went away after this node's current change and before that change was seen working: the
+   * change may be why. Only such a node may still be changed (toward a newer spec) while the API is away.
+   */
+  suspect?: boolean;
 }
 
 export interface NodeInput {
@@ -155,7 +162,8 @@ function olderReport(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeRep
   if (appliedForSpec(cfg)) {
     const m = i.machineObj?.status;
     if (m?.hasConfiguration && m.appliedConfiguration === cfg.metadata.name) {
-      return { ...base, state: "Ready", reason: "Applied", detail: "applied" };
+      const at = cfg.status?.lastAppliedTime;
+      return { ...base, state: "Ready", reason: "Applied", detail: "applied", appliedAt: at ? new Date(at) : undefined };
     }
     return {
       ...base,
@@ -181,7 +189,7 @@ function v1Report(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeReport
   const v = runVerdict(i.runs ?? [], changed);
   switch (v.state) {
     case "applied":
-      return { ...base, state: "Ready", reason: "Applied", detail: `applied (run ${v.job})` };
+      return { ...base, state: "Ready", reason: "Applied", detail: `applied (run ${v.job})`, appliedAt: v.at };
     case "failed":
       return { ...base, state: "Failed", reason: "RunFailed", detail: v.detail };
     case "running":

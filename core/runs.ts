@@ -34,6 +34,8 @@ export interface Run {
   /** Pods of this run that failed so far (each a try of the switch). */
   failedAttempts: number;
   complete: boolean;
+  /** When it completed. */
+  completedAt?: Date | undefined;
   /** Kubernetes gave up on it (NIO's `Degraded` follows). */
   gaveUp: boolean;
   /** Why its last Pod failed, when the shell could read it. */
@@ -75,6 +77,7 @@ export function runsOf(jobs: readonly BatchJob[], config: string, failures?: Rea
       active: j.status?.active ?? 0,
       failedAttempts: j.status?.failed ?? 0,
       complete: cond(j, "Complete") === true,
+      completedAt: j.status?.completionTime ? new Date(j.status.completionTime) : undefined,
       gaveUp: cond(j, "Failed") === true,
       lastFailure: failures?.get(j.metadata.name),
     });
@@ -104,7 +107,7 @@ export function ranAfter(run: Run, changedAt: Date): boolean {
 
 /** What the runs since NICO's last write say about a node. */
 export type RunVerdict =
-  | { state: "applied"; job: string }
+  | { state: "applied"; job: string; at?: Date | undefined }
   | { state: "failed"; job: string; attempt: number; retrying: boolean; detail: string }
   | { state: "running"; job: string; attempt: number; detail: string }
   | { state: "waiting"; detail: string };
@@ -127,7 +130,7 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
   const mine = runs.filter((r) => ranAfter(r, changedAt));
   const latest = mine.at(-1);
   if (!latest) return { state: "waiting", detail: "no run of this configuration has started yet" };
-  if (latest.complete) return { state: "applied", job: latest.job };
+  if (latest.complete) return { state: "applied", job: latest.job, at: latest.completedAt };
   if (latest.failedAttempts > 0) {
     const attempt = latest.failedAttempts;
     const retrying = !latest.gaveUp;
@@ -144,7 +147,7 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
     };
   }
   const earlier = mine.slice(0, -1).reverse().find((r) => r.complete);
-  if (earlier) return { state: "applied", job: earlier.job };
+  if (earlier) return { state: "applied", job: earlier.job, at: earlier.completedAt };
   return {
     state: "running",
     job: latest.job,

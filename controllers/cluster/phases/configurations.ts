@@ -127,5 +127,6 @@ function workloadHold(s: ClusterScope): string | undefined {
   const w = s.out.workload;
   if (!w || w.disabled || !w.hasKubeconfig) return undefined;
   if (w.api.state === "Available" && w.nodes) return undefined;
-  return `the workload API cannot be read (${w.api.message}); no node is updated or removed meanwhile`;
+  return `the workload API cannot be read (${w.api.message}); no node is changed or removed meanwhile, ` +
+    "except toward a newer spec on a node whose change came just before the outage";
 }
