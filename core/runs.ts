@@ -130,7 +130,9 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
   const mine = runs.filter((r) => ranAfter(r, changedAt));
   const latest = mine.at(-1);
   if (!latest) return { state: "waiting", detail: "no run of this configuration has started yet" };
-  if (latest.complete) return { state: "applied", job: latest.job, at: latest.completedAt };
+  // When the spec was first applied: later scheduled runs of it change nothing on the host.
+  const first = mine.find((r) => r.complete)?.completedAt;
+  if (latest.complete) return { state: "applied", job: latest.job, at: first };
   if (latest.failedAttempts > 0) {
     const attempt = latest.failedAttempts;
     const retrying = !latest.gaveUp;
@@ -147,7 +149,7 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
     };
   }
   const earlier = mine.slice(0, -1).reverse().find((r) => r.complete);
-  if (earlier) return { state: "applied", job: earlier.job, at: earlier.completedAt };
+  if (earlier) return { state: "applied", job: earlier.job, at: first };
   return {
     state: "running",
     job: latest.job,

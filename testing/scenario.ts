@@ -10,7 +10,8 @@ import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { MACHINES } from "../core/nio.ts";
-import type { Machine } from "../core/nio.ts";
+import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import { CLUSTER_LABEL, ROLE_LABEL } from "../core/labels.ts";
 import type { ControlPlane } from "./envtest/controlplane.ts";
 import { eventually } from "./helpers.ts";
 import { type RunningNico, settled, startNico } from "./nico.ts";
@@ -26,6 +27,13 @@ export interface ScenarioOptions {
   removeDelayMs?: number;
   /** The operator's node timeout (default 60 s). */
   nodeTimeoutMs?: number;
+  /**
+   * A control-plane configuration for which this answers true keeps the workload API down once applied (a broken
+   * API server); one that answers false brings it back.
+   */
+  apiBrokenBy?: (cfg: NixosConfiguration) => boolean;
+  /** Nodes name the configuration they run on their Node (default true; see testing/workload.ts). */
+  reportConfiguration?: boolean;
 }
 
 /** A cluster spec as a test writes it: explicit Machine lists, anything else as the CRD takes it. */
@@ -63,13 +71,22 @@ export const condition = (c: KubernetesCluster | undefined, type: string) =>
 export async function startScenario(cp: ControlPlane, prefix: string, o: ScenarioOptions): Promise<Scenario> {
   const client = cp.client;
   const ns = await cp.namespace(prefix);
-  const workloads = workloadClusters(client, o.controllers ? { controllers: o.controllers } : {});
+  const workloads = workloadClusters(client, {
+    ...(o.controllers ? { controllers: o.controllers } : {}),
+    ...(o.reportConfiguration === false ? { reportConfiguration: false } : {}),
+  });
   const nio = startSimNio(client, {
     namespace: ns,
     applyDelayMs: o.applyDelayMs ?? 300,
     removeDelayMs: o.removeDelayMs ?? 300,
     onBootstrapApplied: workloads.onBootstrapApplied,
-    onApplied: workloads.onApplied,
+    async onApplied(cfg, machine) {
+      await workloads.onApplied(cfg, machine);
+      if (!o.apiBrokenBy || cfg.metadata.labels?.[ROLE_LABEL] !== "control-plane") return;
+      const cluster = cfg.metadata.labels?.[CLUSTER_LABEL] ?? "";
+      if (o.apiBrokenBy(cfg)) await workloads.stopApi(ns, cluster);
+      else await workloads.startApi(ns, cluster);
+    },
     onApplyStarted: workloads.onApplyStarted,
     onRemoved: workloads.onRemoved,
   });

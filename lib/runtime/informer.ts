@@ -178,19 +178,22 @@ export class Informer<T extends KubeObject = KubeObject> {
     const maxBackoff = this.#opts.maxBackoffMs ?? 30_000;
     let backoff = minBackoff;
     let needList = true;
+    let recovering = false;
     try {
       while (!signal.aborted) {
         try {
           if (needList) {
             await this.#relist();
+            // A list after an error does not reset the back-off: a server that lists but cannot watch is not hammered.
+            if (!recovering) backoff = minBackoff;
             needList = false;
-            backoff = minBackoff;
           }
           if (signal.aborted) break;
           const started = performance.now();
           const events = await this.#watchOnce(signal);
           if (events > 0 || performance.now() - started >= 500) {
             backoff = minBackoff;
+            recovering = false;
           } else {
             // The server closed an empty watch at once: do not spin.
             await sleep(backoff, signal);
@@ -206,6 +209,10 @@ export class Informer<T extends KubeObject = KubeObject> {
           }
           this.#stats.errors++;
           this.#log.error(needList ? "list failed" : "watch failed", { error: errorMessage(err), retryInMs: backoff });
+          // The server went away: what it serves when it is back may not continue this resourceVersion (a restored
+          // etcd, a new one); a list puts the cache right either way.
+          needList = true;
+          recovering = true;
           await sleep(backoff, signal);
           backoff = Math.min(backoff * 2, maxBackoff);
         }

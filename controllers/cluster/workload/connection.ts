@@ -53,6 +53,8 @@ export class WorkloadConnection {
   readonly #pods = new Map<string, { informer: Informer<KubePod>; usedAt: number }>();
   #api: WorkloadView["api"];
   #lastGood: Date | undefined;
+  /** The Node informer's list count when the API last went away: its cache is stale until it listed again. */
+  #listsAtOutage: number | undefined;
   #loop: Promise<void> | undefined;
 
   constructor(o: ConnectionOptions) {
@@ -63,7 +65,8 @@ export class WorkloadConnection {
   }
 
   #informerOptions() {
-    return { logger: this.#o.log, resyncMs: 0, minBackoffMs: 1_000, maxBackoffMs: 30_000 };
+    // A short back-off: once the API is back, Nodes are known again within seconds.
+    return { logger: this.#o.log, resyncMs: 0, minBackoffMs: 1_000, maxBackoffMs: 5_000 };
   }
 
   /** Starts the probe and the Node informer. */
@@ -105,6 +108,7 @@ export class WorkloadConnection {
     const now = this.#o.now();
     if (state === "Available") this.#lastGood = now;
     const changed = state !== this.#api.state;
+    if (changed && state === "Unavailable") this.#listsAtOutage = this.#nodes.stats().lists;
     this.#api = { state, message, since: changed ? now : this.#api.since, checkedAt: now };
     if (changed) {
       this.#o.log.info("workload API availability changed", { state, message });
@@ -115,7 +119,11 @@ export class WorkloadConnection {
 
   /** The current view; never waits on the network. */
   view(): WorkloadView {
-    const synced = this.#nodes.hasSynced();
+    // Nodes as cached before an outage are not what the API says now: unknown until listed again.
+    if (this.#listsAtOutage !== undefined && this.#nodes.stats().lists > this.#listsAtOutage) {
+      this.#listsAtOutage = undefined;
+    }
+    const synced = this.#nodes.hasSynced() && (this.#api.state !== "Available" || this.#listsAtOutage === undefined);
     return {
       api: { ...this.#api },
       nodes: synced
