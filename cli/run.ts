@@ -23,7 +23,7 @@ import { subjectAccessReviews } from "../webhooks/authorize.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
 import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
 import { fileTls, secretTls } from "../webhooks/tls.ts";
-import { servePlain } from "../lib/plainserver.ts";
+import { type HttpServer, serveHttp } from "../lib/http/server.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 export const USER_AGENT = `nico/${denoJson.version}`;
@@ -33,19 +33,21 @@ export function makeLogger(level: LogLevel, format: "json" | "text"): Logger {
   return format === "json" ? jsonLogger({ level }) : textLogger({ level });
 }
 
-/** Serves /metrics, /healthz and /readyz (one server when both addresses are equal). */
-function serveProbes(
+/** Serves /metrics, /healthz and /readyz (one server when both addresses are equal); /readyz is red while either cannot accept. */
+async function serveProbes(
   o: RunOptions,
   metrics: Metrics,
   informers: ClusterInformers,
   ready: () => boolean,
   signal: AbortSignal,
 ) {
+  const servers: HttpServer[] = [];
   const handler = async (req: Request): Promise<Response> => {
     const path = new URL(req.url).pathname;
     if (path === "/healthz") return new Response("ok\n");
     if (path === "/readyz") {
-      const synced = Object.values(informers).every((i) => i.hasSynced()) && ready();
+      const synced = Object.values(informers).every((i) => i.hasSynced()) && ready() &&
+        servers.every((s) => s.healthy());
       return new Response(synced ? "ok\n" : "caches not synced\n", { status: synced ? 200 : 503 });
     }
     if (path === "/metrics") {
@@ -55,9 +57,10 @@ function serveProbes(
     return new Response("not found\n", { status: 404 });
   };
   // Timeouts and a connection cap, as on the webhook: a client holding sockets cannot starve the probes.
-  const servers = [servePlain({ ...listenOn(o.healthAddr), signal, fetch: handler })];
+  const log = (err: unknown) => console.error(`nico: probe server accept failed; retrying: ${errorMessage(err)}`);
+  servers.push(await serveHttp({ ...listenOn(o.healthAddr), signal, fetch: handler, onAcceptError: log }));
   if (o.metricsAddr !== o.healthAddr) {
-    servers.push(servePlain({ ...listenOn(o.metricsAddr), signal, fetch: handler }));
+    servers.push(await serveHttp({ ...listenOn(o.metricsAddr), signal, fetch: handler, onAcceptError: log }));
   }
   return servers;
 }
@@ -205,7 +208,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
       );
     }
   }
-  const servers = serveProbes(
+  const servers = await serveProbes(
     o,
     metrics,
     informers,
