@@ -1,0 +1,229 @@
+/**
+ * The webhook and plain servers under the attacks of issue 21, on loopback:
+ * clients that pipeline large reviews and never read the answers (three, and
+ * 1,024 held sockets), IPv6 listen addresses, and an accept loop that meets
+ * errors. In each, a normal admission on a fresh connection must answer
+ * within its timeout while the attack goes on.
+ */
+import assert from "node:assert/strict";
+import { createCa, issueCert } from "../../lib/pki.ts";
+import { serveHttp } from "../../lib/http/server.ts";
+import { denoTls } from "../../lib/http/tls.ts";
+import { webhookApp } from "../../webhooks/app.ts";
+import { staticAccess } from "../../webhooks/authorize.ts";
+import { staticLookup } from "../../webhooks/lookup.ts";
+import { VALIDATE_PATH } from "../../webhooks/paths.ts";
+import { startWebhookServer } from "../../webhooks/server.ts";
+import { listenOn } from "../../cli/options.ts";
+
+const ca = await createCa({ commonName: "attack-test-ca" });
+const serving = await issueCert(ca, {
+  commonName: "127.0.0.1",
+  ipAddresses: ["127.0.0.1", "::1"],
+  usage: "server",
+  days: 1,
+});
+const enc = new TextEncoder();
+const app = () => webhookApp({ lookup: staticLookup({}), access: staticAccess([]) });
+
+function review(uid = "u-1", pad = 0): string {
+  return JSON.stringify({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: {
+      uid,
+      kind: { group: "nico.homystack.com", version: "v1alpha1", kind: "KubernetesCluster" },
+      operation: "DELETE",
+      namespace: "ns",
+      name: "c",
+      userInfo: { username: "admin" },
+      ...(pad ? { pad: "p".repeat(pad) } : {}),
+    },
+  });
+}
+
+function post(body: string, close = false): Uint8Array {
+  const bytes = enc.encode(body);
+  const head = `POST ${VALIDATE_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${bytes.length}\r\n${close ? "Connection: close\r\n" : ""}\r\n`;
+  const out = new Uint8Array(enc.encode(head).length + bytes.length);
+  out.set(enc.encode(head));
+  out.set(bytes, out.length - bytes.length);
+  return out;
+}
+
+/** A normal admission on a fresh connection, as the API server sends it: its status, or why it failed (5 s). */
+async function admission(host: string, port: number): Promise<string> {
+  const client = Deno.createHttpClient({ caCerts: [ca.certPem], poolMaxIdlePerHost: 0 });
+  try {
+    const res = await fetch(`https://${host.includes(":") ? `[${host}]` : host}:${port}${VALIDATE_PATH}`, {
+      method: "POST",
+      body: review(),
+      headers: { "content-type": "application/json" },
+      client,
+      signal: AbortSignal.timeout(5_000),
+    });
+    const text = await res.text();
+    return res.status === 200 && text.includes('"allowed":true') ? "200" : `${res.status} ${text.slice(0, 80)}`;
+  } catch (err) {
+    return `no answer: ${(err as Error).name}`;
+  } finally {
+    client.close();
+  }
+}
+
+/** Opens a TLS connection that writes `requests` back to back and never reads an answer. */
+async function neverReading(port: number, requests: Uint8Array[]): Promise<Deno.TlsConn> {
+  const conn = await Deno.connectTls({ hostname: "127.0.0.1", port, caCerts: [ca.certPem] });
+  void (async () => {
+    for (const r of requests) await conn.write(r);
+  })().catch(() => {});
+  return conn;
+}
+
+function closeAll(conns: Deno.Conn[]): void {
+  for (const c of conns) {
+    try {
+      c.close();
+    } catch { /* closed by the server */ }
+  }
+}
+
+/** Admissions every 300 ms for `ms`: each must answer 200. */
+async function admissionsFor(host: string, port: number, ms: number): Promise<string[]> {
+  const out: string[] = [];
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    out.push(await admission(host, port));
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return out;
+}
+
+Deno.test("three clients pipelining 2.8 MB reviews with 2.8 MB uids and never reading cannot stop admission", async () => {
+  const server = await startWebhookServer({ app: app(), hostname: "127.0.0.1", port: 0, tls: serving });
+  // Three bodies that together leave less of the 8 MiB budget than a normal review needs.
+  const size = Math.floor((8 * 1024 * 1024 - 100) / 3);
+  const big = post(review("u".repeat(size - review("").length)));
+  assert.equal(new TextEncoder().encode(review("u".repeat(size - review("").length))).length, size);
+  const attackers = await Promise.all([0, 1, 2].map(() => neverReading(server.port, [big, big, big])));
+  try {
+    await new Promise((r) => setTimeout(r, 1_500)); // the attack settles: the sockets are full
+    const answers = await admissionsFor("127.0.0.1", server.port, 3_000);
+    assert.ok(answers.length >= 3);
+    assert.deepEqual(answers.filter((a) => a !== "200"), [], "a normal admission failed during the attack");
+  } finally {
+    closeAll(attackers);
+    await server.stop();
+  }
+});
+
+Deno.test("answers as large as their requests, never read: the writers are pushed out, a small request passes", async () => {
+  const echo = async (req: Request) => new Response(await req.arrayBuffer());
+  const server = await serveHttp({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: echo,
+    tls: denoTls(serving),
+    maxBodyBytes: 3 * 1024 * 1024,
+    maxInflightBytes: 8 * 1024 * 1024,
+    writeTimeoutMs: 60_000,
+  });
+  const big = post("x".repeat(2_800_000));
+  const attackers = await Promise.all([0, 1, 2].map(() => neverReading(server.port, [big, big, big])));
+  try {
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.ok(server.held() > 4 * 1024 * 1024, `the attack holds only ${server.held()} bytes`);
+    const client = Deno.createHttpClient({ caCerts: [ca.certPem], poolMaxIdlePerHost: 0 });
+    const res = await fetch(`https://127.0.0.1:${server.port}/small`, {
+      method: "POST",
+      body: "ok",
+      client,
+      signal: AbortSignal.timeout(5_000),
+    });
+    assert.equal(`${res.status} ${await res.text()}`, "200 ok");
+    client.close();
+  } finally {
+    closeAll(attackers);
+    await server.stop();
+  }
+});
+
+Deno.test("1,024 held sockets (twice the connection cap) cannot keep a normal admission out", async () => {
+  const server = await startWebhookServer({ app: app(), hostname: "127.0.0.1", port: 0, tls: serving });
+  const held: Deno.Conn[] = [];
+  try {
+    for (let i = 0; i < 1_024; i += 64) {
+      held.push(
+        ...await Promise.all(
+          Array.from({ length: 64 }, () => Deno.connect({ hostname: "127.0.0.1", port: server.port })),
+        ),
+      );
+    }
+    const answers = await admissionsFor("127.0.0.1", server.port, 1_500);
+    assert.deepEqual(answers.filter((a) => a !== "200"), [], "a normal admission failed during the attack");
+    assert.ok(server.connections() <= 1_024, `${server.connections()} connections open`);
+  } finally {
+    closeAll(held);
+    await server.stop();
+  }
+});
+
+Deno.test("IPv6: the webhook and the plain server listen on ::1 and answer", async () => {
+  // As `--webhook-addr [::1]:0` and `--health-addr [::1]:0` are read.
+  const webhook = await startWebhookServer({ app: app(), ...listenOn("[::1]:0"), tls: serving });
+  const plain = await serveHttp({ ...listenOn("[::1]:0"), fetch: (req) => new Response(req.url) });
+  try {
+    assert.equal(await admission("::1", webhook.port), "200");
+    const res = await fetch(`http://[::1]:${plain.port}/readyz`);
+    assert.equal(await res.text(), `http://[::1]:${plain.port}/readyz`);
+  } finally {
+    await webhook.stop();
+    await plain.stop();
+  }
+});
+
+Deno.test("accept errors (EMFILE) do not end the accept loop; healthy() is false while they last", async () => {
+  let failures = 0;
+  let reported = 0;
+  const server = await serveHttp({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: () => new Response("ok"),
+    onAcceptError: () => reported++,
+    listen: (o) => {
+      const real = Deno.listen(o);
+      const accept = real.accept.bind(real);
+      real.accept = async () => {
+        const conn = await accept();
+        if (failures++ < 3) {
+          conn.close();
+          throw new Error("Too many open files (os error 24)");
+        }
+        return conn;
+      };
+      return real;
+    },
+  });
+  try {
+    let seenUnhealthy = false;
+    const answers: string[] = [];
+    for (let i = 0; i < 20 && answers.filter((a) => a === "ok").length < 2; i++) {
+      const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+      const url = `http://127.0.0.1:${server.port}/b`;
+      const got = await fetch(url, { client, signal: AbortSignal.timeout(5_000) }).then(
+        (r) => r.text(),
+        () => "failed",
+      );
+      client.close();
+      answers.push(got);
+      if (got === "failed") seenUnhealthy ||= !server.healthy();
+    }
+    assert.deepEqual(answers, ["failed", "failed", "failed", "ok", "ok"]);
+    assert.ok(seenUnhealthy, "healthy() stayed true while accepting failed");
+    assert.ok(server.healthy(), "healthy() did not come back");
+    assert.equal(reported, 1, "each streak of errors is reported once");
+  } finally {
+    await server.stop();
+  }
+});
