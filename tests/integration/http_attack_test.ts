@@ -227,3 +227,50 @@ Deno.test("accept errors (EMFILE) do not end the accept loop; healthy() is false
     await server.stop();
   }
 });
+
+Deno.test("file descriptors run out: the server goes unhealthy, and answers again once they are back", async () => {
+  const script = new URL("./fixtures/fd_server.ts", import.meta.url).pathname;
+  const child = new Deno.Command("bash", {
+    args: ["-c", `ulimit -n 160 && exec "${Deno.execPath()}" run --allow-all "${script}"`],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  const nextLine = async (): Promise<string> => {
+    while (!buffered.includes("\n")) {
+      const { value, done } = await lines.read();
+      if (done) throw new Error(`the server ended; it printed ${JSON.stringify(buffered)}`);
+      buffered += value;
+    }
+    const i = buffered.indexOf("\n");
+    const line = buffered.slice(0, i);
+    buffered = buffered.slice(i + 1);
+    return line;
+  };
+  const held: Deno.Conn[] = [];
+  try {
+    const port = Number(await nextLine());
+    const open = () => Deno.connect({ hostname: "127.0.0.1", port });
+    const settled = await Promise.allSettled(Array.from({ length: 250 }, open));
+    for (const s of settled) if (s.status === "fulfilled") held.push(s.value);
+    assert.equal(await nextLine(), "unhealthy");
+    closeAll(held.splice(0));
+    let answer = "";
+    const until = performance.now() + 10_000;
+    while (answer !== "ok" && performance.now() < until) {
+      const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+      answer = await fetch(`http://127.0.0.1:${port}/`, { client, signal: AbortSignal.timeout(2_000) })
+        .then((r) => r.text(), () => "");
+      client.close();
+    }
+    assert.equal(answer, "ok", "no answer after the descriptors came back");
+    assert.equal(await nextLine(), "healthy");
+  } finally {
+    closeAll(held);
+    await child.stdin.close();
+    await child.status;
+    await lines.cancel();
+  }
+});
