@@ -39,7 +39,13 @@ Deno.test("the plain server answers GET requests with http:// URLs", async () =>
 
 Deno.test("the plain server closes a connection that sends no request head within the deadline", async () => {
   const ac = new AbortController();
-  const s = await serveHttp({ hostname: "127.0.0.1", port: 0, fetch: handler, signal: ac.signal, headerTimeoutMs: 300 });
+  const s = await serveHttp({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: handler,
+    signal: ac.signal,
+    headerTimeoutMs: 300,
+  });
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: s.port });
   try {
     await conn.write(new TextEncoder().encode("GET /healthz HTTP/1.1\r\nHost: x\r\n")); // never finished

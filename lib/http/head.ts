@@ -36,7 +36,6 @@ export interface HeadError {
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Field value: visible ASCII, obs-text, spaces and tabs; never CR, LF or NUL. */
-// deno-lint-ignore no-control-regex
 const VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const TARGET = /^\/[\x21-\x7e]*$/;
 
