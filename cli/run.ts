@@ -147,6 +147,9 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
       fieldManager: "nico",
       context: o.context,
       allowInsecure: o.allowInsecureKubeconfig,
+      rateLimit: { qps: o.kubeQps, burst: o.kubeBurst },
+      retries429: o.kubeRetries,
+      onThrottle: (t) => t.source === "server" && log.info("the API server asked NICO to slow down (429)", { ...t }),
     });
   } catch (err) {
     console.error(`nico run: ${errorMessage(err)}`);
