@@ -147,7 +147,9 @@ export function specialHost(host: string): string | undefined {
   const bytes = ipBytes(h);
   if (!bytes) return undefined;
   if (bytes.length === 16) {
-    if (bytes.every((b, i) => b === 0 || (i === 15 && b === 1))) return bytes[15] ? "a loopback address" : "an unspecified address";
+    if (bytes.every((b, i) => b === 0 || (i === 15 && b === 1))) {
+      return bytes[15] ? "a loopback address" : "an unspecified address";
+    }
     for (const [base, bits] of EMBEDS_V4) {
       if (inRange(bytes, ipBytes(base)!, bits)) return specialHost(bytes.slice(12).join("."));
     }
