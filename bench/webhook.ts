@@ -25,7 +25,7 @@
  *
  * Run from the repository root:
  *   deno run -A bench/webhook.ts [--concurrency 32] [--requests 20000] [--seconds 5] [--rate 1000]
- *     [--scenario all|perf|abuse] [--server nico|deno-serve] [--json FILE]
+ *     [--scenario all|perf|abuse] [--attacks 5,6] [--server nico|deno-serve] [--json FILE]
  * (`--server deno-serve`: Deno.serve behind a TCP front instead of NICO's HTTP layer, bench/webhook_denoserve.ts)
  * (`--json`: the open- and closed-loop figures of each endpoint, for `deno task bench`)
  *
@@ -285,6 +285,7 @@ async function main(): Promise<void> {
       "server-v8-flags": { type: "string", default: "" },
       scenario: { type: "string", default: "all" },
       server: { type: "string", default: "nico" },
+      attacks: { type: "string", default: "" },
       json: { type: "string" },
     },
   });
@@ -394,7 +395,8 @@ async function main(): Promise<void> {
     }
     if (values.json) await Deno.writeTextFile(values.json, JSON.stringify(figures, null, 2) + "\n");
     if (values.scenario !== "perf") {
-      await runAbuse({ port, ca, pid: child.pid, admission: { path: targets[1]!.path, body: targets[1]!.body } });
+      const only = values.attacks ? values.attacks.split(",").map(Number) : undefined;
+      await runAbuse({ port, ca, pid: child.pid, admission: { path: targets[1]!.path, body: targets[1]!.body } }, only);
     }
   } finally {
     client.close();

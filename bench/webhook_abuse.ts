@@ -319,13 +319,18 @@ async function trickle(t: AbuseTarget, probeNow: () => void): Promise<string> {
     `(first ${((cut[0] ?? NaN) / 1000).toFixed(1)} s, last ${((cut.at(-1) ?? NaN) / 1000).toFixed(1)} s)`;
 }
 
-/** Runs the attacks one after the other and prints the figures. */
-export async function runAbuse(t: AbuseTarget): Promise<void> {
+/** Runs the attacks (all, or those numbered in `only`) one after the other and prints the figures. */
+export async function runAbuse(t: AbuseTarget, only?: number[]): Promise<void> {
   console.log("\nabuse (each: RSS before / peak / 5 s after; a normal admission during and after)");
-  await measure(t, "1. random paths", (p) => randomPaths(t, p));
-  await measure(t, "2. slowloris", (p) => slowloris(t, p));
-  await measure(t, "3. held connections", (p) => heldConnections(t, p));
-  await measure(t, "4. large bodies", (p) => largeBodies(t, p));
-  await measure(t, "5. never-reading clients", (p) => neverReading(t, p));
-  await measure(t, "6. trickled bodies", (p) => trickle(t, p));
+  const attacks: [string, (p: () => void) => Promise<string>][] = [
+    ["random paths", (p) => randomPaths(t, p)],
+    ["slowloris", (p) => slowloris(t, p)],
+    ["held connections", (p) => heldConnections(t, p)],
+    ["large bodies", (p) => largeBodies(t, p)],
+    ["never-reading clients", (p) => neverReading(t, p)],
+    ["trickled bodies", (p) => trickle(t, p)],
+  ];
+  for (const [i, [name, attack]] of attacks.entries()) {
+    if (!only || only.includes(i + 1)) await measure(t, `${i + 1}. ${name}`, attack);
+  }
 }

@@ -15,6 +15,7 @@ import { staticLookup } from "../../webhooks/lookup.ts";
 import { VALIDATE_PATH } from "../../webhooks/paths.ts";
 import { startWebhookServer } from "../../webhooks/server.ts";
 import { listenOn } from "../../cli/options.ts";
+import { SMUGGLING } from "../unit/http_corpus.ts";
 
 const ca = await createCa({ commonName: "attack-test-ca" });
 const serving = await issueCert(ca, {
@@ -224,6 +225,59 @@ Deno.test("accept errors (EMFILE) do not end the accept loop; healthy() is false
     assert.ok(server.healthy(), "healthy() did not come back");
     assert.equal(reported, 1, "each streak of errors is reported once");
   } finally {
+    await server.stop();
+  }
+});
+
+/** Reads `conn` until the server closes it or `ms` pass: the text, and whether the server closed it. */
+async function answerOf(conn: Deno.Conn, ms: number): Promise<{ text: string; closed: boolean }> {
+  const buf = new Uint8Array(16 * 1024);
+  let text = "";
+  const timer = setTimeout(() => closeAll([conn]), ms);
+  try {
+    for (let n = await conn.read(buf); n !== null; n = await conn.read(buf)) {
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    return { text, closed: true };
+  } catch {
+    return { text, closed: false };
+  } finally {
+    clearTimeout(timer);
+    closeAll([conn]);
+  }
+}
+
+Deno.test("over TLS, during trickled bodies and the smuggling corpus, admission answers and nothing is smuggled", async () => {
+  const seen: string[] = [];
+  const server = await startWebhookServer({
+    app: { fetch: (req) => (seen.push(new URL(req.url).pathname), app().fetch(req)) },
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: serving,
+    bodyTimeoutMs: 1_500,
+  });
+  const open = () => Deno.connectTls({ hostname: "127.0.0.1", port: server.port, caCerts: [ca.certPem] });
+  const trickled = await Promise.all(Array.from({ length: 20 }, open));
+  try {
+    const cut = trickled.map((c) => answerOf(c, 10_000));
+    for (const c of trickled) await c.write(post(review()).subarray(0, 200)).catch(() => {});
+    const drip = setInterval(() => trickled.forEach((c) => c.write(enc.encode(" ")).catch(() => {})), 100);
+    const probes = admissionsFor("127.0.0.1", server.port, 2_500);
+    const corpus = await Promise.all(SMUGGLING.map(async ([name, raw, status]) => {
+      const c = await open();
+      await c.write(enc.encode(raw));
+      const r = await answerOf(c, 5_000);
+      return { name, ok: r.closed && r.text.startsWith(`HTTP/1.1 ${status} `), text: r.text.slice(0, 40) };
+    }));
+    const answers = await probes;
+    clearInterval(drip);
+    assert.deepEqual(corpus.filter((r) => !r.ok), [], "a corpus request was not refused with its status and closed");
+    assert.deepEqual(answers.filter((a) => a !== "200"), [], "a normal admission failed during the attacks");
+    assert.ok(!seen.includes("/smuggled"), "a smuggled request reached the handler");
+    const trickles = await Promise.all(cut);
+    assert.ok(trickles.every((r) => r.closed && r.text.startsWith("HTTP/1.1 408 ")), "a trickled body was not cut off");
+  } finally {
+    closeAll(trickled);
     await server.stop();
   }
 });
