@@ -19,8 +19,9 @@
  *
  * @module
  */
-import { type Budget, type ByteConn, type ConnState, serveConnection } from "./conn.ts";
-import { connectionToEvict, holdersToEvict, type HttpLimits } from "./policy.ts";
+import { type ByteConn, serveConnection } from "./conn.ts";
+import type { HttpLimits } from "./policy.ts";
+import { ConnectionTable, EarlyArrivals } from "./table.ts";
 import type { CertPair, TlsTerminator } from "./tls.ts";
 import { acceptLoop, type Link, pipe } from "./front.ts";
 
@@ -88,104 +89,71 @@ function closeQuietly(c: { close(): void } | undefined): void {
   } catch { /* already closed */ }
 }
 
-/** Starts listening at once; resolves when the TLS side (if any) is up. */
-export async function serveHttp(o: HttpServerOptions): Promise<HttpServer> {
+/** The limits of `o`, each filled from {@link PLAIN_LIMITS}. */
+function limitsOf(o: Partial<HttpLimits>): HttpLimits {
   const lim: HttpLimits = { ...PLAIN_LIMITS };
   for (const k of Object.keys(PLAIN_LIMITS) as (keyof HttpLimits)[]) if (o[k] !== undefined) lim[k] = o[k]!;
+  return lim;
+}
+
+/**
+ * When HTTP on `link` is over. With TLS, after an answer the pipe still
+ * carries it out and ends on its own once the TLS side closed (the write
+ * timeout bounds it); otherwise (a deadline, a reset) the link goes now:
+ * closing a TLS connection inside its handshake does not end it.
+ */
+function afterServing(link: Link, table: ConnectionTable, tls: boolean, writeTimeoutMs: number): void {
+  if (!tls || link.state.phase !== "write") return table.drop(link);
+  clearTimeout(link.timer);
+  link.timer = setTimeout(() => table.drop(link), writeTimeoutMs);
+}
+
+/** Starts listening at once; resolves when the TLS side (if any) is up. */
+export async function serveHttp(o: HttpServerOptions): Promise<HttpServer> {
+  const lim = limitsOf(o);
   const hostname = o.hostname.replace(/^\[|\]$/g, "");
   const listener = (o.listen ?? ((a) => Deno.listen(a)))({ hostname, port: o.port });
   const port = (listener.addr as Deno.NetAddr).port;
-  const origin = originOf(o.tls ? "https" : "http", hostname, port);
-  const links = new Map<ConnState, Link>();
-  const byPipePort = new Map<number, Link>();
-  const early = new Map<number, ByteConn>();
+  const table = new ConnectionTable(lim);
+  const early = new EarlyArrivals();
   const tasks = new Set<Promise<void>>();
-  let used = 0;
   let stopping = false;
   const track = (p: Promise<void>) => {
     tasks.add(p);
     void p.finally(() => tasks.delete(p));
   };
-
-  const drop = (link: Link) => {
-    clearTimeout(link.timer);
-    budget.hold(link.state, 0);
-    link.state.closed = true;
-    closeQuietly(link.http);
-    closeQuietly(link.inner);
-    closeQuietly(link.outer);
-    links.delete(link.state);
-    if (link.pipePort) byPipePort.delete(link.pipePort);
-  };
-  const budget: Budget = {
-    reserve(state, bytes) {
-      if (used - state.held + bytes > lim.maxInflightBytes) {
-        for (const s of holdersToEvict(links.keys(), state, bytes, used, lim.maxInflightBytes)) drop(links.get(s)!);
-      }
-      if (used - state.held + bytes > lim.maxInflightBytes) return false;
-      budget.hold(state, bytes);
-      return true;
-    },
-    hold(state, bytes) {
-      if (state.closed) bytes = 0;
-      used += bytes - state.held;
-      state.held = bytes;
-    },
+  const ctx = {
+    ...lim,
+    origin: originOf(o.tls ? "https" : "http", hostname, port),
+    fetch: o.fetch,
+    budget: table,
+    stopping: () => stopping,
+    busyMessage: o.busyMessage ?? "the server is busy reading other requests; try again",
   };
   const serve = (link: Link, conn: ByteConn) => {
     link.http = conn;
-    const ctx = {
-      ...lim,
-      origin,
-      fetch: o.fetch,
-      budget,
-      state: link.state,
-      stopping: () => stopping,
-      busyMessage: o.busyMessage ?? "the server is busy reading other requests; try again",
-    };
-    // After an answer the pipe still carries it out, and ends on its own once the TLS side closed;
-    // otherwise (a deadline, a reset) the link goes now: closing a TLS connection inside its handshake does not.
-    const after = () => {
-      if (!o.tls || link.state.phase !== "write") return drop(link);
-      clearTimeout(link.timer);
-      link.timer = setTimeout(() => drop(link), lim.writeTimeoutMs);
-    };
-    track(serveConnection(conn, ctx).finally(after));
+    const after = () => afterServing(link, table, o.tls !== undefined, lim.writeTimeoutMs);
+    track(serveConnection(conn, { ...ctx, state: link.state }).finally(after));
   };
   await o.tls?.start((conn, pipePort) => {
-    const link = byPipePort.get(pipePort);
-    if (link) return serve(link, conn);
-    early.set(pipePort, conn); // the TLS side can be quicker than the front's bookkeeping
-    setTimeout(() => early.get(pipePort) === conn && (early.delete(pipePort), closeQuietly(conn)), 1_000);
+    const link = table.byPipePort.get(pipePort);
+    if (link) serve(link, conn);
+    else early.put(pipePort, conn); // the TLS side can be quicker than the front's bookkeeping
   });
-
   const admit = (outer: Deno.Conn) => {
     const now = performance.now();
-    const hard = links.size >= 2 * lim.maxConnections;
-    if (stopping) return closeQuietly(outer);
-    if (links.size >= lim.maxConnections) {
-      const victim = connectionToEvict(links.keys(), now, lim.evictAfterMs, hard);
-      if (victim) drop(links.get(victim)!);
-      else if (hard) return closeQuietly(outer);
-    }
-    const state: ConnState = { phase: "head", since: now, opened: now, held: 0, closed: false };
-    const link: Link = { outer, state };
-    links.set(state, link);
+    if (stopping || !table.makeRoom(now)) return closeQuietly(outer);
+    const link = table.add(outer, now);
     if (!o.tls) return serve(link, outer);
     // The handshake and the first head: the whole connection goes if they are not in by then.
-    link.timer = setTimeout(() => link.state.phase === "head" && drop(link), lim.headerTimeoutMs);
-    track(
-      pipe(link, o.tls.port(), lim.writeTimeoutMs, (pipePort) => {
-        byPipePort.set(pipePort, link);
-        const waiting = early.get(pipePort);
-        if (waiting) {
-          early.delete(pipePort);
-          serve(link, waiting);
-        }
-      }).finally(() => drop(link)),
-    );
+    link.timer = setTimeout(() => link.state.phase === "head" && table.drop(link), lim.headerTimeoutMs);
+    const connected = (pipePort: number) => {
+      table.byPipePort.set(pipePort, link);
+      const waiting = early.take(pipePort);
+      if (waiting) serve(link, waiting);
+    };
+    track(pipe(link, o.tls.port(), lim.writeTimeoutMs, connected).finally(() => table.drop(link)));
   };
-
   const loop = acceptLoop(listener, admit, () => stopping, o.onAcceptError);
   const finished = loop.done.then(async () => {
     while (tasks.size) await Promise.allSettled([...tasks]);
@@ -196,11 +164,11 @@ export async function serveHttp(o: HttpServerOptions): Promise<HttpServer> {
       stopping = true;
       closeQuietly(listener);
       await loop.done;
-      for (const link of [...links.values()]) {
-        if (link.state.phase === "head" || link.state.phase === "idle") drop(link);
-      }
-      const force = setTimeout(() => [...links.values()].forEach(drop), lim.writeTimeoutMs);
+      const links = () => [...table.links.values()];
+      for (const link of links()) if (link.state.phase === "head" || link.state.phase === "idle") table.drop(link);
+      const force = setTimeout(() => links().forEach((l) => table.drop(l)), lim.writeTimeoutMs);
       o.tls?.close();
+      early.clear();
       await finished;
       clearTimeout(force);
     })();
@@ -211,8 +179,8 @@ export async function serveHttp(o: HttpServerOptions): Promise<HttpServer> {
   return {
     hostname,
     port,
-    connections: () => links.size,
-    held: () => used,
+    connections: () => table.size,
+    held: () => table.used,
     healthy: () => !stopping && loop.healthy(),
     setCertificate: (pair) => o.tls ? o.tls.setCertificate(pair) : Promise.resolve(),
     stop,
