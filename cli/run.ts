@@ -40,6 +40,7 @@ async function serveProbes(
   informers: ClusterInformers,
   ready: () => boolean,
   signal: AbortSignal,
+  logger: Logger,
 ) {
   const servers: HttpServer[] = [];
   const handler = async (req: Request): Promise<Response> => {
@@ -57,7 +58,7 @@ async function serveProbes(
     return new Response("not found\n", { status: 404 });
   };
   // Timeouts and a connection cap, as on the webhook: a client holding sockets cannot starve the probes.
-  const log = (err: unknown) => console.error(`nico: probe server accept failed; retrying: ${errorMessage(err)}`);
+  const log = (err: unknown) => logger.error("probe server accept failed; retrying", { error: errorMessage(err) });
   servers.push(await serveHttp({ ...listenOn(o.healthAddr), signal, fetch: handler, onAcceptError: log }));
   if (o.metricsAddr !== o.healthAddr) {
     servers.push(await serveHttp({ ...listenOn(o.metricsAddr), signal, fetch: handler, onAcceptError: log }));
@@ -217,6 +218,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     informers,
     () => o.webhookCertMode === "off" || (webhook?.ready() ?? false),
     stop.signal,
+    log,
   );
   log.info("nico started", {
     version: denoJson.version,
