@@ -181,7 +181,7 @@ export async function serveHttp(o: HttpServerOptions): Promise<HttpServer> {
     port,
     connections: () => table.size,
     held: () => table.used,
-    healthy: () => !stopping && loop.healthy(),
+    healthy: () => !stopping && loop.healthy() && (o.tls?.healthy?.() ?? true),
     setCertificate: (pair) => o.tls ? o.tls.setCertificate(pair) : Promise.resolve(),
     stop,
     finished,

@@ -10,6 +10,7 @@
 import tls from "node:tls";
 import type { Socket } from "node:net";
 import type { ByteConn } from "./conn.ts";
+import { acceptLoop } from "./front.ts";
 
 /** A certificate chain and its key, PEM. */
 export interface CertPair {
@@ -25,6 +26,8 @@ export interface TlsTerminator {
   start(accept: (conn: ByteConn, pipePort: number) => void): Promise<void>;
   /** Serves `pair` to new connections from now on; open ones carry on. */
   setCertificate(pair: CertPair): Promise<void>;
+  /** False while accepting on the TLS side fails. */
+  healthy?(): boolean;
   close(): void;
 }
 
@@ -37,6 +40,7 @@ function closeQuietly(c: { close(): void }): void {
 /** `Deno.listenTls`, HTTP/1.1 over ALPN; a new certificate binds a new listener. */
 export function denoTls(pair: CertPair): TlsTerminator {
   let accept: ((conn: ByteConn, pipePort: number) => void) | undefined;
+  let loop: { healthy(): boolean } | undefined;
   const bind = (p: CertPair) => {
     const l = Deno.listenTls({
       hostname: "127.0.0.1",
@@ -45,16 +49,21 @@ export function denoTls(pair: CertPair): TlsTerminator {
       key: p.keyPem,
       alpnProtocols: ["http/1.1"],
     });
-    void (async () => {
-      try {
-        for await (const conn of l) accept?.(conn, (conn.remoteAddr as Deno.NetAddr).port);
-      } catch { /* closed */ }
-    })();
-    return l;
+    let closed = false;
+    // Accept errors (EMFILE) are waited out here too; a replaced listener's loop ends once it is closed.
+    const hand = (conn: Deno.Conn) => accept?.(conn, (conn.remoteAddr as Deno.NetAddr).port);
+    loop = acceptLoop(l, hand, () => closed);
+    return {
+      l,
+      close: () => {
+        closed = true;
+        closeQuietly(l);
+      },
+    };
   };
   let listener = bind(pair);
   return {
-    port: () => (listener.addr as Deno.NetAddr).port,
+    port: () => (listener.l.addr as Deno.NetAddr).port,
     start(fn) {
       accept = fn;
       return Promise.resolve();
@@ -62,10 +71,11 @@ export function denoTls(pair: CertPair): TlsTerminator {
     setCertificate(p) {
       const old = listener;
       listener = bind(p);
-      closeQuietly(old);
+      old.close();
       return Promise.resolve();
     },
-    close: () => closeQuietly(listener),
+    healthy: () => loop?.healthy() ?? true,
+    close: () => listener.close(),
   };
 }
 

@@ -133,8 +133,9 @@ export class KubeClient {
       await response.body?.cancel();
       return await this.#send(method, path, opts, true, tries);
     }
-    if (response.status === 429 && tries < this.#retries429) {
-      // API Priority and Fairness rejected it before doing anything: wait as asked, then again.
+    if (response.status === 429 && tries < this.#retries429 && response.headers.has("retry-after")) {
+      // Throttled (API Priority and Fairness, max-in-flight) before anything was done: wait as asked, then again.
+      // A 429 without Retry-After is an answer, not throttling (an eviction a PodDisruptionBudget refuses).
       await response.body?.cancel();
       // At least as long as asked, plus up to a second, so a burst that was refused together does not return together.
       const ms = retryAfterMs(response.headers.get("retry-after")) + Math.random() * 1_000;

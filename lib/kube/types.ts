@@ -52,7 +52,11 @@ export interface ClientOptions {
    * default none.
    */
   rateLimit?: { qps: number; burst: number } | TokenBucket;
-  /** Times a request answered `429` is sent again, after the wait its `Retry-After` asks for (default 5). */
+  /**
+   * Times a request answered `429` with a `Retry-After` (throttled by the API
+   * server) is sent again after that wait (default 5); a `429` without one (an
+   * eviction a PodDisruptionBudget refuses) is thrown at once.
+   */
   retries429?: number;
   /** Told whenever a request waits: for the client's rate limit, or for a `429`'s `Retry-After`. */
   onThrottle?: ((info: ThrottleInfo) => void) | undefined;
