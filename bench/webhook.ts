@@ -25,7 +25,8 @@
  *
  * Run from the repository root:
  *   deno run -A bench/webhook.ts [--concurrency 32] [--requests 20000] [--seconds 5] [--rate 1000]
- *     [--scenario all|perf|abuse] [--json FILE]
+ *     [--scenario all|perf|abuse] [--attacks 5,6] [--server nico|deno-serve] [--json FILE]
+ * (`--server deno-serve`: Deno.serve behind a TCP front instead of NICO's HTTP layer, bench/webhook_denoserve.ts)
  * (`--json`: the open- and closed-loop figures of each endpoint, for `deno task bench`)
  *
  * @module
@@ -40,7 +41,8 @@ import { webhookApp } from "../webhooks/app.ts";
 import { staticLookup } from "../webhooks/lookup.ts";
 import { staticAccess } from "../webhooks/authorize.ts";
 import { VALIDATE_PATH } from "../webhooks/paths.ts";
-import { startWebhookServer } from "../webhooks/server.ts";
+import { DEFAULT_LIMITS, startWebhookServer } from "../webhooks/server.ts";
+import { serveDenoBehindFront } from "./webhook_denoserve.ts";
 import { Metrics } from "../lib/metrics.ts";
 import { runAbuse } from "./webhook_abuse.ts";
 
@@ -104,7 +106,7 @@ export function review(spec: unknown): string {
 }
 
 /** Child: the server. Prints `{"port":…}` and serves until stdin closes; `POST /stats` answers and resets its handler timings. */
-async function serve(): Promise<void> {
+async function serve(kind: "nico" | "deno-serve"): Promise<void> {
   const ca = await createCa({ commonName: "bench-ca" });
   const tls = await issueCert(ca, { commonName: "127.0.0.1", ipAddresses: ["127.0.0.1"], usage: "server", days: 1 });
   const metrics = new Metrics();
@@ -135,7 +137,9 @@ async function serve(): Promise<void> {
       return res;
     },
   };
-  const server = await startWebhookServer({ app: timed, hostname: "127.0.0.1", port: 0, tls });
+  const server = kind === "deno-serve"
+    ? serveDenoBehindFront({ fetch: timed.fetch, pair: tls, limits: DEFAULT_LIMITS })
+    : await startWebhookServer({ app: timed, hostname: "127.0.0.1", port: 0, tls });
   console.log(JSON.stringify({ port: server.port, ca: ca.certPem }));
   for await (const _ of Deno.stdin.readable) { /* wait for EOF */ }
   await server.stop();
@@ -280,10 +284,13 @@ async function main(): Promise<void> {
       rate: { type: "string", default: "1000" },
       "server-v8-flags": { type: "string", default: "" },
       scenario: { type: "string", default: "all" },
+      server: { type: "string", default: "nico" },
+      attacks: { type: "string", default: "" },
       json: { type: "string" },
     },
   });
-  if (values.serve) return await serve();
+  if (values.server !== "nico" && values.server !== "deno-serve") throw new Error("--server is nico or deno-serve");
+  if (values.serve) return await serve(values.server);
   const concurrency = Math.max(1, Math.min(256, Number(values.concurrency)));
   const requests = Math.max(1, Math.min(MAX_REQUESTS, Number(values.requests)));
   const seconds = Math.max(1, Math.min(MAX_SECONDS, Number(values.seconds)));
@@ -298,6 +305,7 @@ async function main(): Promise<void> {
       ...(values["server-v8-flags"] ? [`--v8-flags=${values["server-v8-flags"]}`] : []),
       new URL(import.meta.url).pathname,
       "--serve",
+      `--server=${values.server}`,
     ],
     stdin: "piped",
     stdout: "piped",
@@ -387,7 +395,8 @@ async function main(): Promise<void> {
     }
     if (values.json) await Deno.writeTextFile(values.json, JSON.stringify(figures, null, 2) + "\n");
     if (values.scenario !== "perf") {
-      await runAbuse({ port, ca, pid: child.pid, admission: { path: targets[1]!.path, body: targets[1]!.body } });
+      const only = values.attacks ? values.attacks.split(",").map(Number) : undefined;
+      await runAbuse({ port, ca, pid: child.pid, admission: { path: targets[1]!.path, body: targets[1]!.body } }, only);
     }
   } finally {
     client.close();

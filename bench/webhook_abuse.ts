@@ -8,7 +8,11 @@
  *   1. 20,000 POSTs to random paths (and the size of /metrics before/after);
  *   2. slowloris: connections sending headers, or a body, a little at a time;
  *   3. 20,000 connections opened and held (at most 512 at once on the client);
- *   4. 64 concurrent bodies of ~3 MB.
+ *   4. 64 concurrent bodies of ~3 MB;
+ *   5. never-reading clients: three pipelining ~2.8 MB reviews whose uid is
+ *      as long (answers as large as requests, when the uid is echoed), then
+ *      1,024 sockets each sending a request and never reading;
+ *   6. trickled bodies: 50 connections sending a body one byte every 200 ms.
  *
  * Figures, not assertions.
  *
@@ -235,11 +239,98 @@ async function largeBodies(t: AbuseTarget, probeNow: () => void): Promise<string
   return `64 concurrent bodies of ${(size / MiB).toFixed(1)} MiB: ${summary}`;
 }
 
-/** Runs the four attacks one after the other and prints the figures. */
-export async function runAbuse(t: AbuseTarget): Promise<void> {
+function closeAll(conns: Deno.Conn[]): void {
+  for (const c of conns) {
+    try {
+      c.close();
+    } catch { /* closed */ }
+  }
+}
+
+/** A POST of `body` to the validating path, as bytes. */
+function post(t: AbuseTarget, body: string): Uint8Array {
+  const enc = new TextEncoder();
+  const b = enc.encode(body);
+  const head = enc.encode(`POST ${t.admission.path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${b.length}\r\n\r\n`);
+  const out = new Uint8Array(head.length + b.length);
+  out.set(head);
+  out.set(b, head.length);
+  return out;
+}
+
+async function neverReading(t: AbuseTarget, probeNow: () => void): Promise<string> {
+  // Three bodies that together leave less of an 8 MiB budget than a normal review needs.
+  const size = Math.floor((8 * MiB - 100) / 3);
+  const shell = (uid: string) => t.admission.body.replace(/"uid":"[^"]*"/, `"uid":"${uid}"`);
+  const big = post(t, shell("u".repeat(size - shell("").length)));
+  const three: Deno.TlsConn[] = [];
+  for (let i = 0; i < 3; i++) {
+    const c = await tls(t);
+    three.push(c);
+    void (async () => {
+      for (let k = 0; k < 3; k++) await c.write(big);
+    })().catch(() => {});
+  }
+  await sleep(2_000);
+  const during: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    during.push(await probe(t));
+    await sleep(500);
+  }
+  const held: Deno.Conn[] = [];
+  const small = post(t, t.admission.body);
+  for (let i = 0; i < 1_024; i += 128) {
+    const batch = await Promise.allSettled(Array.from({ length: 128 }, () => tls(t)));
+    for (const r of batch) {
+      if (r.status !== "fulfilled") continue;
+      held.push(r.value);
+      r.value.write(small).catch(() => {});
+    }
+  }
+  probeNow();
+  await sleep(3_000);
+  closeAll(three);
+  closeAll(held);
+  return `3 clients pipelining ${(size / MiB).toFixed(2)} MiB reviews, never reading: admissions ${
+    during.join(", ")
+  }; ` +
+    `then ${held.length} never-reading TLS connections held`;
+}
+
+async function trickle(t: AbuseTarget, probeNow: () => void): Promise<string> {
+  const since = performance.now();
+  const conns: Deno.TlsConn[] = [];
+  const enc = new TextEncoder();
+  for (let i = 0; i < 50; i++) {
+    const c = await tls(t);
+    conns.push(c);
+    await c.write(enc.encode(`POST ${t.admission.path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{`));
+  }
+  const closes = conns.map((c) => closedBy(c, since));
+  const drip = setInterval(() => conns.forEach((c) => c.write(enc.encode(" ")).catch(() => {})), 200);
+  await sleep(2_000);
+  probeNow();
+  const limit = sleep(40_000).then(() => -1);
+  const times = await Promise.all(closes.map((p) => Promise.race([p, limit])));
+  clearInterval(drip);
+  closeAll(conns);
+  const cut = times.filter((ms) => ms >= 0).sort((a, b) => a - b);
+  return `50 bodies trickled one byte every 200 ms: ${cut.length} cut off within 40 s ` +
+    `(first ${((cut[0] ?? NaN) / 1000).toFixed(1)} s, last ${((cut.at(-1) ?? NaN) / 1000).toFixed(1)} s)`;
+}
+
+/** Runs the attacks (all, or those numbered in `only`) one after the other and prints the figures. */
+export async function runAbuse(t: AbuseTarget, only?: number[]): Promise<void> {
   console.log("\nabuse (each: RSS before / peak / 5 s after; a normal admission during and after)");
-  await measure(t, "1. random paths", (p) => randomPaths(t, p));
-  await measure(t, "2. slowloris", (p) => slowloris(t, p));
-  await measure(t, "3. held connections", (p) => heldConnections(t, p));
-  await measure(t, "4. large bodies", (p) => largeBodies(t, p));
+  const attacks: [string, (p: () => void) => Promise<string>][] = [
+    ["random paths", (p) => randomPaths(t, p)],
+    ["slowloris", (p) => slowloris(t, p)],
+    ["held connections", (p) => heldConnections(t, p)],
+    ["large bodies", (p) => largeBodies(t, p)],
+    ["never-reading clients", (p) => neverReading(t, p)],
+    ["trickled bodies", (p) => trickle(t, p)],
+  ];
+  for (const [i, [name, attack]] of attacks.entries()) {
+    if (!only || only.includes(i + 1)) await measure(t, `${i + 1}. ${name}`, attack);
+  }
 }

@@ -22,6 +22,8 @@ export const COMMON_FLAGS: FlagSpec[] = [
   { name: "kubeconfig", help: "kubeconfig file; default $KUBECONFIG or ~/.kube/config" },
   { name: "context", help: "kubeconfig context; default the current context" },
   { name: "namespace", short: "n", help: "namespace; default the context's namespace or default" },
+  { name: "kube-qps", help: "API server requests a second at most (client-side token bucket); default 50" },
+  { name: "kube-burst", help: "requests sent at once before --kube-qps applies; default 100" },
   { name: "help", short: "h", boolean: true, help: "show this help" },
 ];
 
@@ -108,7 +110,13 @@ export interface Target {
 /** Connects as the flags say; the namespace is `-n`, else the context's, else `default`. */
 export function targetFor(flags: ParsedArgs["flags"]): Target {
   const kc = kubeConfigFor(flags);
-  const client = new KubeClient(kc, { userAgent: `nico-cli/${denoJson.version}`, fieldManager: "nico-cli" });
+  const number = (name: string, dflt: number) => {
+    const v = flags[name] === undefined ? dflt : Number(flags[name]);
+    if (!(v > 0)) throw new UsageError(`--${name} must be a positive number`);
+    return v;
+  };
+  const rateLimit = { qps: number("kube-qps", 50), burst: Math.max(1, Math.floor(number("kube-burst", 100))) };
+  const client = new KubeClient(kc, { userAgent: `nico-cli/${denoJson.version}`, fieldManager: "nico-cli", rateLimit });
   const fromContext = kc.namespace;
   const namespace = typeof flags.namespace === "string" ? flags.namespace : fromContext || "default";
   return { client, namespace };

@@ -71,6 +71,14 @@ export const RunOptions = z.object({
   logLevel: z.enum(["debug", "info", "error"]).default("info").describe("Least severe log lines written."),
   logFormat: z.enum(["json", "text"]).default("json").describe("JSON lines, or text for people."),
   installCrds: bool.default(false).describe("Apply NICO's CRD at start (for development)."),
+  kubeQps: z.coerce.number().positive().max(100_000).default(500).describe(
+    "Client-side limit of API server requests a second (a token bucket; a runaway loop cannot flood the API server).",
+  ),
+  kubeBurst: z.coerce.number().int().min(1).max(100_000).default(1_000)
+    .describe("Requests sent at once before --kube-qps applies."),
+  kubeRetries: z.coerce.number().int().min(0).max(100).default(5).describe(
+    "Times a request the API server throttled (429) is sent again, after the Retry-After it asks for.",
+  ),
 });
 
 export type RunOptions = z.output<typeof RunOptions>;
@@ -105,6 +113,9 @@ const ENV: Record<string, string> = {
   logLevel: "NICO_LOG_LEVEL",
   logFormat: "NICO_LOG_FORMAT",
   installCrds: "NICO_INSTALL_CRDS",
+  kubeQps: "NICO_KUBE_QPS",
+  kubeBurst: "NICO_KUBE_BURST",
+  kubeRetries: "NICO_KUBE_RETRIES",
 };
 
 const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

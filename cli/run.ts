@@ -24,7 +24,7 @@ import { subjectAccessReviews } from "../webhooks/authorize.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
 import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
 import { fileTls, secretTls } from "../webhooks/tls.ts";
-import { servePlain } from "../lib/plainserver.ts";
+import { type HttpServer, serveHttp } from "../lib/http/server.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 export const USER_AGENT = `nico/${denoJson.version}`;
@@ -34,19 +34,22 @@ export function makeLogger(level: LogLevel, format: "json" | "text"): Logger {
   return format === "json" ? jsonLogger({ level }) : textLogger({ level });
 }
 
-/** Serves /metrics, /healthz and /readyz (one server when both addresses are equal). */
-function serveProbes(
+/** Serves /metrics, /healthz and /readyz (one server when both addresses are equal); /readyz is red while either cannot accept. */
+async function serveProbes(
   o: RunOptions,
   metrics: Metrics,
   informers: ClusterInformers,
   ready: () => boolean,
   signal: AbortSignal,
+  logger: Logger,
 ) {
+  const servers: HttpServer[] = [];
   const handler = async (req: Request): Promise<Response> => {
     const path = new URL(req.url).pathname;
     if (path === "/healthz") return new Response("ok\n");
     if (path === "/readyz") {
-      const synced = Object.values(informers).every((i) => i.hasSynced()) && ready();
+      const synced = Object.values(informers).every((i) => i.hasSynced()) && ready() &&
+        servers.every((s) => s.healthy());
       return new Response(synced ? "ok\n" : "caches not synced\n", { status: synced ? 200 : 503 });
     }
     if (path === "/metrics") {
@@ -56,9 +59,10 @@ function serveProbes(
     return new Response("not found\n", { status: 404 });
   };
   // Timeouts and a connection cap, as on the webhook: a client holding sockets cannot starve the probes.
-  const servers = [servePlain({ ...listenOn(o.healthAddr), signal, fetch: handler })];
+  const log = (err: unknown) => logger.error("probe server accept failed; retrying", { error: errorMessage(err) });
+  servers.push(await serveHttp({ ...listenOn(o.healthAddr), signal, fetch: handler, onAcceptError: log }));
   if (o.metricsAddr !== o.healthAddr) {
-    servers.push(servePlain({ ...listenOn(o.metricsAddr), signal, fetch: handler }));
+    servers.push(await serveHttp({ ...listenOn(o.metricsAddr), signal, fetch: handler, onAcceptError: log }));
   }
   return servers;
 }
@@ -145,6 +149,9 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
       fieldManager: "nico",
       context: o.context,
       allowInsecure: o.allowInsecureKubeconfig,
+      rateLimit: { qps: o.kubeQps, burst: o.kubeBurst },
+      retries429: o.kubeRetries,
+      onThrottle: (t) => t.source === "server" && log.info("the API server asked NICO to slow down (429)", { ...t }),
     });
   } catch (err) {
     console.error(`nico run: ${errorMessage(err)}`);
@@ -208,12 +215,13 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
       );
     }
   }
-  const servers = serveProbes(
+  const servers = await serveProbes(
     o,
     metrics,
     informers,
     () => o.webhookCertMode === "off" || (webhook?.ready() ?? false),
     stop.signal,
+    log,
   );
   log.info("nico started", {
     version: denoJson.version,

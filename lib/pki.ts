@@ -152,3 +152,15 @@ export async function signedBy(certPem: string, caPem: string): Promise<boolean>
   const ca = new x509.X509Certificate(caPem);
   return cert.issuer === ca.subject && await cert.verify({ publicKey: ca, signatureOnly: true });
 }
+
+/** Whether `keyPem` is the private key of the certificate `certPem` (false when either cannot be read). */
+export async function keyMatches(certPem: string, keyPem: string): Promise<boolean> {
+  try {
+    const own = await crypto.subtle.exportKey("jwk", await importKey(keyPem));
+    const cert = new x509.X509Certificate(certPem);
+    const pub = await crypto.subtle.exportKey("jwk", await cert.publicKey.export(ALGORITHM, ["verify"]));
+    return own.x !== undefined && own.x === pub.x && own.y === pub.y;
+  } catch {
+    return false;
+  }
+}

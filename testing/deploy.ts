@@ -20,10 +20,20 @@ export const VARIANTS = {
 } as const;
 export type Variant = keyof typeof VARIANTS;
 
-const RBAC_KINDS = new Set(["Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]);
+/** The objects that say what NICO may do: RBAC, and the admission policy on its webhook configurations. */
+const RBAC_KINDS = new Set([
+  "Namespace",
+  "ServiceAccount",
+  "Role",
+  "RoleBinding",
+  "ClusterRole",
+  "ClusterRoleBinding",
+  "ValidatingAdmissionPolicy",
+  "ValidatingAdmissionPolicyBinding",
+]);
 
 /**
- * Applies the namespaces and RBAC objects of `variant` (rendered by
+ * Applies the namespaces, RBAC objects and admission policy of `variant` (rendered by
  * `kubectl kustomize`), after removing the other variant's cluster-wide
  * binding so that the two never add up.
  */

@@ -7,6 +7,9 @@
 
 import { encodeBase64 as base64, isRecord } from "../lib/encoding.ts";
 
+/** Longest `request.uid` answered: the API server sends a UID of 36 characters. */
+export const MAX_UID_LENGTH = 128;
+
 export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
 export const ADMISSION_KIND = "AdmissionReview";
 
@@ -96,6 +99,10 @@ export function parseReview(text: string): AdmissionRequest {
   if (!isRecord(req)) throw new BadReview("request is missing: an AdmissionReview sent to a webhook carries a request");
   if (typeof req.uid !== "string" || req.uid === "") {
     throw new BadReview("request.uid is missing: the API server always sends one");
+  }
+  if (req.uid.length > MAX_UID_LENGTH) {
+    // Echoed in the answer: a long one would make every answer as large as its request.
+    throw new BadReview(`request.uid is longer than ${MAX_UID_LENGTH} characters: the API server sends a UID`);
   }
   if (typeof req.operation !== "string" || !OPERATIONS.has(req.operation)) {
     throw new BadReview(

@@ -19,12 +19,11 @@ import type { Metrics } from "../lib/metrics.ts";
 import { type AdmissionRequest, allow, BadReview, deny, parseReview } from "./admission.ts";
 import type { SecretAccessCheck } from "./authorize.ts";
 import { defaultingPatch } from "./defaults.ts";
-import { MUTATE_PATH, VALIDATE_PATH } from "./paths.ts";
+import { MAX_BODY_BYTES, MUTATE_PATH, VALIDATE_PATH } from "./paths.ts";
+
+export { MAX_BODY_BYTES };
 import { type AdmissionLookup, LookupNotReady } from "./lookup.ts";
 import { needsValidation, type SecretAccess, secretToAuthorize, validateCluster } from "./validate.ts";
-
-/** Largest body accepted: 3 MiB, the API server's own request limit. */
-export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /** Options of {@link webhookApp}. */
 export interface WebhookAppOptions {

@@ -12,12 +12,17 @@
  * @module
  */
 import type { KubeClient } from "../lib/kube/client.ts";
-import { MUTATING_WEBHOOKS, SECRETS, VALIDATING_WEBHOOKS } from "../lib/kube/resources.ts";
+import { MUTATING_WEBHOOKS, type Resource, SECRETS, VALIDATING_WEBHOOKS } from "../lib/kube/resources.ts";
 import { certInfo, createCa, issueCert, type KeyPair, signedBy } from "../lib/pki.ts";
 import { errorMessage, type Logger, silentLogger } from "../lib/runtime/log.ts";
 import { sleep } from "../lib/runtime/sleep.ts";
 import { base64 } from "./admission.ts";
-import { type WebhookConfigOptions, webhookConfigurations } from "./configurations.ts";
+import {
+  caBundlePatch,
+  type WebhookConfigOptions,
+  type WebhookConfiguration,
+  webhookConfigurations,
+} from "./configurations.ts";
 import { secretText, type TlsSecret, WEBHOOK_SECRET } from "./tls.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -95,6 +100,14 @@ async function ensureCa(
   return { ca, bundle: [...splitPem(ca.certPem), ...stillValid], created: true };
 }
 
+/** Writes the CA bundle into a webhook configuration: only the bundle when it exists (see {@link caBundlePatch}). */
+async function register(client: KubeClient, r: Resource, desired: WebhookConfiguration): Promise<void> {
+  const existing = await client.get<WebhookConfiguration>(r, desired.metadata.name);
+  const patch = existing ? caBundlePatch(existing, desired) : "apply";
+  if (patch === "apply") await client.apply(r, desired);
+  else if (patch.length) await client.jsonPatch(r, desired.metadata.name, undefined, patch);
+}
+
 /** Makes sure the Secret holds a valid serving certificate and both configurations trust its CA. */
 export async function reconcileWebhookCertificates(opts: WebhookCertificateOptions): Promise<WebhookCertificateResult> {
   const { client, namespace } = opts;
@@ -166,8 +179,8 @@ export async function reconcileWebhookCertificates(opts: WebhookCertificateOptio
 
   await opts.beforeRegister?.();
   const { validating, mutating } = webhookConfigurations({ ...opts.webhook, caBundlePem });
-  await client.apply(VALIDATING_WEBHOOKS, validating);
-  await client.apply(MUTATING_WEBHOOKS, mutating);
+  await register(client, VALIDATING_WEBHOOKS, validating);
+  await register(client, MUTATING_WEBHOOKS, mutating);
   return { issued, caCreated, notAfter: certInfo(serving.certPem).notAfter, caBundlePem };
 }
 

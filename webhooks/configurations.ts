@@ -118,3 +118,36 @@ export function webhookConfigurations(opts: WebhookConfigOptions): {
     },
   };
 }
+
+/** Where a webhook entry sends its reviews, without the CA bundle. */
+const target = (c: ClientConfig | undefined) => JSON.stringify({ url: c?.url, service: c?.service });
+
+/**
+ * How NICO brings `existing` in line with `desired`: a JSON patch that sets
+ * only the `caBundle` of its webhooks (the one change its ServiceAccount may
+ * make: deploy/ ships a ValidatingAdmissionPolicy that refuses any other),
+ * or `"apply"` when `existing` sends reviews elsewhere or lacks one of the
+ * webhooks (a local run that moved its port; NICO then applies the whole
+ * object with the credentials it has).
+ *
+ * @example
+ * ```ts
+ * import { caBundlePatch, webhookConfigurations } from "./configurations.ts";
+ * const old = webhookConfigurations({ url: "https://127.0.0.1:9443" }).validating;
+ * const next = webhookConfigurations({ url: "https://127.0.0.1:9443", caBundlePem: "CA" }).validating;
+ * caBundlePatch(old, next).length; // 2: a test of the entry's name, then its caBundle
+ * ```
+ */
+export function caBundlePatch(existing: WebhookConfiguration, desired: WebhookConfiguration): unknown[] | "apply" {
+  const ops: unknown[] = [];
+  for (const want of desired.webhooks) {
+    const i = (existing.webhooks ?? []).findIndex((w) => w.name === want.name);
+    const have = existing.webhooks?.[i];
+    if (!have || target(have.clientConfig) !== target(want.clientConfig)) return "apply";
+    const bundle = want.clientConfig.caBundle;
+    if (bundle === undefined || have.clientConfig.caBundle === bundle) continue;
+    ops.push({ op: "test", path: `/webhooks/${i}/name`, value: want.name });
+    ops.push({ op: "add", path: `/webhooks/${i}/clientConfig/caBundle`, value: bundle });
+  }
+  return ops;
+}

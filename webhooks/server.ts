@@ -1,36 +1,49 @@
 /**
  * The webhook's HTTPS server, built to stay up when someone other than the
  * API server talks to it (a fail-closed webhook that dies blocks every
- * cluster write):
+ * cluster write): NICO's one HTTP layer (lib/http/server.ts) with TLS
+ * behind its TCP front and the webhook's limits:
  *
- * - a TLS handshake and the request headers must arrive within
- *   `headerTimeoutMs` of connecting; the next request's headers within
- *   `idleTimeoutMs` of the previous answer (keep-alive);
- * - the body must be complete within `bodyTimeoutMs` of the headers;
- * - at most `maxConnections` connections: past that, the oldest connection
- *   that has not sent a request yet is closed to make room (held-open
- *   connections cannot lock the API server out), and past twice that, new
- *   connections are refused;
- * - at most `maxBodyBytes` per body (413) and `maxInflightBytes` over all
- *   bodies being read or answered (503, the API server retries).
+ * - the TLS handshake and the request head within `headerTimeoutMs` of
+ *   connecting, the next head within `idleTimeoutMs` of the last answer,
+ *   the body within `bodyTimeoutMs` of its head, the answer written within
+ *   `writeTimeoutMs` (a client that does not read is cut off);
+ * - at most `maxConnections` connections before the oldest one that sent
+ *   nothing (then idle, then stalled) is closed to make room;
+ * - at most `maxBodyBytes` per body (413) and `maxInflightBytes` of bodies
+ *   and answers held at once (a small request pushes out large holders,
+ *   else 503 and the API server retries).
  *
  * HTTP/1.1 only: the API server falls back to it when the webhook does not
- * offer HTTP/2. The default listener (listen_deno.ts) reads a body only
- * when it fits under the cap; with `clientCaPem` the listener is
- * `node:https` (listen_node.ts), which can ask for client certificates.
- * A provider's certificate is checked again every `reloadIntervalMs`.
+ * offer HTTP/2. With `clientCaPem` the TLS side is `node:tls`, which can ask
+ * for client certificates. A provider's certificate is checked again every
+ * `reloadIntervalMs`.
  *
  * @module
  */
-import { listenDeno } from "./listen_deno.ts";
-import { listenNode } from "./listen_node.ts";
-import { DEFAULT_LIMITS, type ServerLimits } from "./listener.ts";
+import { type HttpLimits, serveHttp } from "../lib/http/server.ts";
+import { denoTls, nodeTls } from "../lib/http/tls.ts";
 import { certInfo, type KeyPair } from "../lib/pki.ts";
 import { errorMessage, type Logger, silentLogger } from "../lib/runtime/log.ts";
 import { sleep } from "../lib/runtime/sleep.ts";
 import { staticTls, type TlsProvider } from "./tls.ts";
+import { MAX_BODY_BYTES } from "./paths.ts";
 
-export { DEFAULT_LIMITS, type ServerLimits };
+/** The limits of the webhook server; each has a default ({@link DEFAULT_LIMITS}). */
+export type ServerLimits = Partial<HttpLimits>;
+
+/** The webhook's defaults: the API server gives up after 10 s at most and sends bodies of 3 MiB at most. */
+export const DEFAULT_LIMITS: HttpLimits = {
+  headerTimeoutMs: 10_000,
+  bodyTimeoutMs: 10_000,
+  handlerTimeoutMs: 10_000,
+  writeTimeoutMs: 10_000,
+  idleTimeoutMs: 60_000,
+  maxConnections: 512,
+  evictAfterMs: 1_000,
+  maxBodyBytes: MAX_BODY_BYTES,
+  maxInflightBytes: 8 * 1024 * 1024,
+};
 
 /** Options of {@link startWebhookServer}. */
 export interface WebhookServerOptions extends ServerLimits {
@@ -57,7 +70,7 @@ export interface WebhookServer {
   port: number;
   /** Open connections now. */
   connections(): number;
-  /** Whether it listens with a certificate that is valid now (for /readyz). */
+  /** Whether it accepts connections with a certificate that is valid now (for /readyz). */
   ready(): boolean;
   /** Loads the certificate again and switches to it when it changed; answers whether it did. */
   reload(): Promise<boolean>;
@@ -103,20 +116,17 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   const log = opts.log ?? silentLogger;
   const provider = isProvider(opts.tls) ? opts.tls : staticTls(opts.tls);
   const hostname = opts.hostname ?? "0.0.0.0";
-  const limits: Required<ServerLimits> = { ...DEFAULT_LIMITS };
-  for (const k of Object.keys(DEFAULT_LIMITS) as (keyof ServerLimits)[]) {
-    if (opts[k] !== undefined) limits[k] = opts[k];
-  }
   let pair = await firstLoad(provider, log, opts.signal);
-  const args = {
+  const listener = await serveHttp({
+    ...DEFAULT_LIMITS,
+    ...Object.fromEntries(Object.entries(opts).filter(([k, v]) => k in DEFAULT_LIMITS && v !== undefined)),
     fetch: (req: Request) => opts.app.fetch(req),
     hostname,
     port: opts.port ?? 9443,
-    pair,
-    limits,
-    clientCaPem: opts.clientCaPem,
-  };
-  const listener = opts.clientCaPem ? await listenNode(args) : await listenDeno(args);
+    tls: opts.clientCaPem ? nodeTls(pair, opts.clientCaPem) : denoTls(pair),
+    busyMessage: "NICO's webhook is busy reading other requests; try again",
+    onAcceptError: (err) => log.error("webhook accept failed; retrying", { error: errorMessage(err) }),
+  });
   const port = listener.port;
   log.info("webhook listening", { hostname, port, certificate: provider.describe() });
 
@@ -161,6 +171,6 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     return stopping;
   };
   opts.signal?.addEventListener("abort", () => void stop(), { once: true });
-  const ready = () => !stopped && Date.now() < certInfo(pair.certPem).notAfter.getTime();
+  const ready = () => !stopped && listener.healthy() && Date.now() < certInfo(pair.certPem).notAfter.getTime();
   return { hostname, port, connections: () => listener.connections(), ready, reload, stop };
 }

@@ -1,6 +1,6 @@
 /**
  * The Secrets NICO owns for a cluster: the server and agent tokens (created
- * once, never changed), the cluster CA (and its key alone, for older NIO), and the admin
+ * once, never changed), the cluster CA's certificate and, in a Secret of its own, its key, and the admin
  * kubeconfig. Their contents are never logged, nor put in status or events.
  *
  * @module
@@ -14,7 +14,7 @@ import { isAlreadyExists } from "../../lib/kube/errors.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { CLUSTER_LABEL, REGENERATE_IDENTITY_ANNOTATION } from "../../core/labels.ts";
 import { identityLostMessage } from "../../core/identity.ts";
-import { createCa, type KeyPair } from "../../lib/pki.ts";
+import { createCa, keyMatches, type KeyPair } from "../../lib/pki.ts";
 import { JOIN_TOKEN_KEY } from "../../core/desired.ts";
 import { issueKubeconfig, reissueReason } from "../../core/kubeconfig.ts";
 import { ClusterProblem } from "./problem.ts";
@@ -142,48 +142,96 @@ async function ensureToken(
   return r;
 }
 
+/** Reason of the problem a CA key Secret that does not hold the CA's key causes. */
+export const CA_KEY_MISMATCH = "CertificateAuthorityKeyMismatch";
+
+/** Writes `keyPem` into the key Secret: created, or replaced (version-checked) when it holds another. */
+async function putCaKey(client: KubeClient, cluster: KubernetesCluster, existing: Secret | undefined, keyPem: string) {
+  const desired = owned(cluster, caKeySecret(cluster.metadata.name), "Opaque", { "tls.key": keyPem });
+  if (!existing) return void await createOnce(client, desired, undefined);
+  if (unb64(existing.data?.["tls.key"]) === keyPem) return;
+  const resourceVersion = existing.metadata.resourceVersion!;
+  await client.replace(SECRETS, { ...desired, metadata: { ...desired.metadata, resourceVersion } });
+}
+
+/** A new CA: its key is stored first, so a certificate is never published without its key. */
+async function newCa(
+  client: KubeClient,
+  cluster: KubernetesCluster,
+  caS: Secret | undefined,
+  keyS: Secret | undefined,
+): Promise<{ ca: KeyPair; secret: Secret; created: boolean }> {
+  const ca = await createCa({ commonName: `${cluster.metadata.name}-ca`, days: 3650 });
+  await putCaKey(client, cluster, keyS, ca.keyPem);
+  const desired = owned(cluster, caSecret(cluster.metadata.name), "Opaque", { "tls.crt": ca.certPem });
+  if (caS) {
+    // A CA Secret without a usable key: replaced in place (its type stays), version-checked.
+    const data = {
+      ...caS.data,
+      "tls.crt": desired.data!["tls.crt"]!,
+      ...(caS.data?.["tls.key"] ? { "tls.key": "" } : {}),
+    };
+    const secret = await client.replace(SECRETS, { ...caS, data });
+    return { ca, secret, created: true };
+  }
+  const r = await createOnce(client, desired, undefined);
+  return { ca, secret: r.secret, created: r.created };
+}
+
 /**
- * The cluster CA (ten years) and the Secret with its key alone. `<cluster>-ca`
- * holds certificate and key together and is the only source: the key-only
- * Secret (for older NIO, which hands over a Secret's first key) is derived
- * from it and put back in line whenever it differs, so the two never diverge.
+ * The cluster CA (ten years). `<cluster>-ca` holds the certificate,
+ * `<cluster>-ca-key` the private key, and no other Secret holds it. CA
+ * Secrets of older NICO held the key too: it is written to the key Secret
+ * first (that copy wins: it was the source), and only then removed from the
+ * CA Secret (its `tls.key` left empty: a `kubernetes.io/tls` Secret keeps
+ * the entry), so no crash can lose it. On a cluster that was brought up a
+ * missing CA or key is {@link IdentityLostError}, and a key that does not
+ * match the certificate a problem: NICO never makes a new one unasked.
  */
 export async function ensureCa(
   client: KubeClient,
   cluster: KubernetesCluster,
   lookup: CachedSecret,
   policy: IdentityPolicy = { mayCreate: true },
-): Promise<{ ca: KeyPair; created: boolean; keyRestored: boolean }> {
-  const name = caSecret(cluster.metadata.name);
-  let existing = lookup(name);
-  let created = false;
-  if (!existing && !policy.mayCreate) throw new IdentityLostError([name]);
-  if (!existing) {
-    const ca = await createCa({ commonName: `${cluster.metadata.name}-ca`, days: 3650 });
-    const r = await createOnce(
-      client,
-      owned(cluster, name, "kubernetes.io/tls", { "tls.crt": ca.certPem, "tls.key": ca.keyPem }),
-      undefined,
+): Promise<{ ca: KeyPair; created: boolean; keyMoved: boolean }> {
+  const [caName, keyName] = [caSecret(cluster.metadata.name), caKeySecret(cluster.metadata.name)];
+  const caS = lookup(caName);
+  const keyS = lookup(keyName);
+  if (caS) checkOwner(caS, cluster);
+  if (keyS) checkOwner(keyS, cluster);
+  if (!caS && !policy.mayCreate) throw new IdentityLostError([caName]);
+  if (!caS) {
+    const made = await newCa(client, cluster, undefined, keyS);
+    if (made.created) return { ca: made.ca, created: true, keyMoved: false };
+    // Another pass made it first: read what it stored, as it is now.
+    const ns = cluster.metadata.namespace!;
+    const fresh = new Map([caName, keyName].map((n) => [n, client.get<Secret>(SECRETS, n, ns)]));
+    const [c, k] = [await fresh.get(caName), await fresh.get(keyName)];
+    return await ensureCa(client, cluster, (n) => (n === caName ? c : n === keyName ? k : lookup(n)), policy);
+  }
+  const certPem = unb64(caS.data?.["tls.crt"]);
+  if (!certPem) throw new Error(`Secret ${caName} lacks tls.crt`);
+  const legacy = unb64(caS.data?.["tls.key"]) || undefined;
+  const keyPem = legacy ?? unb64(keyS?.data?.["tls.key"]);
+  let keyMoved = false;
+  if (legacy) {
+    await putCaKey(client, cluster, keyS, legacy);
+    await client.replace(SECRETS, { ...caS, data: { ...caS.data, "tls.key": "" } });
+    keyMoved = true;
+  }
+  if (!keyPem || !(await keyMatches(certPem, keyPem))) {
+    if (policy.mayCreate) {
+      const made = await newCa(client, cluster, caS, keyS);
+      return { ca: made.ca, created: true, keyMoved };
+    }
+    if (!keyPem) throw new IdentityLostError([keyName]);
+    throw new ClusterProblem(
+      CA_KEY_MISMATCH,
+      `Secret ${keyName} does not hold the key of the CA in Secret ${caName}; restore it from a backup ` +
+        `(or set ${REGENERATE_IDENTITY_ANNOTATION}=true to make a new CA and reconfigure every node)`,
     );
-    existing = r.secret;
-    created = r.created;
   }
-  checkOwner(existing, cluster);
-  const ca = { certPem: unb64(existing.data?.["tls.crt"]) ?? "", keyPem: unb64(existing.data?.["tls.key"]) ?? "" };
-  if (!ca.certPem || !ca.keyPem) throw new Error(`Secret ${name} lacks tls.crt or tls.key`);
-  const keyOnly = owned(cluster, caKeySecret(cluster.metadata.name), "Opaque", { "tls.key": ca.keyPem });
-  const k = await createOnce(client, keyOnly, lookup(keyOnly.metadata.name));
-  checkOwner(k.secret, cluster);
-  let keyRestored = false;
-  if (!k.created && unb64(k.secret.data?.["tls.key"]) !== ca.keyPem) {
-    // Derived from the CA Secret: a stale or edited copy is put back in line, never the other way round.
-    await client.replace(SECRETS, {
-      ...keyOnly,
-      metadata: { ...keyOnly.metadata, resourceVersion: k.secret.metadata.resourceVersion! },
-    });
-    keyRestored = true;
-  }
-  return { ca, created, keyRestored };
+  return { ca: { certPem, keyPem }, created: false, keyMoved };
 }
 
 /**

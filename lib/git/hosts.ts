@@ -27,9 +27,15 @@ export interface HostPolicy {
 /** The default policy: `*`. */
 export const DEFAULT_HOST_POLICY: HostPolicy = { entries: [ANY_PUBLIC_HOST] };
 
-/** 4 bytes of an IPv4 address or 16 of an IPv6 address, or `undefined` for a host name. */
-export function ipBytes(host: string): number[] | undefined {
+/** `host` without brackets, and without the zone id of an IPv6 address (`fe80::1%eth0` is `fe80::1`). */
+function bare(host: string): string {
   const h = host.replace(/^\[|\]$/g, "");
+  return h.includes(":") ? h.replace(/%.*$/, "") : h;
+}
+
+/** 4 bytes of an IPv4 address or 16 of an IPv6 address (brackets and zone id allowed), or `undefined` for a host name. */
+export function ipBytes(host: string): number[] | undefined {
+  const h = bare(host);
   if (/^\d{1,3}(\.\d{1,3}){3}$/.test(h)) {
     const parts = h.split(".").map(Number);
     return parts.every((p) => p <= 255) ? parts : undefined;
@@ -50,15 +56,24 @@ export function ipBytes(host: string): number[] | undefined {
   return all.flatMap((g) => [g >> 8, g & 0xff]);
 }
 
-/** Canonical host: lowercased, IPv4 in dotted decimal (so `127.1` and `0x7f.0.0.1` become `127.0.0.1`). */
+/**
+ * Canonical host: lowercased, without a trailing dot, IPv4 in dotted decimal
+ * (so `127.1` and `0x7f.0.0.1` become `127.0.0.1`), IPv6 in brackets and
+ * without its zone id. Never throws: what is no host stays as written.
+ */
 export function canonicalHost(host: string): string {
   const h = host.toLowerCase().replace(/\.$/, "");
-  if (h.startsWith("[") || h.includes(":")) {
-    const bytes = ipBytes(h);
-    return bytes ? new URL(`http://[${h.replace(/^\[|\]$/g, "")}]/`).hostname : h;
+  if (h.includes(":")) {
+    try {
+      return new URL(`http://[${bare(h)}]/`).hostname;
+    } catch {
+      return h;
+    }
   }
+  const plain = bare(h);
+  if (!/^[a-z0-9._-]+$/.test(plain)) return h;
   try {
-    return new URL(`http://${h}/`).hostname; // the WHATWG parser normalises numeric IPv4 forms
+    return new URL(`http://${plain}/`).hostname; // the WHATWG parser normalises numeric IPv4 forms
   } catch {
     return h;
   }
@@ -89,19 +104,55 @@ const SPECIAL_V4: [string, number, string][] = [
 const SPECIAL_V6: [string, number, string][] = [
   ["::", 128, "an unspecified address"],
   ["::1", 128, "a loopback address"],
+  ["64:ff9b:1::", 48, "a NAT64 (local-use) address"],
   ["fc00::", 7, "a private (unique local) address"],
   ["fe80::", 10, "a link-local address"],
+  ["fec0::", 10, "a site-local address"],
   ["ff00::", 8, "a multicast address"],
 ];
+
+/** IPv6 ranges that carry an IPv4 address in their last 4 bytes, judged as that address. */
+const EMBEDS_V4: [string, number][] = [
+  ["::ffff:0:0", 96], // IPv4-mapped
+  ["64:ff9b::", 96], // NAT64 (RFC 6052): the gateway connects to the embedded address
+  ["::", 96], // IPv4-compatible (deprecated), after :: and ::1
+];
+
+/**
+ * Names of loopback and other special addresses that a pod's `/etc/hosts`
+ * may carry (the kubelet writes the `ip6-` ones; distributions add the
+ * `localdomain` forms): judged as the addresses they stand for.
+ */
+const HOSTS_FILE_NAMES: Record<string, string> = {
+  "localhost": "a loopback address",
+  "localhost.localdomain": "a loopback address",
+  "localhost4": "a loopback address",
+  "localhost4.localdomain4": "a loopback address",
+  "localhost6": "a loopback address",
+  "localhost6.localdomain6": "a loopback address",
+  "ip6-localhost": "a loopback address",
+  "ip6-loopback": "a loopback address",
+  "ip6-localnet": "a special-purpose address",
+  "ip6-mcastprefix": "a multicast address",
+  "ip6-allnodes": "a multicast address",
+  "ip6-allrouters": "a multicast address",
+  "ip6-allhosts": "a multicast address",
+};
 
 /** Why `host` is not a public host (`"a loopback address"`, …), or `undefined` when it is one. */
 export function specialHost(host: string): string | undefined {
   const h = canonicalHost(host);
-  if (h === "localhost" || h.endsWith(".localhost")) return "a loopback address";
+  if (Object.hasOwn(HOSTS_FILE_NAMES, h)) return HOSTS_FILE_NAMES[h];
+  if (h.endsWith(".localhost")) return "a loopback address";
   const bytes = ipBytes(h);
   if (!bytes) return undefined;
-  if (bytes.length === 16 && inRange(bytes, ipBytes("::ffff:0:0")!, 96)) {
-    return specialHost(bytes.slice(12).join("."));
+  if (bytes.length === 16) {
+    if (bytes.every((b, i) => b === 0 || (i === 15 && b === 1))) {
+      return bytes[15] ? "a loopback address" : "an unspecified address";
+    }
+    for (const [base, bits] of EMBEDS_V4) {
+      if (inRange(bytes, ipBytes(base)!, bits)) return specialHost(bytes.slice(12).join("."));
+    }
   }
   for (const [base, bits, what] of bytes.length === 4 ? SPECIAL_V4 : SPECIAL_V6) {
     if (inRange(bytes, ipBytes(base)!, bits)) return what;
@@ -137,11 +188,18 @@ export function parseHostPolicy(list: string | readonly string[] | undefined): H
   return { entries: entries.length ? entries : [ANY_PUBLIC_HOST] };
 }
 
+/** Whether `host` is written as a host can be: a DNS name, an IPv4 address in any numeric form, or an IPv6 address. */
+export function isHostSyntax(host: string): boolean {
+  const h = canonicalHost(host).replace(/^\[|\]$/g, "");
+  return ipBytes(h) !== undefined || /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/.test(h);
+}
+
 /** How `host` is allowed: by `*` (public hosts) or by a listed entry; `undefined` when it is not. */
 export function hostAllowance(host: string, policy: HostPolicy): "public" | "listed" | undefined {
   const h = canonicalHost(host);
   const plain = h.replace(/^\[|\]$/g, "");
   const bytes = ipBytes(plain);
+  if (!isHostSyntax(plain)) return undefined;
   for (const e of policy.entries) {
     if (e === ANY_PUBLIC_HOST) continue;
     if (e.includes("/")) {
@@ -163,6 +221,7 @@ export function hostProblem(host: string, policy: HostPolicy): string | undefine
   if (hostAllowance(host, policy)) return undefined;
   const special = specialHost(host);
   const shown = canonicalHost(host);
+  if (!isHostSyntax(host)) return `host ${JSON.stringify(host)} is not a host name or address`;
   if (special && policy.entries.includes(ANY_PUBLIC_HOST)) {
     return `host ${shown} is ${special}, which NICO refuses unless the operator lists it in --git-allowed-hosts`;
   }

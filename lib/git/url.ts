@@ -94,11 +94,34 @@ export function parseRemoteUrl(url: string): RemoteUrl {
 
 const SCHEMES = new Set(["https:", "http:", "git:", "ssh:", "git+ssh:", "ssh+git:"]);
 
+/**
+ * User, host and port of an scp-like `[user@]host:path`, read as git reads
+ * it: a bracketed host is an IPv6 address (`[::1]`, zone id allowed) or a
+ * host and a port (`[127.0.0.9:18999]` is host 127.0.0.9, port 18999).
+ *
+ * @example
+ * ```ts
+ * import { scpParts } from "./url.ts";
+ * scpParts("git@[127.0.0.9:18999]:x"); // { user: "git", host: "127.0.0.9", port: "18999" }
+ * scpParts("git@[::1]:x"); // { user: "git", host: "::1" }
+ * ```
+ */
+export function scpParts(url: string): { user: string; host: string; port?: string } | undefined {
+  const m = /^(?:([^@/:]+)@)?(\[[^\]/]*\]|[^/:[\]]+):(?!\/\/)/.exec(url);
+  if (!m) return undefined;
+  const user = m[1] ?? "";
+  const host = m[2]!;
+  if (!host.startsWith("[")) return { user, host };
+  const inner = host.slice(1, -1);
+  const hostPort = /^([^:]*):(\d*)$/.exec(inner);
+  return hostPort ? { user, host: hostPort[1]!, port: hostPort[2]! } : { user, host: inner };
+}
+
 /** Host and userinfo of a URL-form or scp-like `gitRepo`, or `undefined` when it is neither. */
 function split(url: string): { scheme: string; host: string; user: string; password: string } | undefined {
   if (!url.includes("://")) {
-    const m = /^(?:([^@/:]+)@)?(\[[^\]]+\]|[^/:]+):(?!\/\/)/.exec(url);
-    return m ? { scheme: "ssh:", host: m[2]!, user: m[1] ?? "", password: "" } : undefined;
+    const p = scpParts(url);
+    return p ? { scheme: "ssh:", host: p.host, user: p.user, password: "" } : undefined;
   }
   try {
     const u = new URL(url);

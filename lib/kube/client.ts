@@ -9,20 +9,12 @@ import { type KubeConfig, loadKubeConfig, type LoadOptions } from "./kubeconfig.
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
 import { transportOf, transports } from "./transport.ts";
 import { either, toApiError, watchEvents } from "./stream.ts";
+import { retryAfterMs, TokenBucket } from "./throttle.ts";
+import { sleep } from "../runtime/sleep.ts";
 export { type KubeConfig, loadKubeConfig } from "./kubeconfig.ts";
 
-export type {
-  CallOptions,
-  ClientOptions,
-  HttpMethod,
-  KubeObject,
-  ListOptions,
-  ListResult,
-  WatchEvent,
-  WatchEventType,
-  WatchOptions,
-  WriteOptions,
-} from "./types.ts";
+export type * from "./types.ts";
+export { TokenBucket } from "./throttle.ts";
 import type {
   CallOptions,
   ClientOptions,
@@ -30,6 +22,7 @@ import type {
   KubeObject,
   ListOptions,
   ListResult,
+  ThrottleInfo,
   WatchEvent,
   WatchOptions,
   WriteOptions,
@@ -54,6 +47,9 @@ export class KubeClient {
   readonly #timeoutMs: number;
   readonly #signal: AbortSignal | undefined;
   readonly #mayWrite: (() => boolean) | undefined;
+  readonly #bucket: TokenBucket | undefined;
+  readonly #retries429: number;
+  readonly #onThrottle: ClientOptions["onThrottle"];
 
   constructor(kc: KubeConfig, options: ClientOptions = {}) {
     this.#kc = kc;
@@ -63,6 +59,10 @@ export class KubeClient {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#mayWrite = options.mayWrite;
     this.#signal = options.signal;
+    const limit = options.rateLimit;
+    this.#bucket = limit instanceof TokenBucket ? limit : limit ? new TokenBucket(limit.qps, limit.burst) : undefined;
+    this.#retries429 = options.retries429 ?? 5;
+    this.#onThrottle = options.onThrottle;
   }
 
   /** Whether this client's own signal (see {@link ClientOptions.signal}) has aborted. */
@@ -75,19 +75,38 @@ export class KubeClient {
     return new KubeClient(loadKubeConfig({ ...options, path }), options);
   }
 
-  /** A copy that writes under another field manager or user agent, whose requests `signal` also aborts, or behind a write gate. */
+  /**
+   * A copy that writes under another field manager or user agent, whose
+   * requests `signal` also aborts, or behind a write gate. Gates add up: a
+   * copy never writes where this client would not (a leader's fence holds
+   * for every client derived from it).
+   */
   with(options: ClientOptions): KubeClient {
-    const mayWrite = options.mayWrite ?? this.#mayWrite;
+    const [mine, theirs] = [this.#mayWrite, options.mayWrite];
+    const mayWrite = mine && theirs ? () => mine() && theirs() : mine ?? theirs;
     return new KubeClient(this.#kc, {
       fieldManager: options.fieldManager ?? this.fieldManager,
       userAgent: options.userAgent ?? this.#userAgent,
       timeoutMs: options.timeoutMs ?? this.#timeoutMs,
       signal: either(this.#signal, options.signal),
       ...(mayWrite ? { mayWrite } : {}),
+      ...(options.rateLimit ?? this.#bucket ? { rateLimit: options.rateLimit ?? this.#bucket! } : {}),
+      retries429: options.retries429 ?? this.#retries429,
+      onThrottle: options.onThrottle ?? this.#onThrottle,
     });
   }
 
-  async #send(method: HttpMethod, path: string, opts: RequestOptions, retried = false): Promise<Response> {
+  /** Waits `ms` for `source`, telling `onThrottle`; throws if the request's signal aborts meanwhile. */
+  async #wait(source: ThrottleInfo["source"], method: HttpMethod, path: string, ms: number, signal?: AbortSignal) {
+    if (ms <= 0) return;
+    this.#onThrottle?.({ source, method, path, waitMs: ms });
+    const all = either(this.#signal, signal);
+    await sleep(ms, all);
+    all?.throwIfAborted();
+  }
+
+  async #send(method: HttpMethod, path: string, opts: RequestOptions, retried = false, tries = 0): Promise<Response> {
+    if (this.#bucket) await this.#wait("client", method, path, this.#bucket.reserve(), opts.signal);
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) {
       if (v !== undefined) url.searchParams.set(k, String(v));
@@ -112,7 +131,16 @@ export class KubeClient {
     if (response.status === 401 && !retried && this.#kc.credentials.invalidate()) {
       // Expired or rotated credentials: fetch fresh ones once, then give up.
       await response.body?.cancel();
-      return await this.#send(method, path, opts, true);
+      return await this.#send(method, path, opts, true, tries);
+    }
+    if (response.status === 429 && tries < this.#retries429 && response.headers.has("retry-after")) {
+      // Throttled (API Priority and Fairness, max-in-flight) before anything was done: wait as asked, then again.
+      // A 429 without Retry-After is an answer, not throttling (an eviction a PodDisruptionBudget refuses).
+      await response.body?.cancel();
+      // At least as long as asked, plus up to a second, so a burst that was refused together does not return together.
+      const ms = retryAfterMs(response.headers.get("retry-after")) + Math.random() * 1_000;
+      await this.#wait("server", method, path, Math.round(ms), opts.signal);
+      return await this.#send(method, path, opts, retried, tries + 1);
     }
     if (response.status >= 400) {
       const text = await response.text();

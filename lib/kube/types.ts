@@ -5,6 +5,7 @@
  * @module
  */
 import type { ObjectMeta } from "./meta.ts";
+import type { TokenBucket } from "./throttle.ts";
 
 /** HTTP methods the client sends. */
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -45,6 +46,28 @@ export interface ClientOptions {
    * {@link WriteRefusedError} before anything is sent (fencing of a deposed leader).
    */
   mayWrite?: () => boolean;
+  /**
+   * A client-side rate limit, shared by this client and every client made
+   * from it with `with()` (pass a {@link TokenBucket} to share one wider);
+   * default none.
+   */
+  rateLimit?: { qps: number; burst: number } | TokenBucket;
+  /**
+   * Times a request answered `429` with a `Retry-After` (throttled by the API
+   * server) is sent again after that wait (default 5); a `429` without one (an
+   * eviction a PodDisruptionBudget refuses) is thrown at once.
+   */
+  retries429?: number;
+  /** Told whenever a request waits: for the client's rate limit, or for a `429`'s `Retry-After`. */
+  onThrottle?: ((info: ThrottleInfo) => void) | undefined;
+}
+
+/** A wait before a request: the client's own rate limit, or the API server's `429`. */
+export interface ThrottleInfo {
+  source: "client" | "server";
+  method: HttpMethod;
+  path: string;
+  waitMs: number;
 }
 
 /** What every verb accepts: a signal that aborts the request (shutdown, a cancelled reconcile). */

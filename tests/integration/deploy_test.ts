@@ -35,6 +35,8 @@ Deno.test("deploy/ applies cleanly with a server-side dry run", async () => {
       "clusterrole.rbac.authorization.k8s.io/nico",
       "service/nico-webhook",
       "validatingwebhookconfiguration.admissionregistration.k8s.io/nico",
+      "validatingadmissionpolicy.admissionregistration.k8s.io/nico-webhook-configurations",
+      "validatingadmissionpolicybinding.admissionregistration.k8s.io/nico-webhook-configurations",
     ]
   ) {
     assert.match(out.stdout, new RegExp(`${kind.replaceAll(".", "\\.")} serverside-applied \\(server dry run\\)`));

@@ -181,6 +181,17 @@ Deno.test("a bad value is refused with the value's name", async () => {
   assert.match(twoLeaders.stderr, /leaderElection\.enabled=false needs replicas: 1/);
 });
 
+Deno.test("the webhook-configuration policy names the ServiceAccount of the release's namespace", async () => {
+  const objs = await render(["--namespace", "ops"]);
+  const policy = objs.find((o) => o.kind === "ValidatingAdmissionPolicy") as Obj & {
+    spec: { matchConditions: { expression: string }[] };
+  };
+  assert.deepEqual(policy.spec.matchConditions.map((c) => c.expression), [
+    'request.userInfo.username == "system:serviceaccount:ops:nico"',
+  ]);
+  assert.ok(objs.some((o) => o.kind === "ValidatingAdmissionPolicyBinding"), "the policy has its binding");
+});
+
 Deno.test("the chart and kustomize grant the same RBAC", async () => {
   const cp = await env.get();
   const kz = await cp.kubectl(["kustomize", `${ROOT}deploy/`]);

@@ -1,7 +1,8 @@
 /**
  * The cluster's identity on the real API server: once a cluster is up, a
  * deleted CA or join token is a condition the user sees, never a silent
- * re-key; the key-only Secret always follows the CA Secret; a deliberate
+ * re-key; the CA's key lives in the key Secret alone (an older CA Secret
+ * that held it too is migrated without ever losing it); a deliberate
  * re-key goes through an annotation.
  */
 import assert from "node:assert/strict";
@@ -20,6 +21,18 @@ import { createMachines, settled, startNico } from "../../testing/nico.ts";
 
 const env = sharedControlPlane();
 type Ev = KubeObject & { reason?: string; type?: string; note?: string };
+
+/** NICO and the simulated NIO again on the namespace of `e` (after `e.stop()`). */
+function upAgain(e: { cp: Awaited<ReturnType<typeof env.get>>; ns: string }) {
+  const nio = startSimNio(e.cp.client, { namespace: e.ns, applyDelayMs: 100 });
+  const nico = startNico(e.cp.client, { namespace: e.ns });
+  return {
+    async stop() {
+      await nico.stop();
+      await nio.stop();
+    },
+  };
+}
 
 async function upCluster(prefix: string) {
   const cp = await env.get();
@@ -55,7 +68,8 @@ async function upCluster(prefix: string) {
 Deno.test("deleting the CA of a running cluster stops it with IdentityLost; nothing is re-keyed until asked", async () => {
   const e = await upCluster("ca");
   try {
-    const oldKey = (await e.secret(caSecret("c")))!.data!["tls.key"];
+    const oldKey = (await e.secret(caKeySecret("c")))!.data!["tls.key"];
+    const oldCert = (await e.secret(caSecret("c")))!.data!["tls.crt"];
     const before = await e.specs();
     await e.cp.client.delete(SECRETS, caSecret("c"), e.ns);
     const lost = await eventually("IdentityLost", async () => {
@@ -75,10 +89,8 @@ Deno.test("deleting the CA of a running cluster stops it with IdentityLost; noth
       metadata: { annotations: { [REGENERATE_IDENTITY_ANNOTATION]: "true" } },
     });
     const fresh = await eventually("a new CA", () => e.secret(caSecret("c")));
-    assert.notEqual(fresh.data!["tls.key"], oldKey);
-    await eventually("the key-only Secret follows the new CA", async () => {
-      return (await e.secret(caKeySecret("c")))?.data?.["tls.key"] === fresh.data!["tls.key"];
-    });
+    assert.notEqual(fresh.data!["tls.crt"], oldCert);
+    assert.notEqual((await e.secret(caKeySecret("c")))?.data?.["tls.key"], oldKey, "the key Secret holds the new key");
     await eventually("the annotation is removed", async () => {
       return (await e.get())?.metadata.annotations?.[REGENERATE_IDENTITY_ANNOTATION] === undefined;
     });
@@ -104,16 +116,71 @@ Deno.test("deleting the join token of a running cluster stops it with IdentityLo
   }
 });
 
-Deno.test("the CA key Secret cannot diverge from the CA: deleted or edited, it is put back from the CA", async () => {
+Deno.test("the CA key lives in c-ca-key alone: deleted it is IdentityLost, edited a mismatch; never a new CA", async () => {
   const e = await upCluster("cakey");
   try {
-    const key = (await e.secret(caSecret("c")))!.data!["tls.key"];
-    await e.cp.client.delete(SECRETS, caKeySecret("c"), e.ns);
-    await eventually("recreated", async () => (await e.secret(caKeySecret("c")))?.data?.["tls.key"] === key);
+    const cert = (await e.secret(caSecret("c")))!.data!["tls.crt"];
+    const keyOnly = (await e.secret(caKeySecret("c")))!;
+    assert.deepEqual(Object.keys((await e.secret(caSecret("c")))!.data!), ["tls.crt"], "the CA Secret holds no key");
+    const ready = async () => (await e.get())?.status?.conditions?.find((x) => x.type === "Ready");
     await e.cp.client.mergePatch(SECRETS, caKeySecret("c"), e.ns, { data: { "tls.key": btoa("tampered") } });
-    await eventually("restored", async () => (await e.secret(caKeySecret("c")))?.data?.["tls.key"] === key);
-    assert.equal((await e.get())!.status!.phase, "Ready");
+    const mismatch = await eventually("a mismatch", async () => {
+      const r = await ready();
+      return r?.reason === "CertificateAuthorityKeyMismatch" ? r : undefined;
+    });
+    assert.match(mismatch.message, /Secret c-ca-key does not hold the key of the CA in Secret c-ca; restore it/);
+    await e.cp.client.delete(SECRETS, caKeySecret("c"), e.ns);
+    const lost = await eventually("IdentityLost", async () => {
+      const r = await ready();
+      return r?.reason === "IdentityLost" ? r : undefined;
+    });
+    assert.match(lost.message, /Secret c-ca-key of a running cluster is missing/);
+    assert.equal((await e.secret(caSecret("c")))!.data!["tls.crt"], cert, "the CA was not replaced");
+    assert.equal(await e.secret(caKeySecret("c")), undefined, "no key was made up");
+    // Restored from a backup: Ready again, with the same CA.
+    const { labels, ownerReferences } = keyOnly.metadata;
+    await e.cp.client.create(SECRETS, {
+      metadata: { name: caKeySecret("c"), namespace: e.ns, labels, ownerReferences },
+      type: "Opaque",
+      data: keyOnly.data,
+    } as Secret);
+    await eventually(
+      "Ready again",
+      async () => (await ready())?.reason !== "IdentityLost" && (await e.get())?.status?.phase === "Ready",
+    );
+    assert.equal((await e.secret(caSecret("c")))!.data!["tls.crt"], cert);
   } finally {
     await e.stop();
   }
 });
+
+for (const keySecret of ["kept", "missing"] as const) {
+  Deno.test(`an older NICO's CA Secret holding the key too (key Secret ${keySecret}) is migrated, the CA kept`, async () => {
+    const e = await upCluster(`migrate-${keySecret}`);
+    const ca = (await e.secret(caSecret("c")))!;
+    const key = (await e.secret(caKeySecret("c")))!.data!["tls.key"]!;
+    const before = await e.specs();
+    await e.stop(); // as an older NICO left it: a kubernetes.io/tls Secret with the certificate and the key
+    await e.cp.client.delete(SECRETS, caSecret("c"), e.ns);
+    if (keySecret === "missing") await e.cp.client.delete(SECRETS, caKeySecret("c"), e.ns);
+    const { labels, ownerReferences } = ca.metadata;
+    await e.cp.client.create(SECRETS, {
+      metadata: { name: caSecret("c"), namespace: e.ns, labels, ownerReferences },
+      type: "kubernetes.io/tls",
+      data: { "tls.crt": ca.data!["tls.crt"]!, "tls.key": key },
+    } as Secret);
+    const again = upAgain(e);
+    try {
+      await eventually(
+        "the key left the CA Secret",
+        async () => (await e.secret(caSecret("c")))?.data?.["tls.key"] === "",
+      );
+      assert.equal((await e.secret(caSecret("c")))!.data!["tls.crt"], ca.data!["tls.crt"], "the same CA");
+      assert.equal((await e.secret(caKeySecret("c")))?.data?.["tls.key"], key, "the key is in c-ca-key");
+      await eventually("Ready", async () => (await e.get())?.status?.phase === "Ready");
+      assert.deepEqual(await e.specs(), before, "no node was reconfigured");
+    } finally {
+      await again.stop();
+    }
+  });
+}

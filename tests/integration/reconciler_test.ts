@@ -128,6 +128,7 @@ Deno.test("a cluster is provisioned: claims, configurations with the right files
     assert.match(certInfo(clientCert).subject, /O=system:masters/);
     const keyOnly = await e.client.get<any>(SECRETS, "prod-ca-key", e.ns);
     assert.deepEqual(Object.keys(keyOnly.data), ["tls.key"]);
+    assert.deepEqual(Object.keys(ca.data), ["tls.crt"], "the CA's key lives in prod-ca-key alone");
   } finally {
     await e.stop();
   }

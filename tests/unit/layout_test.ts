@@ -75,7 +75,8 @@ Deno.test(`source files stay under ${MAX_LINES} lines (or are listed, with a rea
 });
 
 Deno.test("tests/unit/ needs no control plane, Nix or git, tests/integration/ does, and no test lives elsewhere", async () => {
-  const needsCluster = /sharedControlPlane|startControlPlane|envtest|nix-instantiate|serveGitDaemon/;
+  // Also integration: tests that hold a thousand sockets or exhaust file descriptors in a child process.
+  const needsCluster = /sharedControlPlane|startControlPlane|envtest|nix-instantiate|serveGitDaemon|ulimit -n/;
   const wrong: string[] = [];
   for (const f of (await sourceFiles()).filter((f) => /^tests\/.*_test\.ts$/.test(f))) {
     const heavy = needsCluster.test(await Deno.readTextFile(new URL(f, ROOT)));
@@ -100,6 +101,11 @@ const FIXED_SLEEP =
 
 /** Where a fixed sleep cannot be avoided, how many, and why. Each such line also says so in a comment. */
 const SLEEPS_ALLOWED: Record<string, { count: number; why: string }> = {
+  "tests/integration/http_attack_test.ts": {
+    count: 2,
+    why: "pacing: an attack lasts a while, and admissions are tried at intervals during it",
+  },
+  "tests/unit/http_fuzz_test.ts": { count: 1, why: "pacing: a client that trickles its bytes is the case under test" },
   "tests/unit/webhook_abuse_test.ts": {
     count: 3,
     why: "the webhook server's connection-age rule and body reservations run on its own clock and show no state",

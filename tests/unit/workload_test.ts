@@ -16,6 +16,33 @@ Deno.test("loopback addresses are recognised; nothing else is", () => {
   }
 });
 
+Deno.test("the loopback guard is anchored: a name that starts like a loopback address is a name", () => {
+  for (
+    const h of [
+      "127.0.0.1.evil.example",
+      "127.0.0.1.nip.io",
+      "x127.0.0.1",
+      "127.0.0.1:6443",
+      "127.0.0.1 ",
+      "127.0.0.1\n",
+      "[::1].evil",
+      "::1.evil.example",
+      "0:0:0:0:0:0:0:1:80",
+      "127.0.0.256",
+      "::ffff:8.8.8.8",
+    ]
+  ) {
+    assert.ok(!isLoopbackHost(h), JSON.stringify(h));
+  }
+  for (const h of ["[::ffff:7f00:5]", "::ffff:7f00:1", "0:0:0:0:0:0:0:1", "[0::1]"]) assert.ok(isLoopbackHost(h), h);
+  assert.match(refusedTarget("https://127.0.0.1.evil.example:6443", "loopback")!, /only loopback/);
+  assert.match(
+    refusedTarget("https://127.0.0.1@evil.example:6443", "loopback")!,
+    /refusing to connect to evil\.example/,
+  );
+  assert.equal(refusedTarget("https://[::ffff:127.0.0.5]:6443", "loopback"), undefined, "as the URL parser writes it");
+});
+
 Deno.test("under the loopback policy only loopback servers may be reached; https is always required", () => {
   assert.equal(refusedTarget("https://127.0.0.5:6443", "loopback"), undefined);
   assert.equal(refusedTarget("https://[::1]:6443", "loopback"), undefined);

@@ -33,7 +33,7 @@ export async function reconcileSecrets(s: ClusterScope): Promise<void> {
   // configuration carries it, the nodes trust it and it is identity like the others.
   const agentInUse = s.ours.some((c) => c.spec.additionalFiles.some((f) => f.path === AGENT_TOKEN_FILE));
   // The three are independent: sent side by side (each settles before an error is thrown).
-  const [token, agent, { ca, created, keyRestored }] = await allSettledOrThrow([
+  const [token, agent, { ca, created, keyMoved }] = await allSettledOrThrow([
     ensureJoinToken(client, s.cluster, lookup, policy),
     ensureAgentToken(client, s.cluster, lookup, { mayCreate: policy.mayCreate || !agentInUse }),
     ensureCa(client, s.cluster, lookup, policy),
@@ -41,13 +41,8 @@ export async function reconcileSecrets(s: ClusterScope): Promise<void> {
   if (token.created) s.log.info("created the join token", { secret: token.secret.metadata.name });
   if (agent.created) s.log.info("created the agent token", { secret: agentTokenSecret(s.name) });
   if (created) s.log.info("created the cluster CA", {});
-  if (keyRestored) {
-    await recorder.event(
-      s.cluster,
-      "Warning",
-      "CertificateAuthorityKeyRestored",
-      `Secret ${caKeySecret(s.name)} did not hold the key of Secret ${caSecret(s.name)}; restored it from there`,
-    );
+  if (keyMoved) {
+    s.log.info("moved the CA key out of the CA Secret", { kept: caKeySecret(s.name), cleared: caSecret(s.name) });
   }
   if (rekey) {
     if (token.created || (agent.created && agentInUse) || created) {

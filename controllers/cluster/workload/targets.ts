@@ -23,12 +23,24 @@ export function targetPolicy(explicit?: TargetPolicy): TargetPolicy {
   }
 }
 
-/** Whether `host` (an IP literal, IPv6 with or without brackets) is a loopback address. */
+/**
+ * Whether `host` is a loopback address literal: IPv4 127.0.0.0/8 in dotted
+ * decimal, or IPv6 `::1` or an IPv4-mapped `::ffff:127.x.y.z` (also as the
+ * URL parser writes it, `::ffff:7f00:1`), brackets allowed. The whole string
+ * must be the address: `127.0.0.1.evil.example` is a host name.
+ */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  const h = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
   const v4 = /^(?:::ffff:)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
-  if (v4) return v4.slice(1).every((o) => Number(o) <= 255) && v4[1] === "127";
-  return h === "::1" || h === "0:0:0:0:0:0:0:1";
+  if (v4) return v4.slice(1).every((o) => Number(o) <= 255) && Number(v4[1]) === 127;
+  if (!/^[0-9a-f:]+$/.test(h) || !h.includes(":")) return false;
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${h}]/`).hostname;
+  } catch {
+    return false;
+  }
+  return canonical === "[::1]" || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(canonical);
 }
 
 /** Why NICO may not connect to `server` under `policy`, or `undefined` when it may. */
