@@ -269,7 +269,8 @@ function planPass(i: RolloutInput): RolloutPlan {
   const cpLeaving = i.departing.find((d) => d.plane === "controlPlane" && d.deleting);
   const nextCp = cp.find((n) => !n.exists) ?? cp.find((n) => !n.upToDate);
   if (nextCp) {
-    if (cpBusy && !cpBusy.upToDate) {
+    const cpDown = cp.filter((n) => n.exists && !n.available).length;
+    if (cpBusy && !cpBusy.upToDate && cpDown === 1 && cpBusy.plane === "controlPlane" && !cpLeaving) {
       // The one control-plane node that is down is outdated: re-render it, touching nothing else.
       act(cpBusy);
     } else if (cpBusy) {

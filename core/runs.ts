@@ -113,8 +113,8 @@ export type RunVerdict =
   | { state: "waiting"; detail: string };
 
 /**
- * Judges a node by its runs since `changedAt`: the latest run decides, except
- * that a run in progress does not undo an earlier success.
+ * Judges a node by its runs since `changedAt`: applied once one of them
+ * completed; otherwise the latest decides (failed from its first failed Pod).
  *
  * @example
  * ```ts
@@ -130,12 +130,12 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
   const mine = runs.filter((r) => ranAfter(r, changedAt));
   const latest = mine.at(-1);
   if (!latest) return { state: "waiting", detail: "no run of this configuration has started yet" };
-  // When the spec was first applied: later scheduled runs of it change nothing on the host.
-  const first = mine.find((r) => r.complete)?.completedAt;
-  if (latest.complete) return { state: "applied", job: latest.job, at: first };
+  // Applied once a run of it completed: a later scheduled run of the same spec that fails (the host was away, a
+  // transient error) leaves the host on it, and is NIO's to retry.
+  const first = mine.find((r) => r.complete);
+  if (first) return { state: "applied", job: first.job, at: first.completedAt };
   if (latest.failedAttempts > 0) {
     const attempt = latest.failedAttempts;
-    const retrying = !latest.gaveUp;
     const why = latest.lastFailure ? `: ${latest.lastFailure}` : "";
     const next = latest.gaveUp
       ? `; Kubernetes gave up after ${attempt} attempt(s)`
@@ -144,12 +144,10 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
       state: "failed",
       job: latest.job,
       attempt,
-      retrying,
+      retrying: !latest.gaveUp,
       detail: `the switch failed on attempt ${attempt} of run ${latest.job}${why}${next}`,
     };
   }
-  const earlier = mine.slice(0, -1).reverse().find((r) => r.complete);
-  if (earlier) return { state: "applied", job: earlier.job, at: first };
   return {
     state: "running",
     job: latest.job,

@@ -53,8 +53,8 @@ export class WorkloadConnection {
   readonly #pods = new Map<string, { informer: Informer<KubePod>; usedAt: number }>();
   #api: WorkloadView["api"];
   #lastGood: Date | undefined;
-  /** The Node informer's list count when the API last went away: its cache is stale until it listed again. */
-  #listsAtOutage: number | undefined;
+  /** The Node informer's list and error counts when the API last went away (see {@link view}). */
+  #atOutage: { lists: number; errors: number } | undefined;
   #loop: Promise<void> | undefined;
 
   constructor(o: ConnectionOptions) {
@@ -108,7 +108,10 @@ export class WorkloadConnection {
     const now = this.#o.now();
     if (state === "Available") this.#lastGood = now;
     const changed = state !== this.#api.state;
-    if (changed && state === "Unavailable") this.#listsAtOutage = this.#nodes.stats().lists;
+    if (changed && state === "Unavailable") {
+      const { lists, errors } = this.#nodes.stats();
+      this.#atOutage = { lists, errors };
+    }
     this.#api = { state, message, since: changed ? now : this.#api.since, checkedAt: now };
     if (changed) {
       this.#o.log.info("workload API availability changed", { state, message });
@@ -119,11 +122,15 @@ export class WorkloadConnection {
 
   /** The current view; never waits on the network. */
   view(): WorkloadView {
-    // Nodes as cached before an outage are not what the API says now: unknown until listed again.
-    if (this.#listsAtOutage !== undefined && this.#nodes.stats().lists > this.#listsAtOutage) {
-      this.#listsAtOutage = undefined;
+    // Nodes as cached before an outage are not what the API says now once the watch broke during it: unknown until
+    // listed again. A watch that never broke kept the cache current.
+    const stats = this.#nodes.stats();
+    const at = this.#atOutage;
+    if (at && (stats.lists > at.lists || (this.#api.state === "Available" && stats.errors === at.errors))) {
+      this.#atOutage = undefined;
     }
-    const synced = this.#nodes.hasSynced() && (this.#api.state !== "Available" || this.#listsAtOutage === undefined);
+    const stale = this.#atOutage !== undefined && stats.errors > this.#atOutage.errors;
+    const synced = this.#nodes.hasSynced() && (this.#api.state !== "Available" || !stale);
     return {
       api: { ...this.#api },
       nodes: synced
