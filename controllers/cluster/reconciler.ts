@@ -223,6 +223,7 @@ export class ClusterReconciler {
       kubeconfigSecret: out.kubeconfig ??
         (s.cache.secret(kubeconfigSecret(s.name)) ? kubeconfigSecret(s.name) : undefined),
       blocked: out.blocked,
+      unresolved: out.unresolved,
       revision: out.revision,
       extra: [
         ...out.extra,

@@ -60,6 +60,8 @@ export interface PassOutcome {
   /** The commit nodes are pinned to, and its condition. */
   revision?: string | undefined;
   extra: ConditionInput[];
+  /** The spec's repository and ref have no commit yet: still resolving, or failing to (nodes may stay on another). */
+  unresolved?: { reason: "ResolvingRef" | "RefResolutionFailed"; message: string } | undefined;
   /** Why nodes could not be rendered (no gitRepo, no control plane, …). */
   blocked?: { reason: string; message: string } | undefined;
   endpoint?: string | undefined;

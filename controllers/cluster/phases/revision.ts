@@ -51,6 +51,9 @@ export function pinRevision(s: ClusterScope, gitRepo: string): void {
       message: `resolving ${ref} of ${redactUrl(gitRepo)}${where}`,
     };
   s.out.extra.push(condition);
+  if (!rev.commit) {
+    s.out.unresolved = { reason: rev.error ? "RefResolutionFailed" : "ResolvingRef", message: condition.message };
+  }
   if (held) {
     s.out.revision = held.revision;
     if (held.gitRepo !== gitRepo) s.out.pinnedRepo = held.gitRepo;
