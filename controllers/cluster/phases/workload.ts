@@ -15,9 +15,13 @@ import type { RolloutPlan } from "../../../core/rollout.ts";
 import type { DrainSettings } from "../../../core/workload.ts";
 import { deleteNode, drainNode, uncordon } from "../workload/drain.ts";
 import { secretValue } from "../secrets.ts";
+import { WarningLimiter } from "../problem.ts";
 import type { ClusterScope } from "../scope.ts";
 
 const clusterKey = (s: ClusterScope) => keyOf(s.namespace, s.name);
+
+/** What each drain waits for, as last told in a `DrainWaiting` Event: told again when it changes (or every 10 min). */
+const drainNotes = new WarningLimiter();
 
 /** Records in `s.out.workload` what is known about the workload cluster; opens its connection lazily. */
 export function observeWorkload(s: ClusterScope): void {
@@ -60,13 +64,28 @@ export async function drainBeforeChange(s: ClusterScope, plan: RolloutPlan, exis
     if (w.nodes.get(machine)?.ready !== "True") continue; // nothing can be evicted gracefully from it
     let state: string;
     let message: string;
+    const noteKey = `${clusterKey(s)}/${machine}`;
     try {
-      ({ state, message } = await drainNode(conn, machine, settings, s.now));
+      let cordoned: boolean | undefined;
+      ({ state, message, cordoned } = await drainNode(conn, machine, settings, s.now));
+      if (cordoned) {
+        const why = plan.remove.includes(machine) ? "it leaves the cluster" : "its configuration changes";
+        await s.deps.recorder.event(
+          s.cluster,
+          "Normal",
+          "NodeCordoned",
+          `cordoned Node ${machine} to drain it: ${why}`,
+        );
+      }
     } catch (err) {
       state = "Draining";
       message = `draining ${machine}: ${errorMessage(err)}`;
     }
     s.log.debug("drain pass", { node: machine, state, message });
+    if (state === "Draining" && drainNotes.allow(noteKey, "DrainWaiting", message, s.now.getTime())) {
+      await s.deps.recorder.event(s.cluster, "Normal", "DrainWaiting", message);
+    }
+    if (state !== "Draining") drainNotes.clear(noteKey);
     if (state === "Drained") continue;
     s.out.requeueSoon = true;
     if (state === "TimedOut" && settings.onTimeout === "Proceed") {
