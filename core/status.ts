@@ -231,7 +231,10 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
   };
 }
 
-/** `Ready`: the summary of the cluster's health (nodes Ready, the workload API answering, the kubeconfig issued). */
+/**
+ * `Ready`: the summary. True when every node is Ready, the workload API answers, the kubeconfig is issued and
+ * every node runs the desired configuration (a paused change aside): a cluster mid-rollout is not Ready.
+ */
 function readyCondition(i: StatusInput, cpCond: ConditionInput, dpCond: ConditionInput): ConditionInput {
   const type = "Ready";
   const no = (reason: string, message: string): ConditionInput => ({ type, status: "False", reason, message });
@@ -245,6 +248,11 @@ function readyCondition(i: StatusInput, cpCond: ConditionInput, dpCond: Conditio
   if (cpCond.status !== "True") return no("WaitingForControlPlane", cpCond.message);
   if (dpCond.status !== "True") return no("WaitingForWorkers", dpCond.message);
   if (!i.kubeconfigSecret) return no("WaitingForKubeconfig", "nodes are ready; issuing the kubeconfig");
+  // Healthy, but not yet what the spec asks for: whoever waits for Ready waits for the rollout too.
+  if (i.rollout && !i.rollout.paused && specWorkLeft(i.nodes, i.rollout.plan)) {
+    const upToDate = i.nodes.filter(runsDesired).length;
+    return no("RollingOut", `${upToDate}/${i.nodes.length} nodes run the desired configuration; see RollingOut`);
+  }
   return {
     type,
     status: "True",

@@ -118,6 +118,7 @@ Deno.test("Reconciling while provisioning or rolling out, naming what it waits f
       pass({ "cp-1": behind, "w-1": behind, "w-2": behind, "w-3": behind }, { previous: SETTLED }),
     );
     assert.equal(s.phase, "Updating");
+    assert.equal(pair(s, "Ready"), "False/RollingOut", "whoever waits for Ready waits for the rollout");
     assert.equal(pair(s, "Reconciling"), "True/RollingOut");
     assert.equal(pair(s, "UpToDate"), "False/RolloutPending");
     assert.deepEqual(s.rollout?.pending, ["w-1", "w-2", "w-3", "cp-1"]);
@@ -126,6 +127,7 @@ Deno.test("Reconciling while provisioning or rolling out, naming what it waits f
     const s = computeStatus(pass({ "w-1": { upToDate: false } }, { previous: SETTLED, paused: true }));
     assert.equal(pair(s, "Reconciling"), "True/Paused");
     assert.equal(pair(s, "Stalled"), "False/NotStalled");
+    assert.deepEqual([s.phase, pair(s, "Ready")], ["Ready", "True/ClusterReady"], "a held change alarms nobody");
   });
   await t.step("waiting for Machines", () => {
     const spec = { controlPlane: { machines: ["cp-1"] }, dataPlane: { machineSelector: {}, count: 5 } };
