@@ -9,13 +9,12 @@ import { age, type WorkloadFacts } from "./joined.ts";
 import type { NodeReport } from "./readiness.ts";
 
 export interface WorkloadStatusInput {
-  workload: WorkloadFacts;
+  /** What is known; `hasKubeconfig: false` before NICO issued one (there is nothing to read Nodes with yet). */
+  workload: WorkloadFacts & { hasKubeconfig?: boolean | undefined };
   /** The workload API's URL, for messages. */
   server?: string | undefined;
   /** Member reports after {@link joinReports}. */
   nodes: NodeReport[];
-  /** NICO has issued the cluster's kubeconfig (default true): before that there is nothing to read Nodes with. */
-  hasKubeconfig?: boolean | undefined;
   now: Date;
 }
 
@@ -60,7 +59,7 @@ function apiCondition(i: WorkloadStatusInput): ConditionInput {
 
 /** Why Nodes cannot be read now: no kubeconfig yet (nothing is wrong), or the workload API does not answer. */
 function unreadable(i: WorkloadStatusInput, type: string): ConditionInput | undefined {
-  if (i.hasKubeconfig === false) {
+  if (i.workload.hasKubeconfig === false) {
     return {
       type,
       status: "Unknown",

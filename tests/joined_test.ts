@@ -201,9 +201,8 @@ Deno.test("workload conditions name what is wrong", () => {
 
   // Before NICO issued a kubeconfig nothing is wrong with the workload API: there is just nothing to read it with.
   const early = workloadConditions({
-    workload: { api: { state: "Unknown", message: "no kubeconfig issued yet", since: NOW } },
+    workload: { api: { state: "Unknown", message: "no kubeconfig issued yet", since: NOW }, hasKubeconfig: false },
     nodes: [],
-    hasKubeconfig: false,
     now: NOW,
   });
   assert.deepEqual(early.map((c) => `${c.type}=${c.status}/${c.reason}`), [

@@ -228,13 +228,7 @@ export class ClusterReconciler {
       extra: [
         ...out.extra,
         ...(out.workload
-          ? workloadConditions({
-            workload: out.workload,
-            server: out.endpoint,
-            nodes,
-            hasKubeconfig: out.workload.hasKubeconfig,
-            now: s.now,
-          })
+          ? workloadConditions({ workload: out.workload, server: out.endpoint, nodes, now: s.now })
           : []),
       ],
       workloadApi: out.workload && !out.workload.disabled
