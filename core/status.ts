@@ -108,8 +108,8 @@ export function clusterStatus(i: ClusterStatusInput): KubernetesClusterStatus {
     evaluated,
     ...(problem ? { blocked: { reason: problem.reason, message: problem.message, needsUser: problem.blocking } } : {}),
   });
-  // A lost race says nothing new about progress: Reconciling and Stalled stay as they were, if known.
-  const stale = problem
+  // A race lost before the plan says nothing new about progress: Reconciling and Stalled stay as they were.
+  const stale = problem || evaluated
     ? []
     : ["Reconciling", "Stalled"].filter((t) => i.previous?.conditions?.some((c) => c.type === t));
   const computed = (s.conditions ?? []).filter((c) => !stale.includes(c.type));
