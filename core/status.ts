@@ -274,7 +274,7 @@ function readyCondition(i: StatusInput, cpCond: ConditionInput, dpCond: Conditio
  * configuration yet, or a departing node (paused: none is done, so none is announced). A health problem with
  * nothing to roll out (a Node NotReady, the workload API away) leaves a `Ready` cluster's phase alone:
  * `Ready=False`, `NodesHealthy` and the columns say it. An `Updating` cluster stays so until it is Ready again
- * (its last node rejoining).
+ * (its last node rejoining); one that recovers from `Failed` with nothing left to roll out goes back to `Ready`.
  */
 function phaseOf(i: StatusInput, ready: ConditionInput, provisioned: boolean): Phase {
   if (i.deleting) return "Deleting";
@@ -289,5 +289,6 @@ function phaseOf(i: StatusInput, ready: ConditionInput, provisioned: boolean): P
   if (running && !i.rollout?.paused && specWorkLeft(i.nodes, i.rollout?.plan)) return "Updating";
   if (ready.status === "True") return "Ready";
   if (!running) return "Provisioning";
-  return prev === "Ready" ? "Ready" : "Updating";
+  // Nothing to roll out: a rollout that was under way finishes (its last node rejoining); anything else is health.
+  return prev === "Updating" ? "Updating" : "Ready";
 }

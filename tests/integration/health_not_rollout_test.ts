@@ -71,21 +71,22 @@ Deno.test({
       assert.equal(sick.status?.dataPlane?.summary, "1/2", "the columns say it");
       assert.equal(sick.status?.rollout?.upToDate, 3, "w-2 still runs the desired configuration");
       await s.workloads.setReady(s.ns, "c", "w-2", "True");
-      await s.until("healthy again", settled);
+      const healthy = await s.until("healthy again", settled);
 
+      // The workload API goes away and comes back. (A simulated NIO that runs on a schedule may fail a run
+      // meanwhile, since its hooks reach the workload API: a failure, but still no rollout.)
       await s.workloads.stopApi(s.ns, "c");
-      const away = await s.until(
+      await s.until(
         "the workload API away",
         (c) => condition(c, "WorkloadAPIAvailable")?.status === "False" && condition(c, "Ready")?.status === "False",
       );
-      assert.equal(condition(away, "Ready")?.reason, "WorkloadAPIUnavailable");
       await s.workloads.startApi(s.ns, "c");
       await s.until("the workload API back", settled);
 
       abort.abort();
       await watching;
-      // From then on, nothing but health changed.
-      const later = versions.filter((v) => Number(v.metadata.resourceVersion) >= settledAt);
+      const rv = (v: KubernetesCluster) => Number(v.metadata.resourceVersion);
+      const later = versions.filter((v) => rv(v) >= settledAt);
       const trail = later.map((v) =>
         `${v.status?.phase} Ready=${condition(v, "Ready")?.reason} RollingOut=${condition(v, "RollingOut")?.message} ` +
         `UpToDate=${condition(v, "UpToDate")?.message}`
@@ -97,7 +98,14 @@ Deno.test({
         assert.notEqual(v.status?.phase, "Updating", `${what}\n${trail}`);
         assert.notEqual(condition(v, "RollingOut")?.status, "True", what);
         assert.deepEqual(v.status?.rollout?.updating ?? [], [], what);
-        assert.equal(condition(v, "UpToDate")?.status, "True", what);
+      }
+      // While only a Node was NotReady, every node kept running the desired configuration.
+      for (const v of later.filter((v) => rv(v) <= rv(healthy))) {
+        assert.equal(
+          condition(v, "UpToDate")?.status,
+          "True",
+          `${v.status?.phase}: ${condition(v, "UpToDate")?.message}`,
+        );
       }
     } finally {
       abort.abort();

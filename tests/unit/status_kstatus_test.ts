@@ -208,6 +208,13 @@ Deno.test("Node health is not rollout progress", async (t) => {
     assert.equal(pair(s, "Ready"), "False/WorkloadAPIUnavailable");
     assert.equal(pair(s, "RollingOut"), "False/RolloutComplete");
   });
+  await t.step("recovering from a failure with nothing to roll out announces no rollout either", () => {
+    const s = computeStatus(pass({
+      "w-3": { state: "Joining", reason: "NodeNotReady", detail: "applied; Node w-3 not Ready (KubeletNotReady)" },
+    }, { previous: { ...SETTLED, phase: "Failed" } }));
+    assert.notEqual(s.phase, "Updating");
+    assert.equal(pair(s, "Stalled"), "False/NotStalled");
+  });
   await t.step("a node running the desired configuration whose Node never registered is up to date", () => {
     const s = computeStatus(pass({
       "w-2": { state: "Joining", reason: "NodeMissing", detail: "applied; waiting for Node w-2" },
