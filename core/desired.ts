@@ -123,7 +123,7 @@ export function resolveEndpoint(
  *   cluster: { name: "c", namespace: "ns", uid: "u1", spec },
  *   selection: { controlPlane: plane(["cp-1"]), dataPlane: plane([]), problems: [] },
  *   machines: [{ metadata: { name: "cp-1" }, spec: { host: "127.0.0.1" } }],
- *   bootstrap: "cp-1", endpoint: { host: "127.0.0.1", port: 6443 }, gitRepo: "https://127.0.0.1/nixos.git",
+ *   bootstrap: "cp-1", endpoint: { host: "127.0.0.1", port: 6443 }, gitRepo: "https://127.0.0.1/nixos.git", nio: "v1",
  * });
  * text.includes('{ name = "cp-1"; address = "127.0.0.1"; }'); // true
  * ```
@@ -243,7 +243,7 @@ export function clusterHash(nodeHashes: string[]): string {
  *   cluster: { name: "c", namespace: "ns", uid: "u1", spec },
  *   selection: { controlPlane: plane(["cp-1"]), dataPlane: plane(["w-1"]), problems: [] },
  *   machines: [{ metadata: { name: "cp-1" }, spec: { host: "127.0.0.1" } }, { metadata: { name: "w-1" }, spec: { host: "127.0.0.2" } }],
- *   bootstrap: "cp-1", endpoint: { host: "127.0.0.1", port: 6443 }, gitRepo: "https://127.0.0.1/nixos.git",
+ *   bootstrap: "cp-1", endpoint: { host: "127.0.0.1", port: 6443 }, gitRepo: "https://127.0.0.1/nixos.git", nio: "v1",
  * });
  * configs.map((c) => c.metadata.name); // ["c.cp-1", "c.w-1"]
  * configs[1]?.spec.additionalFiles.map((f) => f.path); // ["cluster.nix", "agent-token"]

@@ -71,7 +71,14 @@ export function joinReports(i: JoinInput): NodeReport[] {
 }
 
 function joinOne(r: NodeReport, i: JoinInput): NodeReport {
-  if (r.state !== "Ready") return { ...r, applied: false };
+  if (r.state !== "Ready") {
+    // A node still applying when the API went away may be why (a switch that restarts the API server).
+    const changed = i.changedAt(r.machine);
+    const { api } = i.workload;
+    const suspect = r.state === "Applying" && !i.workload.disabled && api.state === "Unavailable" &&
+      changed !== undefined && api.since >= changed && api.since.getTime() - changed.getTime() < i.timeoutMs;
+    return { ...r, applied: false, ...(suspect ? { suspect } : {}) };
+  }
   const applied = { ...r, applied: true };
   if (i.workload.disabled) return applied;
   const { api, nodes } = i.workload;
@@ -79,25 +86,31 @@ function joinOne(r: NodeReport, i: JoinInput): NodeReport {
   const changed = i.changedAt(r.machine);
   const overdue = (since: Date | undefined) => since !== undefined && i.now.getTime() - since.getTime() > i.timeoutMs;
   if (api.state !== "Available" || !nodes) {
-    // The API went away within the node timeout after this node changed, and stayed away past it: the change
-    // is the likely cause (a single control-plane node, say). Failed, so a fixed spec can re-render it.
-    const suspect = api.state === "Unavailable" && changed !== undefined && api.since >= changed &&
-      api.since.getTime() - changed.getTime() < i.timeoutMs && overdue(changed);
-    if (suspect) {
+    // While the API is away, a node is judged only by its current change: one seen working before the outage
+    // (applied before it began, its Node Ready when last seen) is never blamed for it. A change the outage began
+    // after, and that was not seen working, is the suspect: it may still be changed toward a newer spec (fix
+    // forward), and it is Failed once the outage outlasts the node timeout, which halts the rollout.
+    const confirmed = r.appliedAt !== undefined && r.appliedAt < api.since && node?.ready === "True";
+    const suspect = api.state === "Unavailable" && !confirmed && changed !== undefined && api.since >= changed &&
+      api.since.getTime() - changed.getTime() < i.timeoutMs;
+    if (suspect && overdue(changed)) {
       return {
         ...applied,
         state: "Failed",
         reason: "NodeNotReady",
+        suspect,
         detail: `NodeNotReady: the workload API stopped answering after ${r.machine} changed and has not come back ` +
           `within ${seconds(i.timeoutMs)} (${api.message})`,
       };
     }
     const seen = node?.ready === "True" ? "; its Node was Ready when last seen" : "";
+    const why = suspect ? `; the API went away after its change${seen ? "" : " and before it was seen working"}` : "";
     return {
       ...applied,
       state: "Joining",
       reason: "WorkloadAPIUnavailable",
-      detail: `applied; the workload API cannot be checked (${api.message})${seen}`,
+      ...(suspect ? { suspect } : {}),
+      detail: `applied; the workload API cannot be checked (${api.message})${seen}${why}`,
     };
   }
   if (!node) {

@@ -38,6 +38,13 @@ export interface NodeReport {
   upToDate: boolean;
   /** NIO applied its configuration (set once the workload cluster was consulted; else `state === "Ready"`). */
   applied?: boolean;
+  /** When NIO finished applying its current configuration, if known. */
+  appliedAt?: Date | undefined;
+  /**
+   * The workload API went away after this node's current change and before that change was seen working: the
+   * change may be why. Only such a node may still be changed (toward a newer spec) while the API is away.
+   */
+  suspect?: boolean;
 }
 
 export interface NodeInput {
@@ -155,7 +162,8 @@ function olderReport(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeRep
   if (appliedForSpec(cfg)) {
     const m = i.machineObj?.status;
     if (m?.hasConfiguration && m.appliedConfiguration === cfg.metadata.name) {
-      return { ...base, state: "Ready", reason: "Applied", detail: "applied" };
+      const at = cfg.status?.lastAppliedTime;
+      return { ...base, state: "Ready", reason: "Applied", detail: "applied", appliedAt: at ? new Date(at) : undefined };
     }
     return {
       ...base,
@@ -181,7 +189,7 @@ function v1Report(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeReport
   const v = runVerdict(i.runs ?? [], changed);
   switch (v.state) {
     case "applied":
-      return { ...base, state: "Ready", reason: "Applied", detail: `applied (run ${v.job})` };
+      return { ...base, state: "Ready", reason: "Applied", detail: `applied (run ${v.job})`, appliedAt: v.at };
     case "failed":
       return { ...base, state: "Failed", reason: "RunFailed", detail: v.detail };
     case "running":
@@ -229,4 +237,26 @@ export function nextRun(cfg: NixosConfiguration, after: Date): Date | undefined 
 /** `14:30 UTC`: minutes are all a scheduled run has. */
 function clock(d: Date): string {
   return `${d.toISOString().slice(11, 16)} UTC`;
+}
+
+/**
+ * Whether NICO must wait for the next second before it writes a new spec to
+ * this node. Kubernetes stamps times in whole seconds, so a change written in
+ * the same second as the node's last apply (older NIO: `lastAppliedTime`) or
+ * last run (NIO v1: a run Job's creation), or as its previous change, could
+ * not be told apart from it afterwards: an apply of the old spec would pass
+ * for one of the new.
+ *
+ * @example
+ * ```ts
+ * import { sameSecondAsLast } from "./readiness.ts";
+ * const cfg = { metadata: { name: "c.w-1" }, spec: { machineRef: { name: "w-1" } }, status: { lastAppliedTime: "2026-01-01T00:00:10Z" } };
+ * sameSecondAsLast(cfg as never, [], new Date("2026-01-01T00:00:10.400Z")); // true
+ * sameSecondAsLast(cfg as never, [], new Date("2026-01-01T00:00:11.000Z")); // false
+ * ```
+ */
+export function sameSecondAsLast(cfg: NixosConfiguration, runs: readonly Run[], now: Date): boolean {
+  const second = Math.floor(now.getTime() / 1000);
+  const same = (d: Date | string | undefined) => d !== undefined && Math.floor(new Date(d).getTime() / 1000) === second;
+  return same(cfg.status?.lastAppliedTime) || same(specChangedAt(cfg)) || runs.some((r) => same(r.createdAt));
 }

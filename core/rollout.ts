@@ -18,7 +18,8 @@
  *   created as soon as the bootstrap node is up;
  * - `order` decides whether updates go to workers or the control plane first;
  * - while the workload cluster cannot be observed (`hold`), nothing is
- *   updated or removed: every node would look down and "cost nothing".
+ *   updated or removed (every node would look down and "cost nothing"),
+ *   except a suspect of the outage, toward a newer spec (fix forward).
  *
  * Pure; golden-tested by simulating many rounds.
  *
@@ -44,6 +45,8 @@ export interface PlanNode {
   failed: boolean;
   /** Short human state, for messages. */
   detail?: string;
+  /** The workload API went away after this node's current change, which was not seen working (core/joined.ts). */
+  suspect?: boolean;
 }
 
 /**
@@ -58,7 +61,7 @@ export interface PlanNode {
  * ```
  */
 export function planNodeOf(
-  n: { machine: string; plane: Plane; state: string; upToDate: boolean; detail: string },
+  n: { machine: string; plane: Plane; state: string; upToDate: boolean; detail: string; suspect?: boolean },
 ): PlanNode {
   return {
     machine: n.machine,
@@ -68,6 +71,7 @@ export function planNodeOf(
     available: n.state === "Ready",
     failed: n.state === "Failed",
     detail: n.detail,
+    ...(n.suspect ? { suspect: true } : {}),
   };
 }
 
@@ -149,13 +153,27 @@ function cpOrder(nodes: PlanNode[], bootstrap: string): PlanNode[] {
  */
 export function planRollout(i: RolloutInput): RolloutPlan {
   const plan = planPass(i);
-  if (i.hold && !i.paused && (plan.update.length || plan.remove.length || plan.pending.length)) {
-    // Only a failed node may still be re-rendered (fix forward); nothing healthy-looking is touched.
-    const failed = new Set(i.nodes.filter((n) => n.failed).map((n) => n.machine));
-    plan.update = plan.update.filter((m) => failed.has(m));
-    plan.remove = [];
-    plan.waiting = `rollout waits: ${i.hold}`;
-  }
+  if (i.hold && !i.paused && (plan.update.length || plan.remove.length || plan.pending.length)) return darkPlan(i, plan);
+  return plan;
+}
+
+/**
+ * The one rule while the workload API cannot be read: no node is changed or removed except a suspect (a node
+ * whose change in this step came before the outage and was not seen working), and then only toward a newer
+ * spec, one control-plane node at a time (none while another control-plane suspect is already re-rendered and
+ * not seen working). New nodes are still created.
+ */
+function darkPlan(i: RolloutInput, plan: RolloutPlan): RolloutPlan {
+  const fixable = i.nodes.filter((n) => n.exists && !n.upToDate && n.suspect);
+  const cpInFlight = i.nodes.some((n) => n.plane === "controlPlane" && n.suspect && n.upToDate && !n.available);
+  const cp = cpOrder(fixable.filter((n) => n.plane === "controlPlane"), i.bootstrap);
+  plan.update = [
+    ...fixable.filter((n) => n.plane === "dataPlane").map((n) => n.machine).sort(byName),
+    ...(cp.length && !cpInFlight ? [cp[0]!.machine] : []),
+  ];
+  plan.remove = [];
+  plan.waiting = `rollout waits: ${i.hold}` +
+    (plan.update.length ? `; fixing forward ${plan.update.join(", ")} (changed just before the outage)` : "");
   return plan;
 }
 

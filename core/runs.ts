@@ -9,7 +9,7 @@
  * @module
  */
 import type { ObjectMeta } from "../lib/kube/meta.ts";
-import { dayTwoName } from "./nio.ts";
+import { dayTwoName, NIO_DEFAULT_SCHEDULE } from "./nio.ts";
 
 /** The parts of a batch Job NICO reads. */
 export interface BatchJob {
@@ -34,6 +34,8 @@ export interface Run {
   /** Pods of this run that failed so far (each a try of the switch). */
   failedAttempts: number;
   complete: boolean;
+  /** When it completed. */
+  completedAt?: Date | undefined;
   /** Kubernetes gave up on it (NIO's `Degraded` follows). */
   gaveUp: boolean;
   /** Why its last Pod failed, when the shell could read it. */
@@ -52,7 +54,7 @@ const cond = (j: BatchJob, type: string) => j.status?.conditions?.some((c) => c.
  * ```ts
  * import { runsOf } from "./runs.ts";
  * const job = {
- *   metadata: { name: "c.w-1-day2-r-1-manual", creationTimestamp: "2026-01-01T00:00:05Z", ownerReferences: [{ apiVersion: "nio.homystack.com/v1alpha1", kind: "NixCronJob", name: "c.w-1-day2" }] },
+ *   metadata: { name: "c.w-1-day2-r-1-manual", creationTimestamp: "2026-01-01T00:00:05Z", ownerReferences: [{ apiVersion: "nio.homystack.com/v1alpha1", kind: "NixCronJob", name: "c.w-1-day2", uid: "u1" }] },
  *   status: { succeeded: 1, conditions: [{ type: "Complete", status: "True" }] },
  * };
  * runsOf([job], "c.w-1")[0]?.complete; // true
@@ -75,6 +77,7 @@ export function runsOf(jobs: readonly BatchJob[], config: string, failures?: Rea
       active: j.status?.active ?? 0,
       failedAttempts: j.status?.failed ?? 0,
       complete: cond(j, "Complete") === true,
+      completedAt: j.status?.completionTime ? new Date(j.status.completionTime) : undefined,
       gaveUp: cond(j, "Failed") === true,
       lastFailure: failures?.get(j.metadata.name),
     });
@@ -104,7 +107,7 @@ export function ranAfter(run: Run, changedAt: Date): boolean {
 
 /** What the runs since NICO's last write say about a node. */
 export type RunVerdict =
-  | { state: "applied"; job: string }
+  | { state: "applied"; job: string; at?: Date | undefined }
   | { state: "failed"; job: string; attempt: number; retrying: boolean; detail: string }
   | { state: "running"; job: string; attempt: number; detail: string }
   | { state: "waiting"; detail: string };
@@ -127,7 +130,7 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
   const mine = runs.filter((r) => ranAfter(r, changedAt));
   const latest = mine.at(-1);
   if (!latest) return { state: "waiting", detail: "no run of this configuration has started yet" };
-  if (latest.complete) return { state: "applied", job: latest.job };
+  if (latest.complete) return { state: "applied", job: latest.job, at: latest.completedAt };
   if (latest.failedAttempts > 0) {
     const attempt = latest.failedAttempts;
     const retrying = !latest.gaveUp;
@@ -144,7 +147,7 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
     };
   }
   const earlier = mine.slice(0, -1).reverse().find((r) => r.complete);
-  if (earlier) return { state: "applied", job: earlier.job };
+  if (earlier) return { state: "applied", job: earlier.job, at: earlier.completedAt };
   return {
     state: "running",
     job: latest.job,
@@ -160,31 +163,65 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
  */
 export const RUN_SOON_SCHEDULE = "* * * * *";
 
+/**
+ * How long after a change NICO waits for NIO v1 to fire a run by itself (it
+ * does within a second for a new commit) before it asks for one with
+ * {@link RUN_SOON_SCHEDULE}. Asking at once would let a scheduled run start
+ * beside the one NIO fires: NIO's `Forbid` covers only its CronJob's own runs.
+ */
+export const RUN_SOON_GRACE_MS = 5_000;
+
 /** {@link scheduleFor}'s answer for "leave the schedule as it is". */
 export const KEEP_SCHEDULE: unique symbol = Symbol("keep the schedule");
 
+/** What {@link scheduleFor} needs to know of a node. */
+export interface ScheduleInput {
+  /** The user's schedule (`spec.nio.dayTwoSchedule`); `undefined`: NIO's default. */
+  resting: string | undefined;
+  /** The node's readiness state and reason (core/readiness.ts). */
+  state: string;
+  reason: string;
+  /** When NICO last changed the node's spec. */
+  changedAt: Date | undefined;
+  now: Date;
+}
+
 /**
  * The `dayTwoSchedule` a node's configuration carries (NIO v1): every minute
- * while the node is in its rollout step (its spec is written now, or NIO has
- * not yet run what was written), so the change reaches it within a minute
- * even when the commit stays; otherwise the user's schedule (`undefined`:
- * NIO's default). A failed node gets the user's schedule back: NIO's
- * retries are its own, and a broken switch is not run every minute. A node
- * NIO is blocked on (or removing) keeps what it has: nothing runs there now.
+ * while NIO has run nothing of the node's current spec for
+ * {@link RUN_SOON_GRACE_MS} (a change that keeps the commit: `cluster.nix`, a
+ * file, the folder), so it reaches the node within a minute, and only that
+ * node; the user's schedule otherwise (`undefined`: NIO's default), once a
+ * run started. A node NIO is blocked on, removing, or that is not created
+ * yet keeps what it has.
  *
  * @example
  * ```ts
  * import { KEEP_SCHEDULE, scheduleFor } from "./runs.ts";
- * scheduleFor({ resting: undefined, writtenNow: true, state: "Ready" }); // "* * * * *"
- * scheduleFor({ resting: "0 3 * * *", writtenNow: false, state: "Applying" }); // "* * * * *"
- * scheduleFor({ resting: "0 3 * * *", writtenNow: false, state: "Ready" }); // "0 3 * * *"
- * scheduleFor({ resting: undefined, writtenNow: false, state: "Failed" }); // undefined
- * scheduleFor({ resting: undefined, writtenNow: false, state: "Blocked" }) === KEEP_SCHEDULE; // true
+ * const now = new Date("2026-01-01T00:00:10Z");
+ * const waiting = { resting: "0 3 * * *", state: "Applying", reason: "WaitingForRun", now };
+ * scheduleFor({ ...waiting, changedAt: new Date("2026-01-01T00:00:00Z") }); // "* * * * *"
+ * scheduleFor({ ...waiting, changedAt: new Date("2026-01-01T00:00:09Z") }); // "0 3 * * *": NIO may still fire a run itself
+ * scheduleFor({ ...waiting, reason: "Running", changedAt: new Date("2026-01-01T00:00:00Z") }); // "0 3 * * *"
+ * scheduleFor({ ...waiting, state: "Blocked", reason: "MachineNotReady", changedAt: undefined }) === KEEP_SCHEDULE; // true
  * ```
  */
-export function scheduleFor(
-  i: { resting: string | undefined; writtenNow: boolean; state: string },
-): string | undefined | typeof KEEP_SCHEDULE {
-  if (i.writtenNow || i.state === "Applying") return RUN_SOON_SCHEDULE;
-  return i.state === "Blocked" || i.state === "Removing" || i.state === "Pending" ? KEEP_SCHEDULE : i.resting;
+export function scheduleFor(i: ScheduleInput): string | undefined | typeof KEEP_SCHEDULE {
+  if (i.state === "Blocked" || i.state === "Removing" || i.state === "Pending") return KEEP_SCHEDULE;
+  const waited = i.changedAt !== undefined && i.now.getTime() - i.changedAt.getTime() >= RUN_SOON_GRACE_MS;
+  return i.state === "Applying" && i.reason === "WaitingForRun" && waited ? RUN_SOON_SCHEDULE : i.resting;
+}
+
+/**
+ * Whether two schedules are the same for NIO v1: its CRD defaults an absent one to `*\/30 * * * *`.
+ *
+ * @example
+ * ```ts
+ * import { sameSchedule } from "./runs.ts";
+ * sameSchedule(undefined, "*\/30 * * * *"); // true
+ * sameSchedule("* * * * *", undefined); // false
+ * ```
+ */
+export function sameSchedule(a: string | undefined, b: string | undefined): boolean {
+  return (a ?? NIO_DEFAULT_SCHEDULE) === (b ?? NIO_DEFAULT_SCHEDULE);
 }

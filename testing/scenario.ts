@@ -13,7 +13,7 @@ import { MACHINES } from "../core/nio.ts";
 import type { Machine } from "../core/nio.ts";
 import type { ControlPlane } from "./envtest/controlplane.ts";
 import { eventually } from "./helpers.ts";
-import { type RunningNico, startNico } from "./nico.ts";
+import { type RunningNico, settled, startNico } from "./nico.ts";
 import { type SimNio, startSimNio } from "./sim-nio.ts";
 import { type WorkloadClusters, workloadClusters } from "./workload.ts";
 
@@ -50,6 +50,8 @@ export interface Scenario {
   until(what: string, pred: (c: KubernetesCluster) => boolean, timeoutMs?: number): Promise<KubernetesCluster>;
   /** The running workload API server of cluster `name`. */
   workload(name?: string): ControlPlane;
+  /** Makes NICO look at cluster `name` once more and waits for that pass to end (see {@link settled}). */
+  settled(name?: string): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -110,6 +112,9 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
         const conds = (last?.status?.conditions ?? []).map((c) => `  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
         throw new Error(`${(err as Error).message}\nphase ${last?.status?.phase}\n${conds.join("\n")}`);
       }
+    },
+    settled(name = "c") {
+      return settled(client, nico, ns, name);
     },
     workload(name = "c") {
       const w = workloads.get(ns, name);

@@ -23,12 +23,61 @@ import { ownControlPlane } from "../testing/helpers.ts";
 
 // ---------------------------------------------------------------- helpers
 
-/** Whether `p` is still pending after the microtasks and timers of `ms`. */
-export async function pending(p: Promise<unknown>, ms = 5): Promise<boolean> {
+const realSetTimeout = globalThis.setTimeout;
+const realClearTimeout = globalThis.clearTimeout;
+
+/** One turn of the event loop: every pending microtask and every timer already due runs (no waiting). */
+export function turn(): Promise<void> {
+  return new Promise((r) => realSetTimeout(r, 0));
+}
+
+/** Whether `p` is still pending once everything that was ready to run has run (see {@link turn}). */
+export async function pending(p: Promise<unknown>): Promise<boolean> {
   let settled = false;
   p.then(() => (settled = true), () => (settled = true));
-  await sleep(ms);
+  await turn();
+  await turn();
   return !settled;
+}
+
+/**
+ * Timers under the test's control: `setTimeout` and `clearTimeout` are
+ * replaced until `restore()`, and time moves only with `advance(ms)`, which
+ * runs every timer due by then, in order, with a turn of the event loop
+ * after each. `now` is the same clock, for code that takes one.
+ */
+export function fakeTimers() {
+  let now = 0;
+  let nextId = 1;
+  const timers = new Map<number, { at: number; fn: () => void }>();
+  globalThis.setTimeout = ((fn: () => void, ms = 0) => {
+    const id = nextId++;
+    timers.set(id, { at: now + Math.max(0, ms), fn });
+    return id;
+  }) as unknown as typeof setTimeout;
+  globalThis.clearTimeout = ((id?: number) => {
+    if (id !== undefined) timers.delete(id);
+  }) as unknown as typeof clearTimeout;
+  return {
+    now: () => now,
+    async advance(ms: number): Promise<void> {
+      const end = now + ms;
+      while (true) {
+        const due = [...timers].filter(([, t]) => t.at <= end).sort(([a, x], [b, y]) => x.at - y.at || a - b)[0];
+        if (!due) break;
+        timers.delete(due[0]);
+        now = due[1].at;
+        due[1].fn();
+        await turn();
+      }
+      now = end;
+      await turn();
+    },
+    restore(): void {
+      globalThis.setTimeout = realSetTimeout;
+      globalThis.clearTimeout = realClearTimeout;
+    },
+  };
 }
 
 export function fakeClock(start = 1_000) {

@@ -19,7 +19,7 @@ export interface Options {
   workers: number | undefined;
   namespaces: number;
   timeoutSeconds: number;
-  /** `--v8-flags` for NICO: the Deployment's DENO_V8_FLAGS unless told otherwise; undefined: none. */
+  /** `--v8-flags` for NICO: those of deploy/v8-flags (the image's) unless told otherwise; undefined: none. */
   nicoV8Flags: string | undefined;
   /** Clusters per provisioning mode in the modes phase (0: skipped), and the simulated apply time there. */
   modesClusters: number;
@@ -45,7 +45,7 @@ export const USAGE = `Usage: deno run -A bench/scale.ts [flags]
   --namespaces K             spread clusters over K namespaces, one simulated NIO each (default 8; one
                              simulated NIO reconciles one object at a time and becomes the bottleneck)
   --timeout-seconds T        give up waiting for a phase after T seconds (default 300)
-  --nico-v8-flags FLAGS      run NICO with deno --v8-flags=FLAGS (default: the Deployment's DENO_V8_FLAGS;
+  --nico-v8-flags FLAGS      run NICO with deno --v8-flags=FLAGS (default: deploy/v8-flags, the image's;
                              "none" for V8's defaults)
   --modes-clusters N         clusters per provisioning mode (BootstrapFirst, Parallel) at the end, 0 to skip
                              (default 10)

@@ -1,8 +1,9 @@
 /**
  * The test launcher behind `deno task test`: starts one control plane, runs
- * `deno test --allow-all` with the given arguments (default `tests/`) and the
- * control plane's folder in {@link SHARED_CONTROL_PLANE_ENV}, then stops the
- * control plane however the run ends (a failure, Ctrl-C, SIGTERM; if this
+ * `deno test --allow-all` with the given arguments (default
+ * `--parallel tests/`) and the control plane's folder in
+ * {@link SHARED_CONTROL_PLANE_ENV}, then stops the control plane however the
+ * run ends (a failure, Ctrl-C, SIGTERM; if this
  * process is killed outright, the process guard stops etcd and
  * kube-apiserver, and `deno test` is stopped with it). Exits with the exit
  * code of `deno test`.
@@ -19,9 +20,16 @@ import { shareControlPlane, SHARED_CONTROL_PLANE_ENV } from "./shared.ts";
 
 const SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
 
+/**
+ * Every test, files side by side (as many at once as there are CPUs, or
+ * DENO_JOBS): the integration tests mostly wait on API servers and on
+ * simulated NIO, and each works in namespaces of its own.
+ */
+const DEFAULT_ARGS = ["--parallel", "tests/"];
+
 /** `deno test` with these arguments, sharing the control plane in `dir`; answers its exit code. */
 async function runTests(args: string[], dir: string): Promise<number> {
-  const test = [Deno.execPath(), "test", "--allow-all", ...(args.length ? args : ["tests/"])];
+  const test = [Deno.execPath(), "test", "--allow-all", ...(args.length ? args : DEFAULT_ARGS)];
   // Where setpriv is there, the kernel stops `deno test` if this launcher dies first.
   const setpriv = await new Deno.Command("sh", { args: ["-c", "command -v setpriv"], stdout: "null" }).output();
   const [cmd, ...rest] = setpriv.success ? ["setpriv", "--pdeathsig", "TERM", "--", ...test] : test;

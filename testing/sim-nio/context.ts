@@ -31,7 +31,8 @@ export interface SimNioOptions {
   /**
    * v1: after a configuration's removal finished, NIO's next reconcile, still seeing the configuration in its
    * cache, starts a second decommission NixJob that nobody removes and that runs `onRemoveFlake` again
-   * whenever its Job expires (seen on the real NIO v1 in 2 of 3 deletions). Default true.
+   * whenever its Job expires (seen on the real NIO v1 in 2 of 70 deletions, so rare but real; here every time,
+   * the worst case for NICO). Default true.
    */
   decommissionLeak?: boolean;
   /**

@@ -19,7 +19,7 @@ export function machineController(ctx: SimContext) {
   async function reconcile(key: string, ns: string, name: string): Promise<void> {
     let m = await ctx.kube.get<Machine>(MACHINES, name, ns);
     if (!m) return void probed.delete(key);
-    const before = m.status?.discoverable;
+    const before = reachable(m.status);
     // A probe (two status writes) once per interval; other events only keep discovery current.
     const probe = ctx.generation === "v1" && probeMs > 0 && Date.now() - (probed.get(key) ?? 0) >= probeMs;
     if (probe) {
@@ -30,10 +30,19 @@ export function machineController(ctx: SimContext) {
     const next = discoveredMachineStatus(m, opts, new Date());
     if (probe) next.conditions = setCondition(next.conditions, reconcilingCondition(m, "False"), new Date());
     const written = await writeMachineStatus(ctx, m, next);
-    if (written !== m && next.discoverable !== before && next.discoverable !== undefined) {
-      ctx.record(next.discoverable ? "discovered" : "undiscoverable", m);
+    const after = reachable(next);
+    if (written !== m && after !== before && after !== undefined) {
+      ctx.record(after ? "discovered" : "undiscoverable", m);
     }
-    if (probe) ctx.queue.addAfter(key, probeMs);
+    // The next probe, also when this pass was not one (its timer may fire a little early, or another event came).
+    if (ctx.generation === "v1" && probeMs > 0) ctx.queue.addAfter(key, probed.get(key)! + probeMs - Date.now());
+  }
+
+  /** What NIO last said of reachability (v1 omits `discoverable: false`, so its condition says it). */
+  function reachable(st: Machine["status"]): boolean | undefined {
+    if (ctx.generation === "older") return st?.discoverable;
+    const c = st?.conditions?.find((x) => x.type === "Discoverable");
+    return c ? c.status === "True" : undefined;
   }
 
   function reconcilingCondition(m: Machine, status: "True" | "False") {

@@ -180,7 +180,7 @@ export function olderNio(ctx: SimContext) {
     if (wait > 0) return ctx.queue.addAfter(key, wait);
     const machine = await ctx.kube.get<Machine>(MACHINES, cfg.spec.machineRef.name, cfg.metadata.namespace);
     if (machine && machine.status?.appliedConfiguration === cfg.metadata.name) {
-      await writeMachineStatus(ctx, machine, releasedMachineStatus(machine.status));
+      await writeMachineStatus(ctx, machine, releasedMachineStatus(machine.status, ctx.generation));
     }
     await setFinalizers(ctx, cfg, finalizers.filter((f) => f !== SIM_FINALIZER));
     removals.delete(key);

@@ -14,7 +14,7 @@ import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
 import { FAIL_APPLY_ANNOTATION, NEVER_FINISH_ANNOTATION, startSimNio } from "../../testing/sim-nio.ts";
 import { binDir } from "../../testing/envtest/controlplane.ts";
 import { eventually, ownControlPlane } from "../../testing/helpers.ts";
-import { createMachines, startNico } from "../../testing/nico.ts";
+import { createMachines, type RunningNico, settled, startNico } from "../../testing/nico.ts";
 import { normalise, runNicoCli } from "../../testing/cli.ts";
 import { configName } from "../../core/names.ts";
 import { assertGolden } from "../golden.ts";
@@ -41,7 +41,7 @@ async function ready(client: KubeClient, ns: string, name: string) {
 }
 
 /** Three clusters in one namespace: `ready`, `rolling` (stuck mid-rollout) and `halted`. */
-async function setUp(client: KubeClient, ns: string) {
+async function setUp(client: KubeClient, nico: RunningNico, ns: string) {
   await createMachines(client, ns, ["cp-a", "w-a", "cp-r", "w-r1", "w-r2", "w-r3", "cp-h", "w-h1", "w-h2"]);
   await cluster(client, ns, "ready", ["cp-a"], ["w-a"]);
   await cluster(client, ns, "rolling", ["cp-r"], ["w-r1", "w-r2", "w-r3"]);
@@ -65,8 +65,8 @@ async function setUp(client: KubeClient, ns: string) {
     return cond(c, "RollingOut")?.reason === "RolloutStalled" && c?.status?.phase === "Failed" &&
       c.status.rollout?.pending?.join() === "w-h2,cp-h";
   }, 30_000);
-  // Let the last status writes land so the output is settled.
-  await new Promise((r) => setTimeout(r, 1000));
+  // NICO has done all it would for each cluster: the output cannot change under the commands.
+  for (const name of ["ready", "rolling", "halted"]) await settled(client, nico, ns, name);
 }
 
 Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted clusters (golden)", async () => {
@@ -75,7 +75,7 @@ Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted c
   const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 150 });
   const nico = startNico(cp.client, { namespace: ns });
   try {
-    await setUp(cp.client, ns);
+    await setUp(cp.client, nico, ns);
     const kc = `--kubeconfig=${cp.kubeconfigPath}`;
     const stable = { [ns]: "cli-xxxxxxxx" };
     const cases: [string, string[]][] = [

@@ -10,15 +10,15 @@ import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { startSimNio, UNDISCOVERABLE_ANNOTATION } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
-import { createMachines, startNico } from "../../testing/nico.ts";
+import { createMachines, type RunningNico, settled, startNico } from "../../testing/nico.ts";
 import { MACHINES } from "../../core/nio.ts";
 
 const env = sharedControlPlane();
 type Ev = KubeObject & { type?: string; reason?: string; regarding?: { name?: string }; series?: { count?: number } };
 
-/** The Events about cluster `name`, as `type/reasonxcount`, sorted; after a pause (they are written in the background). */
-async function eventReasons(client: KubeClient, ns: string, name: string): Promise<string[]> {
-  await new Promise((r) => setTimeout(r, 2000));
+/** The Events about cluster `name`, as `type/reasonxcount`, sorted, once NICO has settled (they are written in the background). */
+async function eventReasons(client: KubeClient, nico: RunningNico, ns: string, name: string): Promise<string[]> {
+  await settled(client, nico, ns, name);
   const events = (await client.list<Ev>(EVENTS, { namespace: ns })).items.filter((e) => e.regarding?.name === name);
   return events.map((e) => `${e.type}/${e.reason}x${e.series?.count ?? 1}`).sort();
 }
@@ -40,7 +40,10 @@ Deno.test("the happy path of a 1 + 2 cluster records two Events: provisioning st
       const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
       return c?.status?.phase === "Ready";
     }, 30_000);
-    assert.deepEqual(await eventReasons(cp.client, ns, "c"), ["Normal/PhaseProvisioningx1", "Normal/PhaseReadyx1"]);
+    assert.deepEqual(await eventReasons(cp.client, nico, ns, "c"), [
+      "Normal/PhaseProvisioningx1",
+      "Normal/PhaseReadyx1",
+    ]);
   } finally {
     await nico.stop();
     await nio.stop();
@@ -73,7 +76,10 @@ Deno.test("a worker that becomes discoverable after the bootstrap applied: still
       const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
       return c?.status?.phase === "Ready" && c.status.dataPlane?.summary === "2/2";
     }, 30_000);
-    assert.deepEqual(await eventReasons(cp.client, ns, "c"), ["Normal/PhaseProvisioningx1", "Normal/PhaseReadyx1"]);
+    assert.deepEqual(await eventReasons(cp.client, nico, ns, "c"), [
+      "Normal/PhaseProvisioningx1",
+      "Normal/PhaseReadyx1",
+    ]);
   } finally {
     await nico.stop();
     await nio.stop();

@@ -4,6 +4,7 @@
  * server that requires basic auth.
  */
 import { serveGitDaemon } from "../../testing/git_server.ts";
+import { eventually } from "../../testing/helpers.ts";
 import assert from "node:assert/strict";
 import { basicAuthorization, credentialsFromSecret, SSH_UNSUPPORTED } from "../../lib/git/credentials.ts";
 import { ResolveError, resolveRef } from "../../lib/git/resolve.ts";
@@ -24,15 +25,9 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
   return text.decode(out.stdout).trim();
 }
 
-/** Polls `fn` until it returns something other than `undefined`/`false`, failing after `timeoutMs`. */
-async function waitFor<T>(what: string, fn: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = fn();
-    if (v !== undefined && v !== false) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+/** Polls `fn` (every 10 ms) until it returns something other than `undefined`/`false`, failing after `timeoutMs`. */
+function waitFor<T>(what: string, fn: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  return eventually(what, fn, timeoutMs, 10);
 }
 
 async function rejection(p: Promise<unknown>): Promise<ResolveError> {
@@ -484,7 +479,18 @@ Deno.test("RevisionResolver picks up a new commit after intervalMs and calls onC
   const { work, commits } = await makeRepo(root);
   const daemon = await serveGitDaemon(root);
   const changes: RevisionKey[] = [];
-  const resolver = new RevisionResolver({ ...LOCAL, intervalMs: 50, onChange: (k) => changes.push(k) });
+  let polls = 0;
+  const resolver = new RevisionResolver({
+    ...LOCAL,
+    intervalMs: 50,
+    onChange: (k) => changes.push(k),
+    resolve: (...args) => (polls++, resolveRef(...args)),
+  });
+  /** Waits until every key was resolved `rounds` more times: intervals counted by what happened, not by the clock. */
+  const morePolls = (rounds: number) => {
+    const from = polls;
+    return waitFor(`${rounds} more rounds of polls`, () => polls >= from + 2 * rounds);
+  };
   const key: RevisionKey = { url: `${daemon.url}/repo.git`, ref: "main" };
   const head: RevisionKey = { url: `${daemon.url}/repo.git` };
   try {
@@ -497,13 +503,13 @@ Deno.test("RevisionResolver picks up a new commit after intervalMs and calls onC
     assert.deepEqual(changes.map(revisionKey).sort(), [revisionKey(key), revisionKey(head)].sort());
 
     // Several intervals without a change: no more calls.
-    await new Promise((r) => setTimeout(r, 250));
+    await morePolls(3);
     assert.equal(changes.length, 2);
 
     const next = await pushCommit(work, "rolled");
     await waitFor("the new commit", () => resolver.lookup(key).commit === next);
     await waitFor("the default branch too", () => resolver.lookup(head).commit === next);
-    await new Promise((r) => setTimeout(r, 250));
+    await morePolls(3);
     assert.equal(changes.length, 4, "one call per key per change");
     assert.deepEqual(changes.slice(2).map(revisionKey).sort(), [revisionKey(key), revisionKey(head)].sort());
 
@@ -564,6 +570,7 @@ Deno.test("RevisionResolver reads the credentials Secret, reports errors, and re
 
 Deno.test("RevisionResolver keeps the last commit while resolves fail, and forget stops polling", async () => {
   let calls = 0;
+  let witnessCalls = 0;
   let fail = false;
   const changes: string[] = [];
   const resolver = new RevisionResolver({
@@ -571,7 +578,8 @@ Deno.test("RevisionResolver keeps the last commit while resolves fail, and forge
     intervalMs: 30,
     retryMs: 10,
     onChange: (k) => changes.push(revisionKey(k)),
-    resolve: () => {
+    resolve: (url) => {
+      if (url.endsWith("witness.git")) return Promise.resolve((witnessCalls++, "b".repeat(40)));
       calls++;
       return fail ? Promise.reject(new Error("network down")) : Promise.resolve("a".repeat(40));
     },
@@ -593,7 +601,9 @@ Deno.test("RevisionResolver keeps the last commit while resolves fail, and forge
     assert.equal(changes.length, 3);
     resolver.forget(key);
     const after = calls;
-    await new Promise((r) => setTimeout(r, 150));
+    // Another key keeps being polled: several of its rounds pass, and the forgotten key has none.
+    resolver.lookup({ url: "https://example.com/witness.git" });
+    await waitFor("three polls of another key", () => witnessCalls >= 3);
     assert.equal(calls, after, "no resolve after forget");
   } finally {
     await resolver.stop();
@@ -603,6 +613,8 @@ Deno.test("RevisionResolver keeps the last commit while resolves fail, and forge
 Deno.test("RevisionResolver runs at most `concurrency` resolves at once", async () => {
   let running = 0;
   let most = 0;
+  /** Each resolve waits here until the test lets it finish, so resolves overlap as long as the resolver allows. */
+  const held: (() => void)[] = [];
   const resolver = new RevisionResolver({
     ...LOCAL,
     concurrency: 2,
@@ -610,14 +622,18 @@ Deno.test("RevisionResolver runs at most `concurrency` resolves at once", async 
     resolve: async (url) => {
       running++;
       most = Math.max(most, running);
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise<void>((r) => held.push(r));
       running--;
       return url.endsWith("7") ? "b".repeat(40) : "c".repeat(40);
     },
   });
   try {
     for (let i = 0; i < 8; i++) resolver.lookup({ url: `https://example.com/repo${i}` });
-    await waitFor("all", () => resolver.keys().every((k) => resolver.lookup(k).commit));
+    const done = () => resolver.keys().every((k) => resolver.lookup(k).commit);
+    while (!done()) {
+      await waitFor("a resolve to be running", () => held.length > 0 || done());
+      held.shift()?.();
+    }
     assert.equal(most, 2);
     assert.equal(resolver.lookup({ url: "https://example.com/repo7" }).commit, "b".repeat(40));
   } finally {

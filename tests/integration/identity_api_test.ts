@@ -16,7 +16,7 @@ import type { NixosConfiguration } from "../../core/nio.ts";
 import type { Secret } from "../../controllers/cluster/secrets.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
-import { createMachines, startNico } from "../../testing/nico.ts";
+import { createMachines, settled, startNico } from "../../testing/nico.ts";
 
 const env = sharedControlPlane();
 type Ev = KubeObject & { reason?: string; type?: string; note?: string };
@@ -44,6 +44,7 @@ async function upCluster(prefix: string) {
     specs,
     events,
     secret: (n: string) => cp.client.get<Secret>(SECRETS, n, ns),
+    settled: () => settled(cp.client, nico, ns, "c"),
     async stop() {
       await nico.stop();
       await nio.stop();
@@ -69,7 +70,7 @@ Deno.test("deleting the CA of a running cluster stops it with IdentityLost; noth
     assert.match(lost.r.message, /Secret c-ca of a running cluster is missing/);
     assert.match(lost.r.message, new RegExp(`${REGENERATE_IDENTITY_ANNOTATION}=true`));
     await eventually("a Warning Event", async () => (await e.events()).some((x) => x.reason === "IdentityLost"));
-    await new Promise((r) => setTimeout(r, 1500));
+    await e.settled(); // a pass that saw the lost CA has run to its end
     assert.equal(await e.secret(caSecret("c")), undefined, "no new CA was made");
     assert.deepEqual(await e.specs(), before, "no node was reconfigured");
 
@@ -99,7 +100,7 @@ Deno.test("deleting the join token of a running cluster stops it with IdentityLo
       return x?.reason === "IdentityLost" ? x : undefined;
     });
     assert.match(r.message, /Secret c-join-token of a running cluster is missing/);
-    await new Promise((r) => setTimeout(r, 1000));
+    await e.settled();
     assert.equal(await e.secret(joinTokenSecret("c")), undefined);
   } finally {
     await e.stop();

@@ -1,6 +1,6 @@
 /** Informers against a real kube-apiserver: events, cache, relists. */
 import assert from "node:assert/strict";
-import { Informer, silentLogger, sleep } from "../../lib/runtime/mod.ts";
+import { Informer, silentLogger } from "../../lib/runtime/mod.ts";
 import { eventually } from "../../testing/helpers.ts";
 import {
   cacheState,
@@ -53,8 +53,14 @@ Deno.test("envtest: the informer sees add, update and delete, and its cache matc
     assert.ok(Number(informer.resourceVersion) >= newest, `${informer.resourceVersion} < ${newest}`);
   }
   assert.equal(informer.running, false);
-  await cp.client.create(CONFIGMAPS, configMap(ns, "after", "1"));
-  await sleep(300);
+  // A running informer sees the change: the stopped one had every chance to see it too.
+  const witness = new Informer<ConfigMap>(cp.client, CONFIGMAPS, { namespace: ns, logger: silentLogger });
+  {
+    await using _ = started(witness);
+    await witness.synced();
+    await cp.client.create(CONFIGMAPS, configMap(ns, "after", "1"));
+    await eventually("the witness to see the change", () => witness.get(ns, "after"), 10_000, 10);
+  }
   assert.equal(events.length, 5, "a stopped informer still received events");
   assert.equal(informer.stats().lists, 1);
 });

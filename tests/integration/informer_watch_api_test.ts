@@ -1,7 +1,7 @@
 /** Informers and controllers against a real kube-apiserver: 410s, compaction, failing lists and watches. */
 import assert from "node:assert/strict";
 import { ApiError } from "../../lib/kube/errors.ts";
-import { Controller, Informer, silentLogger, sleep, splitKey, TerminalError } from "../../lib/runtime/mod.ts";
+import { Controller, Informer, silentLogger, splitKey, TerminalError } from "../../lib/runtime/mod.ts";
 import { eventually } from "../../testing/helpers.ts";
 import {
   cacheState,
@@ -132,7 +132,16 @@ Deno.test("envtest: a controller reconciles from its informer, retries errors bu
     await eventually("ok reconciled again", () => calls.get(key("ok"))?.at(-1) === "2", 10_000);
     await cp.client.delete(CONFIGMAPS, "before", ns);
     await eventually("the delete reconciled", () => calls.get(key("before"))?.length === 2, 10_000);
-    await sleep(200);
+    // Nothing queued, running or scheduled for later: no reconcile can come without a new event.
+    await eventually(
+      "the queue to be idle",
+      () => {
+        const q = ctrl.queue.stats();
+        return q.depth === 0 && q.processing === 0 && q.delayed === 0;
+      },
+      10_000,
+      10,
+    );
   } finally {
     stop.abort();
     await run;

@@ -12,7 +12,7 @@ import { configName, kubeconfigSecret } from "../../core/names.ts";
 import { readKubeconfig } from "../../core/kubeconfig.ts";
 import { NEVER_FINISH_ANNOTATION, startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
-import { createMachines, startNico } from "../../testing/nico.ts";
+import { createMachines, settled, startNico } from "../../testing/nico.ts";
 import { type Secret, secretValue } from "../../controllers/cluster/secrets.ts";
 
 const env = sharedControlPlane();
@@ -52,7 +52,7 @@ Deno.test("the kubeconfig moves to a new endpoint only when the control plane se
     }, 30_000);
     assert.equal(waiting.reason, "WaitingForControlPlane");
     assert.match(waiting.message, new RegExp(`keeps ${old.replaceAll(".", "\\.")} until every control-plane node`));
-    await new Promise((r) => setTimeout(r, 1000));
+    await settled(cp.client, nico, ns, "c"); // another pass, with nothing new: it keeps the kubeconfig too
     assert.equal(await server(), old, "the kubeconfig still names the endpoint that serves");
 
     await cp.client.mergePatch(NIXOS_CONFIGURATIONS, configName("c", "cp-1"), ns, {

@@ -12,7 +12,7 @@ import { CLUSTER_LABEL } from "../../core/labels.ts";
 import { type Machine, MACHINES, NIX_JOBS, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/nio.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
-import { createMachines, startNico } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered, startNico } from "../../testing/nico.ts";
 import {
   FAIL_APPLY_ANNOTATION,
   type SimNioOptions,
@@ -20,6 +20,7 @@ import {
   UNDISCOVERABLE_ANNOTATION,
 } from "../../testing/sim-nio.ts";
 import { changingSwitches, maxConcurrent, switchOrder, switchWindows } from "../../testing/switches.ts";
+import { sameSchedule } from "../../core/runs.ts";
 
 const env = sharedControlPlane();
 const REPO = "https://git.example.test/flake.git";
@@ -34,6 +35,7 @@ async function world(prefix: string, sim: SimNioOptions = {}) {
   const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 300, jitterMs: 400, minuteMs: 100, ...sim });
   const nico = startNico(cp.client, { namespace: ns, nio: "v1" });
   await createMachines(cp.client, ns, NODES);
+  await machinesDiscovered(cp.client, ns, NODES);
   const get = () => cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
   return {
     cp,
@@ -102,7 +104,10 @@ Deno.test("a change that keeps the commit (cluster.nix) reaches every node one a
     const configs = await w.configs();
     assertAllRan(windows, configs, readySeen);
     // Each node got the every-minute schedule for its step only; at rest they carry NIO's default again.
-    await eventually("schedules back at rest", async () => (await w.configs()).every((c) => !c.spec.dayTwoSchedule));
+    await eventually(
+      "schedules back at rest",
+      async () => (await w.configs()).every((c) => sameSchedule(c.spec.dayTwoSchedule, undefined)),
+    );
   } finally {
     await w.stop();
   }
@@ -174,7 +179,7 @@ Deno.test("an unreachable Machine is Blocked, not Failed; NICO writes no fullIns
     // used to make NICO write it back, bumping the generation, on every pass).
     const settled = await eventually("schedules at rest", async () => {
       const cfgs = await w.configs();
-      return cfgs.every((x) => !x.spec.dayTwoSchedule) && cfgs;
+      return cfgs.every((x) => sameSchedule(x.spec.dayTwoSchedule, undefined)) && cfgs;
     });
     for (const cfg of settled) {
       assert.equal("fullInstall" in cfg.spec, false, `${cfg.metadata.name} carries fullInstall`);

@@ -2,19 +2,20 @@
  * A node's (gitRepo, ref) pair is always one that resolved together: moving
  * a cluster to another repository never pairs the new repository with the
  * old one's commit, and a repository that cannot be resolved leaves every
- * node on the pair it had. An independent watch records every pair any
+ * node on the pair it had. An informer of its own records every pair any
  * configuration ever carried.
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
-import { ApiError } from "../../lib/kube/errors.ts";
+import { Informer } from "../../lib/runtime/informer.ts";
+import { silentLogger } from "../../lib/runtime/log.ts";
 import type { NixosConfiguration } from "../../core/nio.ts";
 import { startGitServer } from "../../testing/git_server.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
-import { createMachines, startNico } from "../../testing/nico.ts";
+import { createMachines, settled, startNico } from "../../testing/nico.ts";
 
 const env = sharedControlPlane();
 
@@ -31,30 +32,16 @@ Deno.test("gitRepo changes: every (gitRepo, ref) pair a node ever carries resolv
     const aHead = await a.head();
     const bHead = await b.commit("only in b"); // a commit of its own: b's history differs from a's
     await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
-    // The server may end a watch (or refuse one while its cache starts): resume from the last version seen.
-    const watching = (async () => {
-      let resourceVersion: string | undefined;
-      while (!abort.signal.aborted) {
-        try {
-          for await (
-            const ev of cp.client.watch<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
-              namespace: ns,
-              signal: abort.signal,
-              ...(resourceVersion ? { resourceVersion } : {}),
-            })
-          ) {
-            resourceVersion = ev.object.metadata.resourceVersion ?? resourceVersion;
-            if (ev.type === "ADDED" || ev.type === "MODIFIED") {
-              seen.add(`${ev.object.spec.gitRepo} ${ev.object.spec.ref}`);
-            }
-          }
-        } catch (err) {
-          if (abort.signal.aborted) return;
-          if (!(err instanceof ApiError) || err.status !== 429) throw err;
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      }
-    })();
+    // An informer records every version of every configuration (it resumes a watch the server ends).
+    const watcher = new Informer<NixosConfiguration>(cp.client, NIXOS_CONFIGURATIONS, {
+      namespace: ns,
+      logger: silentLogger,
+    });
+    watcher.onEvent((type, cfg) => {
+      if (type !== "delete") seen.add(`${cfg.spec.gitRepo} ${cfg.spec.ref}`);
+    });
+    watcher.start(abort.signal);
+    await watcher.synced();
     await cp.client.create(KUBERNETES_CLUSTERS, {
       metadata: { name: "c", namespace: ns },
       spec: { gitRepo: a.url, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } },
@@ -82,11 +69,11 @@ Deno.test("gitRepo changes: every (gitRepo, ref) pair a node ever carries resolv
       return r?.reason === "ResolveFailed" ? r : undefined;
     }, 30_000);
     assert.match(failed.message, new RegExp(`nodes stay on ${bHead} of ${b.url.replaceAll(".", "\\.")}`));
-    await new Promise((r) => setTimeout(r, 2000));
+    await settled(cp.client, nico, ns, "c"); // one more pass, with the repository still unresolvable
     assert.deepEqual([...await pairs()], [`${b.url} ${bHead}`], "no node moved to the unresolvable repository");
 
     abort.abort();
-    await watching;
+    await watcher.stop();
     assert.deepEqual([...seen].sort(), [`${a.url} ${aHead}`, `${b.url} ${bHead}`].sort());
   } finally {
     abort.abort();

@@ -13,7 +13,7 @@ import type { NixosConfiguration } from "../../core/nio.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
 import { changingSwitches, maxConcurrent, switchOrder, switchWindows } from "../../testing/switches.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
-import { createMachines, startNico } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered, settled, startNico } from "../../testing/nico.ts";
 
 const env = sharedControlPlane();
 const V1 = "https://git.example.test/v1.git";
@@ -93,6 +93,7 @@ for (const generation of ["v1", "older"] as const) {
       let nico = start();
       try {
         await createMachines(cp.client, ns, ["cp-1", "cp-2", "cp-3", "w-1", "w-2", "w-3"]);
+        await machinesDiscovered(cp.client, ns, ["cp-1", "cp-2", "cp-3", "w-1", "w-2", "w-3"]);
         await cp.client.create(KUBERNETES_CLUSTERS, {
           metadata: { name: "c", namespace: ns },
           spec: {
@@ -106,11 +107,10 @@ for (const generation of ["v1", "older"] as const) {
         await watcher.ready;
         const changedAt = Date.now();
         await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, { spec: { gitRepo: V2 } });
-        // Kill and restart the operator several times while the rollout runs.
+        // Stop and restart the operator as each of the first four nodes starts converging: mid-rollout, every time.
         for (let i = 0; i < 4; i++) {
-          await new Promise((r) => setTimeout(r, 700));
+          await eventually(`node ${i + 1} of the rollout to start`, () => watcher.firstSeen.length > i, 30_000, 10);
           await nico.stop();
-          await new Promise((r) => setTimeout(r, 200));
           nico = start();
         }
         const c = await readyAt(cp.client, ns, "c", V2);
@@ -160,8 +160,8 @@ Deno.test("a failing node halts the rollout and says so; it resumes when the nod
     }, 30_000);
     assert.match(cond(stalled, "RollingOut")!.message, /halted at w-2/);
     assert.equal(stalled.status!.phase, "Failed");
-    // Nothing past the failed node is touched, even a while later.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Nothing past the failed node is touched, even by a later pass.
+    await settled(cp.client, nico, ns, "c");
     const cfgs = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
     const repo = (m: string) => cfgs.find((x) => x.spec.machineRef.name === m)!.spec.gitRepo;
     assert.deepEqual([repo("w-1"), repo("w-2"), repo("w-3"), repo("cp-1")], [V2, V2, V1, V1]);
@@ -197,7 +197,7 @@ Deno.test("pause freezes every child and shows the plan; unpausing rolls it out"
     });
     assert.deepEqual(paused.status!.rollout!.pending, ["w-1", "w-2", "cp-1"]);
     assert.match(cond(paused, "UpToDate")!.message, /to update, in order: w-1, w-2, cp-1/);
-    await new Promise((r) => setTimeout(r, 1000));
+    await settled(cp.client, nico, ns, "c");
     const cfgs = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
     assert.ok(cfgs.every((x) => x.spec.gitRepo === V1), "a paused cluster changed a child");
     await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, {

@@ -14,6 +14,7 @@ import type { NixosConfiguration } from "../../core/nio.ts";
 import type { KubeNode, KubePod } from "../../core/workload.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, startScenario } from "../../testing/scenario.ts";
+import { TERMINATION_HOLD_ANNOTATION } from "../../testing/kubelet.ts";
 
 const env = sharedControlPlane();
 const V1 = "https://git.example.test/v1.git";
@@ -24,9 +25,9 @@ const settled = (c: KubernetesCluster) =>
   condition(c, "WorkloadAPIAvailable")?.status === "True" && condition(c, "NodesHealthy")?.status === "True" &&
   condition(c, "UpToDate")?.status === "True";
 
-function webPod(client: KubeClient, name: string, node: string) {
+function webPod(client: KubeClient, name: string, node: string, annotations: Record<string, string> = {}) {
   return client.create<KubePod>(PODS, {
-    metadata: { name, namespace: "apps", labels: { app: "web" } },
+    metadata: { name, namespace: "apps", labels: { app: "web" }, annotations },
     spec: { nodeName: node, containers: [{ name: "c", image: "registry.invalid/none" }] },
   } as KubePod);
 }
@@ -51,7 +52,8 @@ Deno.test({
         metadata: { name: "web", namespace: "apps" },
         spec: { minAvailable: 1, selector: { matchLabels: { app: "web" } } },
       });
-      await webPod(wl, "web-1", "w-1");
+      // web-1 stays terminating once evicted until the test lets it go, as a slow pod would.
+      await webPod(wl, "web-1", "w-1", { [TERMINATION_HOLD_ANNOTATION]: "true" });
       await eventually("the budget to count web-1 healthy", async () => {
         const pdb = await wl.get<{ metadata: { name: string }; status?: { currentHealthy?: number } }>(
           PDBS,
@@ -62,9 +64,12 @@ Deno.test({
       }, 30_000);
 
       await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { gitRepo: V2 } });
+      // The refusal and the cordon reach the status from two views (the drain, the Node watch): wait for both.
       const waiting = await s.until(
-        "the rollout to wait on the budget",
-        (c) => /eviction refused for apps\/web-1 \(PodDisruptionBudget/.test(condition(c, "RollingOut")?.message ?? ""),
+        "the rollout to wait on the budget, w-1 cordoned",
+        (c) =>
+          /eviction refused for apps\/web-1 \(PodDisruptionBudget/.test(condition(c, "RollingOut")?.message ?? "") &&
+          /cordoned: w-1 \(drained by NICO/.test(condition(c, "NodesHealthy")?.message ?? ""),
         30_000,
       );
       assert.equal(condition(waiting, "RollingOut")?.status, "True");
@@ -85,15 +90,30 @@ Deno.test({
         told.wait.note!,
         /^draining w-1: eviction refused for apps\/web-1 \(PodDisruptionBudget apps\/web: /,
       );
-      await new Promise((r) => setTimeout(r, 1500));
+      await s.settled(); // a later pass, with the budget unchanged, moves nothing either
       const repo = async (m: string) =>
         (await s.client.get<NixosConfiguration>(NIXOS_CONFIGURATIONS, configName("c", m), s.ns))!.spec.gitRepo;
       assert.deepEqual([await repo("w-1"), await repo("w-2"), await repo("cp-1")], [V1, V1, V1], "nothing moved");
       assert.ok(await wl.get(PODS, "web-1", "apps"), "the budget kept web-1");
       assert.equal((await wl.get<KubeNode>(NODES, "w-1"))?.spec?.unschedulable, true);
 
-      // A second healthy pod lets the budget allow one eviction: w-1 drains and updates.
+      // A second healthy pod lets the budget allow one eviction: web-1 is evicted, and terminates slowly.
       await webPod(wl, "web-2", "w-2");
+      await eventually(
+        "web-1 evicted",
+        async () => (await wl.get<KubePod>(PODS, "web-1", "apps"))?.metadata.deletionTimestamp,
+      );
+      await s.until(
+        "the rollout to wait for web-1 to terminate",
+        (c) => /waiting for apps\/web-1 to terminate/.test(condition(c, "RollingOut")?.message ?? ""),
+        30_000,
+      );
+      await s.settled();
+      assert.equal(await repo("w-1"), V1, "an accepted eviction is not a drained node: web-1 still runs");
+      // web-1 finishes: w-1 is drained and updates.
+      await wl.mergePatch(PODS, "web-1", "apps", {
+        metadata: { annotations: { [TERMINATION_HOLD_ANNOTATION]: null } },
+      });
       await eventually("w-1 updated", async () => await repo("w-1") === V2, 30_000);
       assert.equal(await wl.get(PODS, "web-1", "apps"), undefined, "web-1 was evicted");
       // w-2 then needs another home for web-2 before it can drain.

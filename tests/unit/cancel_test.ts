@@ -10,6 +10,7 @@ import { staticCredentials } from "../../lib/kube/credentials.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { Controller } from "../../lib/runtime/controller.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
+import { eventually } from "../../testing/helpers.ts";
 
 /** A loopback server that holds every request open until the client goes away. */
 function slowServer() {
@@ -44,11 +45,7 @@ function slowServer() {
 }
 
 async function until(what: string, cond: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await eventually(what, cond, ms, 10);
 }
 
 const secret = { metadata: { name: "s", namespace: "ns" } };

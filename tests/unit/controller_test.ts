@@ -8,13 +8,12 @@ import {
   jsonLogger,
   keyOf,
   silentLogger,
-  sleep,
   splitKey,
   TerminalError,
   untilAborted,
 } from "../../lib/runtime/mod.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { type ConfigMap, outcomesRecorder, pending } from "../runtime_kit.ts";
+import { type ConfigMap, outcomesRecorder, pending, turn } from "../runtime_kit.ts";
 
 function cm(name: string, rv: string, uid = `uid-${name}`, ns = "ns"): ConfigMap {
   return { metadata: { name, namespace: ns, resourceVersion: rv, uid }, data: { rv } };
@@ -129,7 +128,7 @@ Deno.test("controller: reconciles every key, a failing one with growing backoff 
       const times = calls.get(key) ?? [];
       times.push(performance.now());
       calls.set(key, times);
-      await sleep(1);
+      await turn();
       if (key === "ns/flaky" && times.length <= 3) throw new Error(`attempt ${times.length} failed`);
     },
   );
@@ -182,7 +181,16 @@ Deno.test("controller: a TerminalError is not retried; requeueAfter comes back l
   const run = ctrl.run(stop.signal);
   await eventually("poll requeued", () => calls.filter((k) => k === "ns/poll").length === 2, 5_000, 2);
   const elapsed = performance.now() - t0;
-  await sleep(60); // a retry of ns/bad would be due after 1 ms
+  // Nothing queued, running or scheduled: a retry of ns/bad (due after 1 ms) would keep the queue busy.
+  await eventually(
+    "the queue to be idle",
+    () => {
+      const q = ctrl.queue.stats();
+      return q.depth === 0 && q.processing === 0 && q.delayed === 0;
+    },
+    5_000,
+    2,
+  );
   stop.abort();
   await run;
   assert.deepEqual(calls.filter((k) => k === "ns/bad"), ["ns/bad"]);
@@ -200,9 +208,11 @@ Deno.test("controller: shutdown lets in-flight reconciles finish and takes no ne
   const started: string[] = [];
   let finished = false;
   let abortedSignal = false;
+  let finish!: () => void;
+  const slow = new Promise<void>((r) => (finish = r));
   const ctrl = new Controller({ name: "t", logger: silentLogger, workers: 1 }, async (key, signal) => {
     started.push(key);
-    await sleep(200);
+    await slow; // the test lets it finish
     abortedSignal = signal.aborted;
     finished = true;
   });
@@ -213,7 +223,8 @@ Deno.test("controller: shutdown lets in-flight reconciles finish and takes no ne
   await eventually("the slow reconcile", () => started.length === 1, 2_000, 2);
   stop.abort();
   ctrl.enqueue("ns/after-stop");
-  assert.ok(await pending(run, 20), "run resolved before the in-flight reconcile finished");
+  assert.ok(await pending(run), "run resolved before the in-flight reconcile finished");
+  finish();
   await run;
   assert.equal(finished, true);
   assert.equal(abortedSignal, false, "a reconcile that finishes in time is not aborted");
@@ -253,7 +264,7 @@ Deno.test("controller: workers run different keys in parallel, never one key twi
     maxActive = Math.max(maxActive, active);
     maxPerKey = Math.max(maxPerKey, perKey.get(key)!);
     if (total < 30) ctrl.enqueue(key); // re-added while in flight
-    await sleep(5);
+    await turn();
     perKey.set(key, perKey.get(key)! - 1);
     active--;
   });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { age, joinReports, type WorkloadFacts } from "../../core/joined.ts";
 import type { NodeReport } from "../../core/readiness.ts";
-import { planRollout } from "../../core/rollout.ts";
+import { type PlanNode, planRollout } from "../../core/rollout.ts";
 import type { NodeView } from "../../core/workload.ts";
 import { workloadConditions } from "../../core/workloadstatus.ts";
 
@@ -108,6 +108,31 @@ Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {
       detail: /workload API stopped answering after w-1 changed and has not come back within 10m/,
     },
     {
+      name: "API gone after this node's change was seen working (applied before, Ready when last seen): never blamed",
+      r: { ...applied("w-1"), appliedAt: ago(690) },
+      w: { ...facts([node("w-1")], "Unavailable"), api: { state: "Unavailable", message: "refused", since: ago(650) } },
+      changed: 700,
+      state: "Joining",
+      reason: "WorkloadAPIUnavailable",
+      detail: /was Ready when last seen$/,
+    },
+    {
+      name: "API gone after this node's change, not yet seen working: the suspect, waiting within the timeout",
+      r: { ...applied("w-1"), appliedAt: ago(40) },
+      w: { ...facts([node("w-1", { ready: "False" })], "Unavailable"), api: { state: "Unavailable", message: "refused", since: ago(30) } },
+      changed: 60,
+      state: "Joining",
+      reason: "WorkloadAPIUnavailable",
+      detail: /went away after its change and before it was seen working/,
+    },
+    {
+      name: "API state unknown (NICO just started): nobody is blamed",
+      w: { ...facts(undefined, "Unknown"), api: { state: "Unknown", message: "not checked yet", since: ago(650) } },
+      changed: 700,
+      state: "Joining",
+      reason: "WorkloadAPIUnavailable",
+    },
+    {
       name: "Nodes not listed yet",
       w: facts(undefined),
       state: "Joining",
@@ -142,6 +167,7 @@ Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {
       assert.equal(out.reason, c.reason);
       assert.equal(out.applied, (c.r ?? applied("w-1")).state === "Ready");
       if (c.detail) assert.match(out.detail, c.detail);
+      assert.equal(out.suspect === true, /suspect/.test(c.name) || c.state === "Failed" && /changed/.test(c.name));
     });
   }
 });
@@ -233,7 +259,61 @@ Deno.test("while the workload cluster cannot be read the planner only creates", 
   assert.deepEqual(held.update, []);
   assert.deepEqual(held.remove, []);
   assert.match(held.waiting!, /rollout waits: the workload API cannot be read/);
-  const failedW1 = input.nodes.map((n) => n.machine === "w-1" ? { ...n, failed: true } : n);
+  const failedW1 = input.nodes.map((n) => n.machine === "w-1" ? { ...n, failed: true, suspect: true } : n);
   const fix = planRollout({ ...input, nodes: failedW1, hold: "the workload API cannot be read" });
-  assert.deepEqual(fix.update, ["w-1"], "a failed node may still be fixed forward");
+  assert.deepEqual(fix.update, ["w-1"], "the failed suspect may still be fixed forward");
+});
+
+Deno.test("a node still applying when the API went away after its change is a suspect; one changed earlier is not", () => {
+  const applying: NodeReport = { ...applied("cp-2", "controlPlane"), state: "Applying", reason: "Running", detail: "" };
+  const down = { ...facts([], "Unavailable"), api: { state: "Unavailable" as const, message: "refused", since: ago(30) } };
+  assert.equal(join(applying, down, 60).suspect, true);
+  assert.equal(join(applying, down, 20).suspect, undefined, "changed during the outage: not why it began");
+  assert.equal(join(applying, down, 3600).suspect, undefined, "changed long before: not this step");
+});
+
+Deno.test("the dark rule: while the API is away only a suspect changes, toward a newer spec, one control-plane node at a time", async (t) => {
+  const hold = "the workload API cannot be read";
+  const n = (machine: string, o: Partial<PlanNode> = {}): PlanNode => ({
+    machine,
+    plane: machine.startsWith("cp") ? "controlPlane" : "dataPlane",
+    exists: true,
+    upToDate: true,
+    available: false,
+    failed: false,
+    ...o,
+  });
+  const plan = (nodes: PlanNode[]) =>
+    planRollout({
+      nodes,
+      departing: [{ machine: "w-9", plane: "dataPlane", deleting: false }],
+      bootstrap: "cp-1",
+      order: "WorkersFirst",
+      maxUnavailable: 1,
+      paused: false,
+      hold,
+    });
+  await t.step("an outdated node that is no suspect is never touched, whatever the planner would do", () => {
+    const p = plan([n("cp-1", { upToDate: false }), n("cp-2"), n("cp-3"), n("w-1", { upToDate: false })]);
+    assert.deepEqual([p.update, p.remove], [[], []]);
+  });
+  await t.step("a failed bootstrap node that is no suspect is not re-rendered out of order", () => {
+    const p = plan([n("cp-1", { upToDate: false, failed: true }), n("cp-2", { upToDate: false }), n("cp-3")]);
+    assert.deepEqual(p.update, []);
+  });
+  await t.step("the suspect is fixed forward at once, toward the newer spec", () => {
+    const p = plan([n("cp-1"), n("cp-2", { upToDate: false, suspect: true }), n("cp-3", { upToDate: false })]);
+    assert.deepEqual(p.update, ["cp-2"]);
+    assert.match(p.waiting!, /fixing forward cp-2/);
+  });
+  await t.step("two control-plane suspects: one at a time", () => {
+    const p = plan([n("cp-1"), n("cp-2", { upToDate: false, suspect: true }), n("cp-3", { upToDate: false, suspect: true })]);
+    assert.deepEqual(p.update, ["cp-2"]);
+    const next = plan([n("cp-1"), n("cp-2", { suspect: true }), n("cp-3", { upToDate: false, suspect: true })]);
+    assert.deepEqual(next.update, [], "cp-2 was re-rendered and is not seen working yet");
+  });
+  await t.step("worker suspects, and no removals", () => {
+    const p = plan([n("cp-1"), n("w-1", { upToDate: false, suspect: true }), n("w-2", { upToDate: false })]);
+    assert.deepEqual([p.update, p.remove], [["w-1"], []]);
+  });
 });

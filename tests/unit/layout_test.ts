@@ -1,7 +1,8 @@
 /**
  * The layout, checked: `lib/` (the ground floor) imports nothing of
- * clusters or of the layers above it, source files stay small, and the unit
- * tests (`tests/unit/`, `deno task test:unit`) need no control plane.
+ * clusters or of the layers above it, source files stay small, the unit
+ * tests (`tests/unit/`, `deno task test:unit`) need no control plane, and
+ * no test sleeps for a fixed time.
  */
 import assert from "node:assert/strict";
 
@@ -13,8 +14,7 @@ const TOO_BIG_BUT_ALLOWED: Record<string, string> = {
   "tests/integration/flake_test.ts":
     "one fixture (a Nix evaluation sandbox) shared by all cases; the security branch edits nearby",
   "tests/integration/git_test.ts": "lib/git's tests, being rewritten on the security branch; split after it lands",
-  "testing/sim-nio.ts": "the simulated NIO's loop; to be split along its status/poll modules",
-  "tests/integration/sim_nio_test.ts": "one long scenario against one API server (t.step chain)",
+  "tests/integration/sim_nio_test.ts": "one test per fact of the NIO contract, sharing one world() fixture",
   "tests/integration/webhook_api_test.ts":
     "one webhook server and control plane shared by its cases; the security branch edits it",
   "bench/webhook.ts": "the webhook benchmark, figures only",
@@ -87,4 +87,59 @@ Deno.test("tests/unit/ needs no control plane, Nix or git, tests/integration/ do
     }
   }
   assert.deepEqual(wrong, []);
+});
+
+/**
+ * A fixed sleep in a test: an awaited `sleep(ms)`, or an awaited promise of
+ * `setTimeout` with a delay (a zero delay, one turn of the event loop, is
+ * fine). Tests wait on conditions (`eventually`), on what NICO did
+ * (`passAfter`, `settled`), on gates they open, or on fake timers.
+ */
+const FIXED_SLEEP =
+  /await\s+(?:sleep\((?!\s*0\s*[,)])|new\s+Promise\(\s*\(?\w*\)?\s*=>\s*setTimeout\(\s*\w+\s*,(?!\s*0\s*\)))/g;
+
+/** Where a fixed sleep cannot be avoided, how many, and why. Each such line also says so in a comment. */
+const SLEEPS_ALLOWED: Record<string, { count: number; why: string }> = {
+  "tests/unit/webhook_abuse_test.ts": {
+    count: 3,
+    why: "the webhook server's connection-age rule and body reservations run on its own clock and show no state",
+  },
+};
+
+Deno.test("no fixed sleeps in tests: they wait on conditions and events, not on time", async () => {
+  const found: Record<string, number> = {};
+  const tests = (await sourceFiles()).filter((f) => f.startsWith("tests/") && f.endsWith(".ts"));
+  for (const f of tests.filter((f) => f !== "tests/unit/layout_test.ts")) {
+    const n = (await Deno.readTextFile(new URL(f, ROOT))).match(FIXED_SLEEP)?.length ?? 0;
+    if (n) found[f] = n;
+  }
+  const allowed = Object.fromEntries(Object.entries(SLEEPS_ALLOWED).map(([f, a]) => [f, a.count]));
+  assert.deepEqual(
+    found,
+    allowed,
+    "wait on a condition (testing/helpers.ts eventually), a pass, a gate or fake timers",
+  );
+});
+
+Deno.test("the sleep pattern finds what it should and nothing else", () => {
+  const hits = (text: string) => text.match(FIXED_SLEEP)?.length ?? 0;
+  for (
+    const bad of [
+      "await sleep(200);",
+      "await new Promise((r) => setTimeout(r, 1500));",
+      "await new Promise(r => setTimeout(r, IDLE_MS))",
+    ]
+  ) {
+    assert.equal(hits(bad), 1, bad);
+  }
+  for (
+    const fine of [
+      "await new Promise((r) => setTimeout(r, 0));",
+      "sleep(5_000, give.signal).then(() => false)",
+      "await turn();",
+      "bash -c 'sleep 600'",
+    ]
+  ) {
+    assert.equal(hits(fine), 0, fine);
+  }
 });

@@ -1,8 +1,8 @@
 /** The work queue and its rate limiters (pure). */
 import assert from "node:assert/strict";
-import { defaultRateLimiter, ExponentialBackoff, MaxOf, sleep, TokenBucket, WorkQueue } from "../../lib/runtime/mod.ts";
+import { defaultRateLimiter, ExponentialBackoff, MaxOf, TokenBucket, WorkQueue } from "../../lib/runtime/mod.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { fakeClock, pending, queueWithBackoff } from "../runtime_kit.ts";
+import { fakeClock, fakeTimers, pending, queueWithBackoff, turn } from "../runtime_kit.ts";
 
 // ---------------------------------------------------------------- queue
 
@@ -72,7 +72,7 @@ Deno.test("queue: concurrent workers never process the same key at once", async 
       maxPerKey = Math.max(maxPerKey, n);
       maxOverall = Math.max(maxOverall, overall);
       processed.push(key);
-      await sleep(3);
+      await turn();
       // Re-adding while processing must not let another worker in.
       if (processed.length < 20) q.add(key);
       active.set(key, (active.get(key) ?? 1) - 1);
@@ -92,67 +92,89 @@ Deno.test("queue: concurrent workers never process the same key at once", async 
 });
 
 Deno.test("queue: addAfter delays a key and an earlier schedule wins", async () => {
-  const q = new WorkQueue();
-  q.addAfter("late", 40);
-  q.addAfter("late", 10_000); // later: ignored, the 40 ms schedule stays
-  q.addAfter("now", 0);
-  assert.equal(q.len(), 1, "a zero delay adds at once");
-  assert.equal(await q.get(), "now");
-  assert.equal(q.stats().delayed, 1);
-  const started = performance.now();
-  const late = q.get();
-  assert.ok(await pending(late, 15), "the delayed key came too early");
-  assert.equal(await late, "late");
-  const waited = performance.now() - started;
-  assert.ok(waited >= 35 && waited < 5_000, `waited ${waited} ms`);
-  q.addAfter("again", 10_000);
-  q.addAfter("again", 10); // earlier: replaces the 10 s schedule
-  assert.equal(await q.get(), "again");
-  assert.equal(q.stats().delayed, 0);
-  q.shutDown();
+  const clock = fakeTimers();
+  const q = new WorkQueue({ now: clock.now });
+  try {
+    q.addAfter("late", 40);
+    q.addAfter("late", 10_000); // later: ignored, the 40 ms schedule stays
+    q.addAfter("now", 0);
+    assert.equal(q.len(), 1, "a zero delay adds at once");
+    assert.equal(await q.get(), "now");
+    assert.equal(q.stats().delayed, 1);
+    const late = q.get();
+    await clock.advance(39);
+    assert.ok(await pending(late), "the delayed key came too early");
+    await clock.advance(1);
+    assert.equal(await late, "late");
+    q.addAfter("again", 10_000);
+    q.addAfter("again", 10); // earlier: replaces the 10 s schedule
+    const again = q.get();
+    await clock.advance(10);
+    assert.equal(await again, "again");
+    assert.equal(q.stats().delayed, 0);
+  } finally {
+    q.shutDown();
+    clock.restore();
+  }
 });
 
 Deno.test("queue: addSoon coalesces a burst into one pass, and adds nothing when a pass is already due", async () => {
-  const q = new WorkQueue();
-  for (let i = 0; i < 5; i++) q.addSoon("burst", 30);
-  assert.equal(q.len(), 0, "not queued before the delay");
-  assert.equal(q.stats().delayed, 1, "five events, one schedule");
-  assert.equal(await q.get(), "burst");
-  q.addSoon("burst", 30); // processing and not due again: the running pass may have read a stale cache
-  assert.equal(q.stats().delayed, 1);
-  q.done("burst");
-  assert.equal(await q.get(), "burst");
-  q.done("burst");
-  q.add("waiting");
-  q.addSoon("waiting", 30); // already queued: that pass sees the event
-  assert.equal(q.stats().delayed, 0);
-  assert.equal(await q.get(), "waiting");
-  q.add("waiting"); // queued again behind the running pass
-  q.addSoon("waiting", 30);
-  assert.equal(q.stats().delayed, 0);
-  q.done("waiting");
-  assert.equal(await q.get(), "waiting");
-  q.done("waiting");
-  assert.ok(await pending(q.get().then((k) => k), 60), "nothing else was scheduled");
-  q.shutDown();
+  const clock = fakeTimers();
+  const q = new WorkQueue({ now: clock.now });
+  try {
+    for (let i = 0; i < 5; i++) q.addSoon("burst", 30);
+    assert.equal(q.len(), 0, "not queued before the delay");
+    assert.equal(q.stats().delayed, 1, "five events, one schedule");
+    await clock.advance(30);
+    assert.equal(await q.get(), "burst");
+    q.addSoon("burst", 30); // processing and not due again: the running pass may have read a stale cache
+    assert.equal(q.stats().delayed, 1);
+    q.done("burst");
+    await clock.advance(30);
+    assert.equal(await q.get(), "burst");
+    q.done("burst");
+    q.add("waiting");
+    q.addSoon("waiting", 30); // already queued: that pass sees the event
+    assert.equal(q.stats().delayed, 0);
+    assert.equal(await q.get(), "waiting");
+    q.add("waiting"); // queued again behind the running pass
+    q.addSoon("waiting", 30);
+    assert.equal(q.stats().delayed, 0);
+    q.done("waiting");
+    assert.equal(await q.get(), "waiting");
+    q.done("waiting");
+    const next = q.get().then((k) => k);
+    await clock.advance(60);
+    assert.ok(await pending(next), "nothing else was scheduled");
+  } finally {
+    q.shutDown();
+    clock.restore();
+  }
 });
 
 Deno.test("queue: lookAgain replaces the key's earlier look-again, and undefined cancels it", async () => {
-  const q = new WorkQueue();
-  q.lookAgain("k", 30);
-  q.lookAgain("k", 60_000); // the latest pass says a minute: the 30 ms look is gone
-  assert.equal(q.stats().delayed, 1);
-  await new Promise((r) => setTimeout(r, 100));
-  assert.equal(q.len(), 0, "the replaced look-again must not fire");
-  q.lookAgain("k", undefined);
-  assert.equal(q.stats().delayed, 0, "cancelled");
-  q.addSoon("e", 20); // an event's delay is not a look-again: untouched by lookAgain of another key
-  q.lookAgain("e", undefined);
-  assert.equal(await q.get(), "e");
-  q.done("e");
-  q.lookAgain("z", 10);
-  assert.equal(await q.get(), "z");
-  q.shutDown();
+  const clock = fakeTimers();
+  const q = new WorkQueue({ now: clock.now });
+  try {
+    q.lookAgain("k", 30);
+    q.lookAgain("k", 60_000); // the latest pass says a minute: the 30 ms look is gone
+    assert.equal(q.stats().delayed, 1);
+    await clock.advance(100);
+    assert.equal(q.len(), 0, "the replaced look-again must not fire");
+    q.lookAgain("k", undefined);
+    assert.equal(q.stats().delayed, 0, "cancelled");
+    q.addSoon("e", 20); // an event's delay is not a look-again: untouched by lookAgain of another key
+    q.lookAgain("e", undefined);
+    await clock.advance(20);
+    assert.equal(await q.get(), "e");
+    q.done("e");
+    q.lookAgain("z", 10);
+    await clock.advance(10);
+    assert.equal(await q.get(), "z");
+  } finally {
+    q.shutDown();
+    clock.restore();
+  }
 });
 
 Deno.test("queue: addRateLimited backs off per key and forget resets it", async () => {

@@ -11,7 +11,7 @@ import { BOOTSTRAP_LABEL, SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "
 import type { NixosConfiguration } from "../../../core/nio.ts";
 import { isOwnedBy } from "../../../core/selection.ts";
 import { specDrift } from "../../../core/drift.ts";
-import { KEEP_SCHEDULE } from "../../../core/runs.ts";
+import { KEEP_SCHEDULE, sameSchedule } from "../../../core/runs.ts";
 import { ClusterProblem } from "../problem.ts";
 import type { ClusterScope } from "../scope.ts";
 
@@ -57,7 +57,7 @@ export async function applyConfiguration(
   // Judged by content: a hand edit of a field NICO owns is repaired (as a rollout step, when the planner says so).
   const drift = specDrift(existing.spec, desired.spec);
   const hashChanged = renderSpec && drift.length > 0;
-  const scheduleChanged = (existing.spec.dayTwoSchedule ?? undefined) !== schedule;
+  const scheduleChanged = !sameSchedule(existing.spec.dayTwoSchedule, schedule);
   const labelsChanged =
     Object.entries(desired.metadata.labels ?? {}).some(([k, v]) => existing.metadata.labels?.[k] !== v) ||
     (existing.metadata.labels?.[BOOTSTRAP_LABEL] !== undefined &&

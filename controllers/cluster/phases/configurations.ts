@@ -10,7 +10,8 @@ import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "..
 import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
 import { endpointUrl } from "../../../core/kubeconfig.ts";
 import { planNodeOf, planRollout } from "../../../core/rollout.ts";
-import { scheduleFor } from "../../../core/runs.ts";
+import { runsOf, scheduleFor } from "../../../core/runs.ts";
+import { sameSecondAsLast, specChangedAt } from "../../../core/readiness.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { type ClusterScope, nodeReports, WRITES_IN_FLIGHT } from "../scope.ts";
 import { applyConfiguration } from "./apply.ts";
@@ -73,20 +74,34 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
   out.plan = plan;
   if (s.paused) return;
   await drainBeforeChange(s, plan, new Set(s.ours.map((c) => c.spec.machineRef.name)));
-  const renderNow = new Set([...plan.create, ...plan.update]);
-  const stateOf = new Map(reports.map((r) => [r.machine, r.state]));
+  const renderNow = new Set(plan.create);
+  for (const m of plan.update) {
+    // Not in the second of the node's last apply, run or change: afterwards no one could tell them apart.
+    const cfg = s.cache.config(s.nameOf(m));
+    const runs = s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(m)) : [];
+    if (cfg && sameSecondAsLast(cfg, runs, s.now)) out.requeueMs = Math.min(out.requeueMs ?? 1000, 1000);
+    else renderNow.add(m);
+  }
+  const reportOf = new Map(reports.map((r) => [r.machine, r]));
   // Each configuration is written on its own (the planner already chose what may change this pass).
   await eachBounded(desired, WRITES_IN_FLIGHT, async (d) => {
     const name = d.metadata.name;
     const machine = d.spec.machineRef.name;
-    const schedule = s.deps.nio === "v1"
-      ? scheduleFor({
+    const r = reportOf.get(machine);
+    const existing = s.cache.config(name);
+    // A spec written now waits for NIO to fire a run by itself first (see core/runs.ts scheduleFor).
+    const schedule = s.deps.nio !== "v1"
+      ? undefined
+      : renderNow.has(machine) && existing
+      ? d.spec.dayTwoSchedule
+      : scheduleFor({
         resting: d.spec.dayTwoSchedule,
-        writtenNow: renderNow.has(machine),
-        state: stateOf.get(machine) ?? "Pending",
-      })
-      : undefined;
-    const w = await applyConfiguration(s, d, s.cache.config(name), renderNow.has(machine), schedule);
+        state: r?.state ?? "Pending",
+        reason: r?.reason ?? "",
+        changedAt: existing && specChangedAt(existing),
+        now: s.now,
+      });
+    const w = await applyConfiguration(s, d, existing, renderNow.has(machine), schedule);
     if (w) out.written.set(name, w);
   });
   for (const machine of plan.remove) {
@@ -112,5 +127,6 @@ function workloadHold(s: ClusterScope): string | undefined {
   const w = s.out.workload;
   if (!w || w.disabled || !w.hasKubeconfig) return undefined;
   if (w.api.state === "Available" && w.nodes) return undefined;
-  return `the workload API cannot be read (${w.api.message}); no node is updated or removed meanwhile`;
+  return `the workload API cannot be read (${w.api.message}); no node is changed or removed meanwhile, ` +
+    "except toward a newer spec on a node whose change came just before the outage";
 }

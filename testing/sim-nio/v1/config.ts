@@ -31,7 +31,14 @@ import { removeConfiguration } from "./decommission.ts";
 import { dayTwoCronJob, type Obj } from "./shapes.ts";
 import { type Phase, v1Status } from "./status.ts";
 
-type Cron = Obj & { status?: { phase?: string; lastSuccessfulTime?: string; rolledOutRevision?: string } };
+type Cron = Obj & {
+  status?: {
+    phase?: string;
+    lastSuccessfulTime?: string;
+    rolledOutRevision?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
+};
 
 export function configController(ctx: SimContext) {
   const installs = new Map<string, { uid: string; dueAt: number; tries: number }>();
@@ -76,8 +83,10 @@ export function configController(ctx: SimContext) {
       resolvedRevision: cs.rolledOutRevision,
       targetMachine: machineName,
     };
+    const gitSynced = cs.conditions?.find((c) => c.type === "GitSynced");
     if (cs.phase === "Ready" && cs.lastSuccessfulTime) {
-      cfg = await set({ phase: "Ready", applied: true, extra: { ...extra, lastAppliedTime: cs.lastSuccessfulTime } });
+      const last = { lastAppliedTime: cs.lastSuccessfulTime };
+      cfg = await set({ phase: "Ready", applied: true, extra: { ...extra, ...last }, gitSynced });
       await writeMachineStatus(ctx, machine, {
         ...appliedMachineStatus(machine.status, cfg.metadata.name, cs.rolledOutRevision ?? "", cs.lastSuccessfulTime),
       });
@@ -88,7 +97,7 @@ export function configController(ctx: SimContext) {
       return;
     }
     const last = cs.lastSuccessfulTime ? { lastAppliedTime: cs.lastSuccessfulTime } : {};
-    await set({ phase: "Converging", applied, extra: { ...extra, ...last } });
+    await set({ phase: "Converging", applied, extra: { ...extra, ...last }, gitSynced });
   }
 
   async function blocked(

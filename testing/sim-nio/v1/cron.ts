@@ -2,10 +2,19 @@
  * NIO v1's NixCronJob controller, simulated (after `nixcronjob_controller.go`),
  * with the CronJob controller's ticks: the batch CronJob is re-templated on
  * every reconcile; a one-off run is fired only when the resolved commit
- * changed and no run is active (ForbidConcurrent); the new commit counts as
- * rolled out at once, before any run; `Ready` means the last finished run did
- * not fail; a scheduled run starts at each tick of the schedule while no run
- * is active.
+ * changed and `activeJobs` is empty (ForbidConcurrent); the new commit counts
+ * as rolled out at once, before any run; `Ready` means the last finished run
+ * did not fail; a scheduled run starts at each tick of the schedule while no
+ * run the CronJob scheduled is active.
+ *
+ * `activeJobs` is the CronJob's `status.active`: only runs the CronJob itself
+ * scheduled. The one-off run belongs to the NixCronJob, and Kubernetes'
+ * CronJob controller does not count a Job it did not create (it only warns
+ * `UnexpectedJob`), so neither a newer commit nor a tick waits for a one-off
+ * run: two switches of one host can overlap, as on NIO v1.
+ *
+ * A suspended NixCronJob is not projected at all (NIO v1 returns before
+ * `project`), so its batch CronJob keeps its schedule and keeps starting runs.
  *
  * @module
  */
@@ -13,8 +22,9 @@ import { JOBS, NIX_CRON_JOBS } from "../../../core/nio.ts";
 import { timestamp } from "../../../lib/kube/meta.ts";
 import { isNotFound } from "../../../lib/kube/errors.ts";
 import { keyOf, type SimContext } from "../context.ts";
-import { fakeRevision, setCondition, stableJson } from "../status.ts";
-import { batchCronJob, type Obj, runJob } from "./shapes.ts";
+import { fakeRevision, mergePatchOf, setCondition, stableJson } from "../status.ts";
+import { deleteJobAndPods } from "./runner.ts";
+import { batchCronJob, type Obj, runJob, scheduledRun } from "./shapes.ts";
 
 const CRONJOBS = { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", namespaced: true };
 
@@ -26,8 +36,9 @@ type CronStatus = {
   phase?: string;
   resolvedRevision?: string;
   rolledOutRevision?: string;
-  activeJobs?: string[];
-  lastScheduleTime?: string;
+  activeJobs?: string[] | undefined;
+  workloadRef?: string;
+  lastScheduleTime?: string | undefined;
   lastSuccessfulTime?: string | undefined;
   lastFailedTime?: string | undefined;
   conditions?: { type: string; status: string; reason?: string; message?: string }[];
@@ -37,6 +48,9 @@ const finishedAt = (j: Job, type: string) => {
   const c = j.status?.conditions?.find((x) => x.type === type && x.status === "True");
   return c ? (j.status?.completionTime ?? c.lastTransitionTime) : undefined;
 };
+const running = (j: Job) => !finishedAt(j, "Complete") && !finishedAt(j, "Failed");
+const ownedBy = (j: Job, uid: string | undefined) => j.metadata.ownerReferences?.some((o) => o.uid === uid) === true;
+type Cron = Obj & { status?: { lastScheduleTime?: string } };
 const later = (
   a: string | undefined,
   b: string | undefined,
@@ -50,61 +64,67 @@ export function cronController(ctx: SimContext) {
     const ncj = await ctx.kube.get<Obj & { status?: CronStatus }>(NIX_CRON_JOBS, name, ns);
     if (!ncj || ncj.metadata.deletionTimestamp) return void ticks.delete(key);
     const gen = ncj.metadata.generation ?? 1;
+    const now = new Date();
     const st: CronStatus = { ...ncj.status, observedGeneration: gen };
+    const cond = (type: string, status: string, reason: string, message: string) =>
+      st.conditions = setCondition(st.conditions, { type, status, reason, message, observedGeneration: gen }, now);
+    cond("Reconciling", "True", "Progressing", "reconciling"); // NIO v1 never sets it False
     const nix = ncj.spec!["nix"] as { suspend?: boolean; source: { gitRepo?: string; ref?: string; rev?: string } };
-    const revision = await fakeRevision(nix.source.gitRepo, nix.source.rev ?? nix.source.ref);
-    const cron = await project(ncj, revision);
     if (nix.suspend) {
-      ticks.delete(key);
+      // NIO v1 stops here, before `project`: the batch CronJob keeps its template and its schedule.
+      const cron = await getCron(ns, name);
+      if (cron) planTick(key, (cron.spec!["schedule"] as string | undefined) ?? "");
+      else ticks.delete(key);
       return await writeStatus(ncj, { ...st, phase: "Suspended" });
     }
+    const revision = await fakeRevision(nix.source.gitRepo, nix.source.rev ?? nix.source.ref);
     st.resolvedRevision = revision;
+    cond("GitSynced", "True", "Ready", "revision resolved");
+    const cron = await project(ncj, revision);
     const jobs = await runsOf(ncj, cron);
-    const active = jobs.filter((j) => !finishedAt(j, "Complete") && !finishedAt(j, "Failed")).map((j) =>
-      j.metadata.name
-    );
-    // As NIO v1 does, from the activeJobs of its last status: a run that ended since is still "active" here,
+    // From the activeJobs of its last status, as NIO v1 does: a scheduled run that ended since still counts,
     // and then the new commit is marked rolled out without a run of its own.
     if (st.rolledOutRevision !== revision && (ncj.status?.activeJobs ?? []).length === 0) {
-      const job = runJob(ncj, ncj, revision);
-      if (!jobs.some((j) => j.metadata.name === job.metadata.name)) {
-        await createRun(job, "immediate");
-        active.push(job.metadata.name);
-      }
+      const job = runJob(ncj, revision);
+      if (!jobs.some((j) => j.metadata.name === job.metadata.name)) await createRun(job, "immediate");
     }
-    st.activeJobs = active;
+    st.workloadRef = name;
+    const active = jobs.filter((j) => running(j) && ownedBy(j, cron.metadata.uid)).map((j) => j.metadata.name);
+    st.activeJobs = active.length ? active : undefined; // omitempty
+    st.lastScheduleTime = cron.status?.lastScheduleTime;
     for (const j of jobs) {
       st.lastSuccessfulTime = later(st.lastSuccessfulTime, finishedAt(j, "Complete"));
       st.lastFailedTime = later(st.lastFailedTime, finishedAt(j, "Failed"));
     }
     const failing = st.lastFailedTime !== undefined &&
       (st.lastSuccessfulTime === undefined || Date.parse(st.lastSuccessfulTime) < Date.parse(st.lastFailedTime));
-    const now = new Date();
     st.rolledOutRevision = revision; // before any run of it: NIO v1's `markReady`/degraded path both set it
     st.phase = failing ? "Degraded" : "Ready";
-    st.conditions = setCondition(st.conditions, {
-      type: "Ready",
-      status: failing ? "False" : "True",
-      reason: failing ? "RunFailed" : "Ready",
-      message: failing ? `the most recent run failed at ${st.lastFailedTime}` : "workload is ready",
-      observedGeneration: gen,
-    }, now);
+    if (failing) cond("Ready", "False", "RunFailed", `the most recent run failed at ${st.lastFailedTime}`);
+    else {
+      cond("Ready", "True", "Ready", "workload is ready");
+      cond("Progressing", "False", "Ready", "rollout complete");
+    }
     await writeStatus(ncj, st);
     planTick(key, (ncj.spec!["cronJobTemplate"] as { schedule: string }).schedule);
   }
 
+  function getCron(ns: string, name: string): Promise<Cron | undefined> {
+    return ctx.kube.get<Cron>(CRONJOBS, name, ns).catch((e) => isNotFound(e) ? undefined : Promise.reject(e));
+  }
+
   /** Creates or re-templates the batch CronJob; answers it (with its uid). */
-  async function project(ncj: Obj, revision: string): Promise<Obj> {
+  async function project(ncj: Obj, revision: string): Promise<Cron> {
     const want = batchCronJob(ncj, revision);
-    const have = await ctx.kube.get<Obj>(CRONJOBS, want.metadata.name, want.metadata.namespace);
+    const have = await getCron(want.metadata.namespace!, want.metadata.name);
     if (!have) {
       ctx.counters.writes++;
-      return await ctx.kube.create<Obj>(CRONJOBS, want);
+      return await ctx.kube.create<Cron>(CRONJOBS, want);
     }
     const spec = { ...have.spec, ...want.spec };
     if (stableJson(spec) === stableJson(have.spec)) return have;
     ctx.counters.writes++;
-    return await ctx.kube.replace<Obj>(CRONJOBS, { ...have, spec });
+    return await ctx.kube.replace<Cron>(CRONJOBS, { ...have, spec });
   }
 
   async function runsOf(ncj: Obj, cron: Obj): Promise<Job[]> {
@@ -124,12 +144,14 @@ export function cronController(ctx: SimContext) {
     ctx.record("run-created", job, how);
   }
 
+  /** Writes the status as a Go struct with `omitempty` fields serializes it: an unset field is left out. */
   async function writeStatus(ncj: Obj & { status?: CronStatus }, st: CronStatus): Promise<void> {
-    if (stableJson(ncj.status ?? {}) === stableJson(st)) return;
+    const next = Object.fromEntries(Object.entries(st).filter(([, v]) => v !== undefined)) as CronStatus;
+    if (stableJson(ncj.status ?? {}) === stableJson(next)) return;
     ctx.counters.writes++;
     await ctx.kube.mergePatch(NIX_CRON_JOBS, ncj.metadata.name, ncj.metadata.namespace, {
       metadata: { resourceVersion: ncj.metadata.resourceVersion },
-      status: st,
+      status: mergePatchOf(ncj.status, next),
     }, "status");
   }
 
@@ -141,7 +163,7 @@ export function cronController(ctx: SimContext) {
     ctx.queue.addAfter(`tick/${key.slice("ncj/".length)}`, next - Date.now());
   }
 
-  /** A tick of the CronJob: a scheduled run, unless one is active or the CronJob is suspended. */
+  /** A tick of the CronJob: a scheduled run from its template, unless a run it scheduled is active. */
   async function tick(ns: string, name: string): Promise<void> {
     const key = keyOf("ncj", ns, name);
     const due = ticks.get(key);
@@ -149,24 +171,29 @@ export function cronController(ctx: SimContext) {
     if (Date.now() < due) return ctx.queue.addAfter(`tick/${ns}/${name}`, due - Date.now());
     ticks.delete(key);
     const ncj = await ctx.kube.get<Obj & { status?: CronStatus }>(NIX_CRON_JOBS, name, ns);
-    const cron = ncj &&
-      await ctx.kube.get<Obj>(CRONJOBS, name, ns).catch((e) => isNotFound(e) ? undefined : Promise.reject(e));
+    const cron = ncj && await getCron(ns, name);
     if (!ncj || !cron || (cron.spec?.["suspend"] as boolean | undefined)) return ctx.queue.add(key);
     const jobs = await runsOf(ncj, cron);
-    const busy = jobs.some((j) => !finishedAt(j, "Complete") && !finishedAt(j, "Failed"));
-    if (!busy) {
-      const revision = ncj.status?.rolledOutRevision ?? await fakeRevision(undefined, undefined);
-      await createRun(runJob(ncj, cron, revision, ctx.clock.minuteOf(due)), "scheduled");
+    await prune(cron, jobs);
+    if (!jobs.some((j) => running(j) && ownedBy(j, cron.metadata.uid))) {
+      await createRun(scheduledRun(cron, ctx.clock.minuteOf(due)), "scheduled");
       ctx.counters.writes++;
-      await ctx.kube.mergePatch(
-        NIX_CRON_JOBS,
-        name,
-        ns,
-        { status: { lastScheduleTime: timestamp(new Date()) } },
-        "status",
-      );
+      await ctx.kube.mergePatch(CRONJOBS, name, ns, { status: { lastScheduleTime: timestamp(new Date()) } }, "status");
     }
     ctx.queue.add(key);
+  }
+
+  /** The CronJob controller's history limits (Kubernetes' defaults: 3 succeeded, 1 failed) on the runs it made. */
+  async function prune(cron: Cron, jobs: Job[]): Promise<void> {
+    const limits = {
+      Complete: Number(cron.spec?.["successfulJobsHistoryLimit"] ?? 3),
+      Failed: Number(cron.spec?.["failedJobsHistoryLimit"] ?? 1),
+    };
+    for (const type of ["Complete", "Failed"] as const) {
+      const done = jobs.filter((j) => ownedBy(j, cron.metadata.uid) && finishedAt(j, type))
+        .sort((a, b) => Date.parse(finishedAt(b, type)!) - Date.parse(finishedAt(a, type)!));
+      for (const j of done.slice(limits[type])) await deleteJobAndPods(ctx, j.metadata.namespace!, j.metadata.name);
+    }
   }
 
   return { reconcile, tick };

@@ -13,11 +13,10 @@
 import { JOBS, type Machine, MACHINES, NIX_CRON_JOBS, NIX_JOBS, type NixosConfiguration } from "../../../core/nio.ts";
 import { dayTwoName } from "../../../core/nio.ts";
 import type { SimContext } from "../context.ts";
-import { fakeRevision, releasedMachineStatus, SIM_FINALIZER } from "../status.ts";
+import { type CfgStatus, fakeRevision, releasedMachineStatus, SIM_FINALIZER } from "../status.ts";
 import { setFinalizers, writeCfgStatus, writeMachineStatus } from "../writes.ts";
 import { deleteJobAndPods } from "./runner.ts";
 import { decommissionNixJob, nixJobRun, type Obj } from "./shapes.ts";
-import { v1Status } from "./status.ts";
 
 const CRONJOBS = { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", namespaced: true };
 type Job = Obj & { status?: { conditions?: { type: string; status: string }[] } };
@@ -38,13 +37,13 @@ export async function removeConfiguration(ctx: SimContext, cfg: NixosConfigurati
   }
   const nj = await findDecommission(ctx, ns, cfg.metadata.name);
   if (!nj) {
+    const job = decommissionNixJob(cfg, machine);
     ctx.counters.writes++;
-    await ctx.kube.create(NIX_JOBS, decommissionNixJob(cfg, machine));
-    await writeCfgStatus(
-      ctx,
-      cfg,
-      v1Status(cfg.status, cfg.metadata.generation ?? 1, { phase: "Removing", applied: true }, new Date()),
-    );
+    await ctx.kube.create(NIX_JOBS, job);
+    // Only the phase and the reference: NIO v1's removal path calls no `setPhase`, so the conditions (Ready
+    // among them) and observedGeneration stay as the last reconcile left them.
+    const status = { ...cfg.status, phase: "Removing", decommissionJobRef: job.metadata.name } as CfgStatus;
+    await writeCfgStatus(ctx, cfg, status);
     return;
   }
   if ((nj.status?.succeeded ?? 0) > 0) {
@@ -82,7 +81,7 @@ async function finalize(ctx: SimContext, cfg: NixosConfiguration, machine: Machi
 
 async function clearMachine(ctx: SimContext, cfg: NixosConfiguration, machine: Machine): Promise<void> {
   if (machine.status?.appliedConfiguration !== cfg.metadata.name) return;
-  await writeMachineStatus(ctx, machine, releasedMachineStatus(machine.status));
+  await writeMachineStatus(ctx, machine, releasedMachineStatus(machine.status, ctx.generation));
 }
 
 async function findDecommission(ctx: SimContext, ns: string, config: string): Promise<NixJob | undefined> {

@@ -4,8 +4,9 @@
  * attempts, Kubernetes' default of 7 attempts, `Complete` or `Failed` with
  * their preceding conditions), the kubelet (a Pod "runs the switch" for a
  * while, then succeeds or fails) and the TTL controller. The outcome of an
- * attempt is fixed when its Pod starts, from the configuration as it is then
- * (as the real Pod reads its files when it starts).
+ * attempt is fixed when its Pod starts: the fault annotations and the host's
+ * reachability as they are then, the files' paths and the build folder as
+ * the Job's Pod template fixed them when the Job was made.
  *
  * @module
  */
@@ -16,8 +17,14 @@ import { timestamp } from "../../../lib/kube/meta.ts";
 import { jobBackoffMs } from "../clock.ts";
 import { keyOf, type SimContext } from "../context.ts";
 import { flakeFilesProblem } from "../files.ts";
-import { FAIL_APPLY_ANNOTATION, FAIL_ATTEMPTS_ANNOTATION, flagged, NEVER_FINISH_ANNOTATION } from "../status.ts";
-import { attemptPod, type Obj, runInfoOf } from "./shapes.ts";
+import {
+  FAIL_APPLY_ANNOTATION,
+  FAIL_ATTEMPTS_ANNOTATION,
+  flagged,
+  NEVER_FINISH_ANNOTATION,
+  UNDISCOVERABLE_ANNOTATION,
+} from "../status.ts";
+import { attemptPod, type Obj, type RunInfo, runInfoOf } from "./shapes.ts";
 
 /** Kubernetes' default `backoffLimit` is 6: seven attempts in all. */
 export const ATTEMPTS = 7;
@@ -77,22 +84,33 @@ export function jobRunner(ctx: SimContext) {
     const info = runInfoOf(job)!;
     const ns = job.metadata.namespace!;
     const cfg = ctx.configs.get(`${ns}/${info.config}`);
-    const outcome = info.operation === "switch" ? switchOutcome(cfg, attempt) : "ok";
+    const machine = await ctx.kube.get<Machine>(MACHINES, info.machine, ns);
+    const outcome = info.operation === "switch" ? switchOutcome(info, cfg, machine, attempt) : "ok";
     const pod = attemptPod(job, attempt);
     const hash = cfg?.metadata.annotations?.["nico.homystack.com/spec-hash"];
-    pod.metadata.annotations = { [OUTCOME]: outcome, [STARTED]: String(Date.now()), ...(hash ? { [HASH]: hash } : {}) };
+    pod.metadata.annotations = {
+      ...pod.metadata.annotations,
+      [OUTCOME]: outcome,
+      [STARTED]: String(Date.now()),
+      ...(hash ? { [HASH]: hash } : {}),
+    };
     ctx.counters.writes += 3;
     const created = await ctx.kube.create<Pod>(PODS, pod);
     await ctx.kube.mergePatch(PODS, created.metadata.name, ns, {
       status: { phase: "Running", startTime: timestamp(new Date()) },
     }, "status");
     await ctx.kube.mergePatch(JOBS, job.metadata.name, ns, {
-      status: { active: 1, ...(job.status?.startTime ? {} : { startTime: timestamp(new Date()) }) },
+      status: {
+        active: 1,
+        ready: 0,
+        terminating: 0,
+        uncountedTerminatedPods: {},
+        ...(job.status?.startTime ? {} : { startTime: timestamp(new Date()) }),
+      },
     }, "status");
     if (info.operation === "switch") {
       const what = { metadata: { namespace: ns, name: info.config, annotations: { ...cfg?.metadata.annotations } } };
       ctx.record("apply-started", what, `${job.metadata.name} attempt ${attempt}`);
-      const machine = cfg && await ctx.kube.get<Machine>(MACHINES, info.machine, ns);
       if (cfg && machine && ctx.opts.onApplyStarted) {
         ctx.background(ctx.opts.onApplyStarted(cfg, machine), "apply-started hook");
       }
@@ -102,7 +120,10 @@ export function jobRunner(ctx: SimContext) {
     ctx.queue.addAfter(key, duration(job));
   }
 
-  function switchOutcome(cfg: NixosConfiguration | undefined, attempt: number): string {
+  function switchOutcome(info: RunInfo, cfg: NixosConfiguration | undefined, m: Machine | undefined, attempt: number) {
+    if (!m || flagged(m, UNDISCOVERABLE_ANNOTATION)) {
+      return `fail:ssh: connect to host ${m?.spec?.host ?? info.machine} port 22: Connection timed out`;
+    }
     if (!cfg) return "ok";
     if (flagged(cfg, NEVER_FINISH_ANNOTATION)) return "never";
     if (flagged(cfg, FAIL_APPLY_ANNOTATION)) return `fail:nixos-rebuild switch failed (${FAIL_APPLY_ANNOTATION})`;
@@ -110,7 +131,15 @@ export function jobRunner(ctx: SimContext) {
     if (attempt <= failFirst) {
       return `fail:nixos-rebuild switch failed on attempt ${attempt} (${FAIL_ATTEMPTS_ANNOTATION})`;
     }
-    const files = flakeFilesProblem(ctx, cfg.spec, "v1");
+    // The paths and the folder the Job's Pod template was rendered with, not the configuration's current ones.
+    const { configurationSubdir: _now, ...rest } = cfg.spec;
+    const spec = {
+      ...rest,
+      ...(info.dir ? { configurationSubdir: info.dir } : {}),
+      flake: info.flake,
+      additionalFiles: (info.files ?? []).map((path) => ({ path, valueType: "Inline" as const, inline: "" })),
+    };
+    const files = flakeFilesProblem(ctx, spec, "v1");
     return files ? `fail:${files}` : "ok";
   }
 
@@ -188,13 +217,15 @@ export function jobRunner(ctx: SimContext) {
         }],
       },
     }, "status");
+    const done = { status: "True", reason: "CompletionsReached", message: "Reached expected number of succeeded pods" };
     const conditions = failure ? [] : [
-      { type: "SuccessCriteriaMet", status: "True", reason: "CompletionsReached", lastTransitionTime: now },
-      { type: "Complete", status: "True", reason: "CompletionsReached", lastTransitionTime: now },
+      { type: "SuccessCriteriaMet", ...done, lastProbeTime: now, lastTransitionTime: now },
+      { type: "Complete", ...done, lastProbeTime: now, lastTransitionTime: now },
     ];
+    // As the Job controller writes it: `active` left out once no Pod runs.
     await ctx.kube.mergePatch(JOBS, job.metadata.name, ns, {
       status: {
-        active: 0,
+        active: null,
         ...(failure ? { failed } : { succeeded: 1, completionTime: now, conditions }),
       },
     }, "status");
@@ -215,7 +246,7 @@ export function jobRunner(ctx: SimContext) {
     ctx.counters.writes++;
     await ctx.kube.mergePatch(JOBS, job.metadata.name, job.metadata.namespace, {
       status: {
-        active: 0,
+        active: null,
         failed,
         conditions: [
           { type: "FailureTarget", status: "True", reason, message, lastTransitionTime: now },

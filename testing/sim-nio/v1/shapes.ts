@@ -33,6 +33,9 @@ export interface RunInfo {
   machine: string;
   flake: string;
   operation: "switch" | "decommission";
+  /** The folder the build runs in and the paths of the files written, as the Job's Pod template fixes them. */
+  dir?: string;
+  files?: string[];
 }
 
 /** NIO v1's pod-template revision: a hash of the commit, the program and its arguments. */
@@ -114,16 +117,26 @@ export function dayTwoCronJob(cfg: NixosConfiguration, machine: Machine, suspend
         concurrencyPolicy: "Forbid",
         jobTemplate: { spec: { template: { spec: { containers: [{ name: "app" }] } } } },
       },
-      // Sim only: who the runs are for.
-      simRun: { config: cfg.metadata.name, machine: machine.metadata.name, flake: cfg.spec.flake },
+      // Sim only: who the runs are for, and what their Pod template fixes (NIO v1 renders the files' paths
+      // and the build folder into it: `additionalFilesInjection`, `renderPodTemplate`).
+      simRun: {
+        config: cfg.metadata.name,
+        machine: machine.metadata.name,
+        flake: cfg.spec.flake,
+        ...(cfg.spec.configurationSubdir ? { dir: cfg.spec.configurationSubdir } : {}),
+        files: (cfg.spec.additionalFiles ?? []).map((f) => f.path),
+      },
     },
   };
 }
 
-/** The batch CronJob a NixCronJob projects (same name, owned by it). */
+/**
+ * The batch CronJob a NixCronJob projects (same name, owned by it). NIO v1 never sets its `suspend`: a
+ * suspended NixCronJob is simply not projected. The run's description rides on the Job template (sim only).
+ */
 export function batchCronJob(ncj: Obj, revision: string): Obj {
-  const nix = ncj.spec!["nix"] as { suspend?: boolean };
   const tmpl = ncj.spec!["cronJobTemplate"] as { schedule: string };
+  const run: RunInfo = { ...(ncj.spec!["simRun"] as Omit<RunInfo, "operation">), operation: "switch" };
   return {
     apiVersion: "batch/v1",
     kind: "CronJob",
@@ -136,8 +149,10 @@ export function batchCronJob(ncj: Obj, revision: string): Obj {
     spec: {
       schedule: tmpl.schedule,
       concurrencyPolicy: "Forbid",
-      suspend: nix.suspend === true,
-      jobTemplate: { spec: runJobSpec(ncj, revision, undefined) },
+      jobTemplate: {
+        metadata: { annotations: { [RUN_ANNOTATION]: JSON.stringify(run) } },
+        spec: runJobSpec(ncj, revision, undefined),
+      },
     },
   };
 }
@@ -160,29 +175,41 @@ function runJobSpec(ncj: Obj, revision: string, ttl: number | undefined): Record
   };
 }
 
-/**
- * A run Job: fired by the NixCronJob on a new commit (`<ncj>-<rev>-manual`, a day's TTL) or by its
- * CronJob on a tick (`<cronjob>-<scheduled minute>`, no TTL, no labels of NIO's on the Job itself).
- */
-export function runJob(ncj: Obj, by: Obj, revision: string, scheduledMinute?: number): Obj {
+/** The one-off run a NixCronJob fires on a new commit: `<ncj>-<rev>-manual`, owned by it, a day's TTL. */
+export function runJob(ncj: Obj, revision: string): Obj {
   const nix = ncj.spec!["nix"] as { run: string; args: string[] };
-  const info = ncj.spec!["simRun"] as Omit<RunInfo, "operation">;
-  const immediate = scheduledMinute === undefined;
-  const name = immediate
-    ? `${ncj.metadata.name}-${compositeRevision(revision, nix.run, nix.args)}-manual`
-    : `${by.metadata.name}-${scheduledMinute}`;
-  const run: RunInfo = { ...info, operation: "switch" };
+  const run: RunInfo = { ...(ncj.spec!["simRun"] as Omit<RunInfo, "operation">), operation: "switch" };
   return {
     apiVersion: "batch/v1",
     kind: "Job",
     metadata: {
-      name,
+      name: `${ncj.metadata.name}-${compositeRevision(revision, nix.run, nix.args)}-manual`,
       namespace: ncj.metadata.namespace!,
-      ...(immediate ? { labels: managed("NixCronJob", ncj.metadata.name) } : {}),
+      labels: managed("NixCronJob", ncj.metadata.name),
       annotations: { [RUN_ANNOTATION]: JSON.stringify(run) },
-      ownerReferences: [owner(by)],
+      ownerReferences: [owner(ncj)],
     },
-    spec: runJobSpec(ncj, revision, immediate ? IMMEDIATE_TTL_S : undefined),
+    spec: runJobSpec(ncj, revision, IMMEDIATE_TTL_S),
+  };
+}
+
+/**
+ * The run a CronJob starts at a tick, from its Job template as it is then: `<cronjob>-<scheduled minute>`,
+ * owned by the CronJob, no TTL, none of NIO's labels (Kubernetes' `getJobFromTemplate2`).
+ */
+export function scheduledRun(cron: Obj, minute: number): Obj {
+  const tmpl = cron.spec!["jobTemplate"] as { metadata?: KubeObject["metadata"]; spec: Record<string, unknown> };
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: `${cron.metadata.name}-${minute}`,
+      namespace: cron.metadata.namespace!,
+      ...(tmpl.metadata?.labels ? { labels: tmpl.metadata.labels } : {}),
+      ...(tmpl.metadata?.annotations ? { annotations: tmpl.metadata.annotations } : {}),
+      ownerReferences: [owner(cron)],
+    },
+    spec: tmpl.spec,
   };
 }
 
@@ -233,15 +260,24 @@ export function nixJobRun(nj: Obj, revision: string): Obj {
   };
 }
 
-/** One attempt of a run: a Pod owned by its Job, with the labels the Job controller adds. */
+/** Sim only: which attempt of its Job a Pod is (1 to 7). */
+export const ATTEMPT_ANNOTATION = "sim.nio.homystack.com/attempt";
+const SUFFIX = "bcdfghjklmnpqrstvwxz2456789";
+
+/**
+ * One attempt of a run: a Pod owned by its Job, named as the Job controller names it (`<job>-<5 random>`), with
+ * the labels of the Job's Pod template (which the API server gave the batch labels).
+ */
 export function attemptPod(job: Obj, attempt: number): Obj {
   const tmpl = (job.spec!["template"] ?? {}) as { metadata?: { labels?: Record<string, string> }; spec?: unknown };
+  const random = Array.from(crypto.getRandomValues(new Uint8Array(5)), (b) => SUFFIX[b % SUFFIX.length]).join("");
   return {
     apiVersion: "v1",
     kind: "Pod",
     metadata: {
-      name: `${job.metadata.name}-${attempt}`,
+      name: `${job.metadata.name}-${random}`,
       namespace: job.metadata.namespace!,
+      annotations: { [ATTEMPT_ANNOTATION]: String(attempt) },
       labels: {
         ...tmpl.metadata?.labels,
         "batch.kubernetes.io/job-name": job.metadata.name,

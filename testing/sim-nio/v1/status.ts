@@ -1,31 +1,38 @@
 /**
  * The status NIO v1 writes on a NixosConfiguration (after `setPhase`):
  * `Ready` only in phase Ready, `Stalled` in Degraded **and** Blocked,
- * `Reconciling` otherwise, `Applied` once anything ever ran. Pure.
+ * `Reconciling` otherwise, `Applied` once anything ever ran, `GitSynced` as
+ * the NixCronJob says. Pure.
  *
  * @module
  */
 import type { NixosConfiguration } from "../../../core/nio.ts";
 import { type CfgStatus, removeCondition, setCondition } from "../status.ts";
 
+/** The NixCronJob's `GitSynced` condition, which NIO v1 copies onto the configuration when Ready or Converging. */
+type Synced = { status: string; reason?: string; message?: string };
+
 export type Phase =
-  | { phase: "Ready"; applied: true; extra?: Record<string, unknown> }
-  | { phase: "Converging" | "Installing"; message?: string; applied: boolean; extra?: Record<string, unknown> }
+  | { phase: "Ready"; applied: true; extra?: Record<string, unknown>; gitSynced?: Synced | undefined }
+  | {
+    phase: "Converging" | "Installing";
+    message?: string;
+    applied: boolean;
+    extra?: Record<string, unknown>;
+    gitSynced?: Synced | undefined;
+  }
   | { phase: "Degraded"; message: string; applied: boolean; extra?: Record<string, unknown> }
-  | { phase: "Blocked"; reason: "MachineInUse" | "MachineNotReady"; message: string; applied: false }
-  | { phase: "Removing"; applied: boolean };
+  | { phase: "Blocked"; reason: "MachineInUse" | "MachineNotReady"; message: string; applied: false };
 
 const REASON: Record<string, string> = {
   Ready: "Succeeded",
   Converging: "Converging",
   Installing: "Installing",
   Degraded: "ApplyFailed",
-  Removing: "Removing",
 };
 const MESSAGE: Record<string, string> = {
   Ready: "Day-2 convergence healthy; configuration applied",
   Converging: "Day-2 convergence in progress",
-  Removing: "Applying onRemoveFlake before removal",
 };
 
 /** The whole status after setting `p` (keeping what NIO keeps: refs, times, retries). */
@@ -51,6 +58,16 @@ export function v1Status(current: NixosConfiguration["status"], generation: numb
     cond("Applied", p.applied ? "True" : "False", p.applied ? "ConfigurationApplied" : "Waiting"),
     now,
   );
+  const synced = "gitSynced" in p ? p.gitSynced : undefined;
+  if (synced) {
+    conditions = setCondition(conditions, {
+      type: "GitSynced",
+      status: synced.status,
+      reason: synced.reason ?? "",
+      message: synced.message ?? "",
+      observedGeneration: generation,
+    }, now);
+  }
   const extra = "extra" in p ? p.extra ?? {} : {};
   const defined = Object.fromEntries(Object.entries(extra).filter(([, v]) => v !== undefined));
   return { ...current, ...defined, observedGeneration: generation, phase: p.phase, conditions };
