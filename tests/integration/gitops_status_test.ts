@@ -12,8 +12,9 @@ import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
 import type { NixosConfiguration } from "../../core/nio.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
-import { ApiError } from "../../lib/kube/errors.ts";
 import type { Resource } from "../../lib/kube/resources.ts";
+import { Informer } from "../../lib/runtime/informer.ts";
+import { silentLogger } from "../../lib/runtime/log.ts";
 import { startGitServer } from "../../testing/git_server.ts";
 import { type Recipes, shippedRecipes, startGitopsCheck, type Verdicts } from "../../testing/gitops.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
@@ -22,41 +23,20 @@ import { FAIL_APPLY_ANNOTATION, startSimNio } from "../../testing/sim-nio.ts";
 
 const env = sharedControlPlane();
 
-/** Every ADDED/MODIFIED object of `r` in `ns`, in order, with its resourceVersion as a number (one etcd: one order). */
+/** Every version of every object of `r` in `ns` an informer sees (it resumes a watch the server ends), with its
+ * resourceVersion as a number (one etcd: one order). */
 function record<T extends KubeObject>(
   client: KubeClient,
   r: Resource,
   ns: string,
   onEvent: (o: T, rv: number) => void,
 ) {
-  const abort = new AbortController();
-  const done = (async () => {
-    let resourceVersion: string | undefined;
-    while (!abort.signal.aborted) {
-      try {
-        for await (
-          const ev of client.watch<T>(r, {
-            namespace: ns,
-            signal: abort.signal,
-            ...(resourceVersion ? { resourceVersion } : {}),
-          })
-        ) {
-          resourceVersion = ev.object.metadata.resourceVersion ?? resourceVersion;
-          if (ev.type === "ADDED" || ev.type === "MODIFIED") onEvent(ev.object, Number(resourceVersion));
-        }
-      } catch (err) {
-        if (abort.signal.aborted) return;
-        if (!(err instanceof ApiError) || err.status !== 429) throw err;
-        await new Promise((res) => setTimeout(res, 200));
-      }
-    }
-  })();
-  return {
-    async stop() {
-      abort.abort();
-      await done;
-    },
-  };
+  const informer = new Informer<T>(client, r, { namespace: ns, logger: silentLogger, resyncMs: 0 });
+  informer.onEvent((type, o) => {
+    if (type !== "delete") onEvent(o, Number(o.metadata.resourceVersion));
+  });
+  informer.start();
+  return { synced: () => informer.synced(), stop: () => informer.stop() };
 }
 
 interface Seen {
@@ -126,6 +106,8 @@ Deno.test({
       }
     };
     try {
+      await clusters.synced();
+      await configs.synced();
       const aHead = await a.head();
       const bHead = await b.commit("only in b");
       await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);

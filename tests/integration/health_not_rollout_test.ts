@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import type { KubeObject } from "../../lib/kube/client.ts";
-import { ApiError } from "../../lib/kube/errors.ts";
+import { Informer } from "../../lib/runtime/informer.ts";
+import { silentLogger } from "../../lib/runtime/log.ts";
 import { EVENTS } from "../../lib/kube/resources.ts";
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, startScenario } from "../../testing/scenario.ts";
@@ -28,33 +29,22 @@ Deno.test({
   fn: async () => {
     const cp = await env.get();
     const s = await startScenario(cp, "health", { hostBlock: 36 });
-    const abort = new AbortController();
     const versions: KubernetesCluster[] = [];
-    let watching: Promise<void> | undefined;
+    let stopWatching: (() => Promise<void>) | undefined;
     let settledAt = 0;
     try {
-      // Every version from the start (the watch resumes where it stopped if the server ends it).
-      watching = (async () => {
-        let resourceVersion: string | undefined;
-        while (!abort.signal.aborted) {
-          try {
-            for await (
-              const ev of s.client.watch<KubernetesCluster>(KUBERNETES_CLUSTERS, {
-                namespace: s.ns,
-                signal: abort.signal,
-                ...(resourceVersion ? { resourceVersion } : {}),
-              })
-            ) {
-              resourceVersion = ev.object.metadata.resourceVersion ?? resourceVersion;
-              if (ev.type === "ADDED" || ev.type === "MODIFIED") versions.push(ev.object);
-            }
-          } catch (err) {
-            if (abort.signal.aborted) return;
-            if (!(err instanceof ApiError) || err.status !== 429) throw err;
-            await new Promise((r) => setTimeout(r, 200));
-          }
-        }
-      })();
+      // Every version from the start (the informer resumes a watch the server ends).
+      const informer = new Informer<KubernetesCluster>(s.client, KUBERNETES_CLUSTERS, {
+        namespace: s.ns,
+        logger: silentLogger,
+        resyncMs: 0,
+      });
+      informer.onEvent((type, c) => {
+        if (type !== "delete") versions.push(c);
+      });
+      informer.start();
+      await informer.synced();
+      stopWatching = () => informer.stop();
       await s.createCluster({ controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } });
       // The first bring-up may end with a real rollout (a member that arrived late changes cluster.nix under the
       // nodes created before it): the check starts once that is done too.
@@ -83,8 +73,7 @@ Deno.test({
       await s.workloads.startApi(s.ns, "c");
       await s.until("the workload API back", settled);
 
-      abort.abort();
-      await watching;
+      await stopWatching();
       const rv = (v: KubernetesCluster) => Number(v.metadata.resourceVersion);
       const later = versions.filter((v) => rv(v) >= settledAt);
       const trail = later.map((v) =>
@@ -108,8 +97,7 @@ Deno.test({
         );
       }
     } finally {
-      abort.abort();
-      await watching?.catch(() => {});
+      await stopWatching?.();
       await s.stop();
     }
     // NICO has flushed its Events on stop. Each names the version of the cluster it was recorded about.
