@@ -171,7 +171,9 @@ Deno.test({
         return /eviction refused for apps\/web-1 \(PodDisruptionBudget/.test(p.message) ? p : undefined;
       });
       assert.equal(blocked.state, "Draining");
-      assert.equal(blocked.cordoned, undefined, "a cordoned Node is not cordoned again");
+      await eventually("the cache to see the cordon", () => conn.node("w-1")?.spec?.unschedulable === true);
+      const again = await drainNode(conn, "w-1", settings, new Date());
+      assert.equal(again.cordoned, undefined, "a cordoned Node is not cordoned again");
       assert.match(
         blocked.message,
         /\(PodDisruptionBudget apps\/web: needs 1 healthy pods? and has 1/,

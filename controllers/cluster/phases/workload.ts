@@ -91,12 +91,16 @@ export async function drainBeforeChange(s: ClusterScope, plan: RolloutPlan, exis
 
 /** Events of a drain pass: the cordon, and what a waiting drain waits for (told again when that changes). */
 async function announceDrain(s: ClusterScope, machine: string, p: DrainProgress, leaving: boolean): Promise<void> {
-  if (p.cordoned) {
+  const key = `${clusterKey(s)}/${machine}`;
+  // Once per drain, even if a stale cache makes the next pass cordon the Node again.
+  if (p.cordoned && drainNotes.allow(`${key}/cordon`, "NodeCordoned", "", s.now.getTime())) {
     const why = leaving ? "it leaves the cluster" : "its configuration changes";
     await s.deps.recorder.event(s.cluster, "Normal", "NodeCordoned", `cordoned Node ${machine} to drain it: ${why}`);
   }
-  const key = `${clusterKey(s)}/${machine}`;
-  if (p.state !== "Draining") return drainNotes.clear(key);
+  if (p.state !== "Draining") {
+    drainNotes.clear(`${key}/cordon`);
+    return drainNotes.clear(key);
+  }
   if (drainNotes.allow(key, "DrainWaiting", p.message, s.now.getTime())) {
     await s.deps.recorder.event(s.cluster, "Normal", "DrainWaiting", p.message);
   }
