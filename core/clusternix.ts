@@ -18,6 +18,8 @@ export interface ClusterNixInput {
   bootstrapNode: string;
   controlPlane: ClusterNode[];
   workers: ClusterNode[];
+  /** What the cluster's nodes should run, as one id (see `configurationId` in core/desired.ts); absent: left out. */
+  configuration?: string | undefined;
 }
 
 /**
@@ -73,6 +75,7 @@ export function renderClusterNix(c: ClusterNixInput): string {
     `  bootstrapNode = ${nixString(c.bootstrapNode)};`,
     `  controlPlane = ${nodeList(c.controlPlane, "  ")};`,
     `  workers = ${nodeList(c.workers, "  ")};`,
+    ...(c.configuration ? [`  configuration = ${nixString(c.configuration)};`] : []),
     "}",
     "",
   ].join("\n");

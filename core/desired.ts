@@ -7,7 +7,14 @@
 import { createHash } from "node:crypto";
 import type { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
 import { clusterOwnerReference } from "./owner.ts";
-import { BOOTSTRAP_LABEL, CLUSTER_LABEL, type Role, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "./labels.ts";
+import {
+  BOOTSTRAP_LABEL,
+  CLUSTER_LABEL,
+  CONFIGURATION_ANNOTATION,
+  type Role,
+  ROLE_LABEL,
+  SPEC_HASH_ANNOTATION,
+} from "./labels.ts";
 import {
   type AdditionalFile,
   type Machine,
@@ -42,6 +49,11 @@ export interface DesiredInput {
   revision?: string | undefined;
   /** Which NIO applies the configurations: where files land and which fields exist depend on it. */
   nio: NioGeneration;
+  /**
+   * A digest of the cluster's identity (server token, agent token, CA certificate): a new identity changes
+   * every node's `cluster.nix`, so a re-key reaches every node through an ordered rollout.
+   */
+  identity?: string | undefined;
 }
 
 /**
@@ -129,16 +141,48 @@ export function resolveEndpoint(
  * ```
  */
 export function clusterNixFor(input: DesiredInput): string {
+  return clusterNixAndId(input).text;
+}
+
+/** `cluster.nix` and its `configuration` id. */
+function clusterNixAndId(input: DesiredInput): { text: string; id: string } {
   const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));
   const node = (name: string): ClusterNode => ({ name, address: nodeAddress(byName.get(name), name) });
-  return renderClusterNix({
+  const body = {
     name: input.cluster.name,
     namespace: input.cluster.namespace,
     endpoint: input.endpoint,
     bootstrapNode: input.bootstrap,
     controlPlane: [...input.selection.controlPlane.members].sort().map(node),
     workers: [...input.selection.dataPlane.members].sort().map(node),
-  });
+  };
+  const id = configurationId(input, renderClusterNix(body));
+  return { text: renderClusterNix({ ...body, configuration: id }), id };
+}
+
+/**
+ * One id for what every node of the cluster should run: `cluster.nix`'s own
+ * content, the repository, commit and folder, the cluster's identity (its
+ * tokens and CA, by digest) and what NICO passes to NIO. It is `cluster.nix`'s
+ * `configuration`; a node that reports it on its Node (the flake contract)
+ * says it runs this. A node-specific change (its own SSH key) does not move
+ * it: NIO's run result covers that.
+ */
+export function configurationId(input: DesiredInput, clusterNixBody: string): string {
+  const { spec } = input.cluster;
+  const { dayTwoSchedule: _when, ...nio } = input.nio === "v1" ? spec.nio ?? {} : {};
+  const parts = {
+    clusterNix: clusterNixBody,
+    gitRepo: input.gitRepo,
+    ref: input.revision ?? spec.ref ?? null,
+    subdir: spec.configurationSubdir ?? null,
+    credentials: spec.credentialsRef?.name ?? null,
+    identity: input.identity ?? null,
+    fullInstall: spec.fullInstall,
+    machineSshKey: spec.machineSshKey,
+    nio,
+  };
+  return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
 }
 
 /**
@@ -252,7 +296,7 @@ export function clusterHash(nodeHashes: string[]): string {
 export function desiredConfigurations(input: DesiredInput): NixosConfiguration[] {
   const { cluster } = input;
   const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));
-  const clusterNix = clusterNixFor(input);
+  const { text: clusterNix, id } = clusterNixAndId(input);
   const nodes: [string, Role][] = [
     ...input.selection.controlPlane.members.map((n): [string, Role] => [n, "control-plane"]),
     ...input.selection.dataPlane.members.map((n): [string, Role] => [n, "worker"]),
@@ -270,7 +314,7 @@ export function desiredConfigurations(input: DesiredInput): NixosConfiguration[]
           [ROLE_LABEL]: role,
           ...(machine === input.bootstrap ? { [BOOTSTRAP_LABEL]: "true" } : {}),
         },
-        annotations: { [SPEC_HASH_ANNOTATION]: specHash(spec) },
+        annotations: { [SPEC_HASH_ANNOTATION]: specHash(spec), [CONFIGURATION_ANNOTATION]: id },
         ownerReferences: [clusterOwnerReference(cluster)],
       },
       spec,

@@ -25,6 +25,8 @@ export interface JoinInput {
   changedAt: (machine: string) => Date | undefined;
   now: Date;
   timeoutMs: number;
+  /** The configuration id each node's current spec carries (its `cluster.nix` `configuration`). */
+  expected?: (machine: string) => string | undefined;
 }
 
 /**
@@ -67,10 +69,13 @@ export function age(ms: number): string {
  * ```
  */
 export function joinReports(i: JoinInput): NodeReport[] {
-  return i.reports.map((r) => joinOne(r, i));
+  // Where Nodes name the configuration they run (the flake contract), a node is Ready only once its Node names the
+  // one its spec carries; where none does, NIO's run result is all there is.
+  const reports = [...(i.workload.nodes?.values() ?? [])].some((n) => n.configuration !== undefined);
+  return i.reports.map((r) => joinOne(r, i, reports));
 }
 
-function joinOne(r: NodeReport, i: JoinInput): NodeReport {
+function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
   if (r.state !== "Ready") {
     // A node still applying when the API went away may be why (a switch that restarts the API server).
     const changed = i.changedAt(r.machine);
@@ -149,6 +154,24 @@ function joinOne(r: NodeReport, i: JoinInput): NodeReport {
       }`,
     };
   }
+  const want = reports ? i.expected?.(r.machine) : undefined;
+  if (want && node.configuration !== want) {
+    const says = node.configuration ? `still names configuration ${node.configuration}` : "names no configuration";
+    if (overdue(latest(changed, r.appliedAt))) {
+      return {
+        ...applied,
+        state: "Failed",
+        reason: "ConfigurationNotReported",
+        detail: `ConfigurationNotReported: Node ${r.machine} ${says} ${seconds(i.timeoutMs)} after it applied ${want}`,
+      };
+    }
+    return {
+      ...applied,
+      state: "Joining",
+      reason: "ConfigurationNotReported",
+      detail: `applied; Node ${r.machine} is Ready but ${says}; waiting for it to name ${want}`,
+    };
+  }
   if (node.drainStarted) {
     // Still available: it is the node the rollout is working on (drained now, uncordoned once Ready again).
     const since = age(i.now.getTime() - node.drainStarted.getTime());
@@ -158,7 +181,8 @@ function joinOne(r: NodeReport, i: JoinInput): NodeReport {
       detail: `applied; Node Ready; cordoned by NICO for the rollout for ${since}`,
     };
   }
-  return { ...applied, reason: "Joined", detail: "applied; Node Ready" };
+  const runs = want ? `; runs configuration ${want}` : "";
+  return { ...applied, reason: "Joined", detail: `applied; Node Ready${runs}` };
 }
 
 /** A deadline as written in specs: `90s`, `10m`, `2h`. */

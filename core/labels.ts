@@ -59,3 +59,9 @@ export function roleOfPlane(plane: Plane): Role {
 
 /** On workload-cluster Nodes NICO cordoned: when the drain started (NICO uncordons only these). */
 export const DRAIN_STARTED_ANNOTATION = `${PREFIX}/drain-started`;
+
+/**
+ * On a workload cluster's Node, written by the node itself after a successful switch (the flake contract): the
+ * `configuration` of the `cluster.nix` it runs. On NixosConfigurations, written by NICO: the one it should run.
+ */
+export const CONFIGURATION_ANNOTATION = `${PREFIX}/configuration`;

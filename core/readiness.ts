@@ -163,7 +163,13 @@ function olderReport(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeRep
     const m = i.machineObj?.status;
     if (m?.hasConfiguration && m.appliedConfiguration === cfg.metadata.name) {
       const at = cfg.status?.lastAppliedTime;
-      return { ...base, state: "Ready", reason: "Applied", detail: "applied", appliedAt: at ? new Date(at) : undefined };
+      return {
+        ...base,
+        state: "Ready",
+        reason: "Applied",
+        detail: "applied",
+        appliedAt: at ? new Date(at) : undefined,
+      };
     }
     return {
       ...base,

@@ -153,7 +153,9 @@ function cpOrder(nodes: PlanNode[], bootstrap: string): PlanNode[] {
  */
 export function planRollout(i: RolloutInput): RolloutPlan {
   const plan = planPass(i);
-  if (i.hold && !i.paused && (plan.update.length || plan.remove.length || plan.pending.length)) return darkPlan(i, plan);
+  if (i.hold && !i.paused && (plan.update.length || plan.remove.length || plan.pending.length)) {
+    return darkPlan(i, plan);
+  }
   return plan;
 }
 

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { CONFIGURATION_ANNOTATION } from "./labels.ts";
 import type { ObjectMeta } from "../crds/kubernetescluster.ts";
 
 /** The part of a Node NICO reads. */
@@ -34,6 +35,8 @@ export interface NodeView {
   cordoned: boolean;
   /** NICO cordoned it for a drain, at this time. */
   drainStarted?: Date | undefined;
+  /** The configuration the node says it runs (its `nico.homystack.com/configuration` annotation), if it says. */
+  configuration?: string | undefined;
 }
 
 /**
@@ -63,6 +66,7 @@ export function viewNode(n: KubeNode, drainAnnotation: string): NodeView {
     why: ready === "True" ? undefined : c ? [c.reason, c.message].filter(Boolean).join(": ") || undefined : undefined,
     cordoned: n.spec?.unschedulable === true,
     drainStarted: drain ? new Date(drain) : undefined,
+    configuration: n.metadata.annotations?.[CONFIGURATION_ANNOTATION] || undefined,
   };
 }
 

@@ -103,7 +103,17 @@ function nodesCondition(i: WorkloadStatusInput): ConditionInput {
     cordoned.length ? `cordoned: ${listNames(cordoned)}` : "",
   ].filter(Boolean);
   if (!parts.length) {
-    return { type, status: "True", reason: "NodesReady", message: `${applied.length} Node(s) Ready and schedulable` };
+    // Where no Node names the configuration it runs (the flake contract), NIO's run result is the proof.
+    const reports = [...nodes.values()].some((n) => n.configuration !== undefined);
+    const proof = reports
+      ? "; each names the configuration it runs"
+      : "; no Node names the configuration it runs (see the flake contract): NICO relies on NIO's run results";
+    return {
+      type,
+      status: "True",
+      reason: "NodesReady",
+      message: `${applied.length} Node(s) Ready and schedulable${applied.length ? proof : ""}`,
+    };
   }
   const reason = notReady.length ? "NodesNotReady" : missing.length ? "NodesMissing" : "NodesCordoned";
   return { type, status: "False", reason, message: parts.join("; ") };

@@ -12,7 +12,7 @@ import type { EventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import type { KeyPair } from "../../lib/pki.ts";
 import type { Logger } from "../../lib/runtime/log.ts";
-import { BOOTSTRAP_LABEL, PAUSED_ANNOTATION } from "../../core/labels.ts";
+import { BOOTSTRAP_LABEL, CONFIGURATION_ANNOTATION, PAUSED_ANNOTATION } from "../../core/labels.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
 import { type BatchJob, RUN_SOON_GRACE_MS, runsOf } from "../../core/runs.ts";
 import { RunFailures } from "./runs.ts";
@@ -79,6 +79,8 @@ export interface ClusterCache {
 /** What the phases found and did; the status is computed from it. */
 export interface PassOutcome {
   ca?: KeyPair;
+  /** A digest of the cluster's identity (tokens and CA), for `cluster.nix`. */
+  identity?: string;
   /** The commit nodes are pinned to, and its condition. */
   revision?: string | undefined;
   extra: ConditionInput[];
@@ -239,6 +241,7 @@ export function nodeReports(s: ClusterScope): NodeReport[] {
     },
     now: s.now,
     timeoutMs: s.timeoutMs,
+    expected: (m) => configOf(s, m)?.metadata.annotations?.[CONFIGURATION_ANNOTATION],
   });
 }
 

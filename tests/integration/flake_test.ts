@@ -778,3 +778,46 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "k3s-scripts: report names the cluster.nix configuration on the node's own Node, with the kubelet's credentials",
+  ignore: noNix,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ dir: scratch });
+    const argvFile = `${dir}/argv`;
+    const stub = `${dir}/k3s stub`;
+    await Deno.writeTextFile(stub, `#!/bin/sh\nprintf '%s\\0' "$@" > '${argvFile}'\n`);
+    await Deno.chmod(stub, 0o755);
+    const clusterFile = await writeCluster({ ...weird, configuration: "0123abcd0123abcd" });
+    const machine = weird.workers[0]!.name;
+    const scripts = await nixEvalOk(
+      `{ clusterFile, machine, k3s }:
+       let cluster = import (/. + clusterFile); in
+       import ${LIB}k3s-scripts.nix {
+         node = import ${LIB}k3s-node.nix { inherit cluster machine; paths = { }; };
+         inherit k3s;
+         configuration = cluster.configuration or null;
+       }`,
+      { clusterFile, machine, k3s: stub },
+    ) as { report: string | null };
+    assert.ok(scripts.report, "no report script although cluster.nix names a configuration");
+    const r = await bash(scripts.report);
+    assert.equal(r.code, 0, r.stderr);
+    const argv = (await Deno.readTextFile(argvFile)).split("\0").slice(0, -1);
+    assert.deepStrictEqual(argv, [
+      "kubectl",
+      "--kubeconfig",
+      "/var/lib/rancher/k3s/agent/kubelet.kubeconfig",
+      "annotate",
+      "--overwrite",
+      "node",
+      machine,
+      "nico.homystack.com/configuration=0123abcd0123abcd",
+    ]);
+    const without = await nixEvalOk(
+      `import ${LIB}k3s-scripts.nix { node = { name = "n"; flags = [ ]; tokenFiles = [ ]; caFiles = [ ]; }; }`,
+    ) as { report: string | null };
+    assert.equal(without.report, null, "a cluster.nix without configuration: nothing to report");
+  },
+});

@@ -202,3 +202,38 @@ Deno.test("NIO v1's own fields pass through, only to NIO v1; fullInstall is writ
     v1!.metadata.annotations!["nico.homystack.com/spec-hash"],
   );
 });
+
+Deno.test("cluster.nix names one configuration; a new identity or commit changes it, a schedule does not", () => {
+  const machines = [machine("cp-1"), machine("w-1")];
+  const spec = { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } };
+  const idOf = (
+    extra: Partial<Parameters<typeof desiredConfigurations>[0]> = {},
+    s: KubernetesClusterSpecInput = spec,
+  ) => {
+    const c = cluster(s);
+    const selection = selectMachines({ cluster: c, machines, configurations: [] });
+    const cfgs = desiredConfigurations({
+      cluster: c,
+      selection,
+      machines,
+      bootstrap: "cp-1",
+      endpoint: { host: "127.0.0.1", port: 6443 },
+      gitRepo: "https://git.example.test/flake.git",
+      nio: "v1",
+      identity: "1111",
+      ...extra,
+    });
+    const ids = cfgs.map((x) => x.metadata.annotations!["nico.homystack.com/configuration"]!);
+    const inFile = cfgs.map((x) =>
+      /configuration = "([0-9a-f]+)";/.exec((x.spec.additionalFiles[0] as { inline: string }).inline)?.[1]
+    );
+    assert.deepEqual(inFile, ids, "cluster.nix carries the id the configuration is annotated with");
+    assert.equal(new Set(ids).size, 1, "every node of the cluster gets the same id");
+    return ids[0]!;
+  };
+  const base = idOf();
+  assert.notEqual(idOf({ identity: "2222" }), base, "a re-key changes it");
+  assert.notEqual(idOf({ revision: "a".repeat(40) }), base, "a new commit changes it");
+  assert.equal(idOf({}, { ...spec, nio: { dayTwoSchedule: "0 3 * * *" } }), base, "the schedule does not");
+  assert.notEqual(idOf({}, { ...spec, nio: { storeRef: { name: "cache" } } }), base, "what NIO gets does");
+});

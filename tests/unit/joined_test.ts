@@ -119,7 +119,10 @@ Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {
     {
       name: "API gone after this node's change, not yet seen working: the suspect, waiting within the timeout",
       r: { ...applied("w-1"), appliedAt: ago(40) },
-      w: { ...facts([node("w-1", { ready: "False" })], "Unavailable"), api: { state: "Unavailable", message: "refused", since: ago(30) } },
+      w: {
+        ...facts([node("w-1", { ready: "False" })], "Unavailable"),
+        api: { state: "Unavailable", message: "refused", since: ago(30) },
+      },
       changed: 60,
       state: "Joining",
       reason: "WorkloadAPIUnavailable",
@@ -266,7 +269,10 @@ Deno.test("while the workload cluster cannot be read the planner only creates", 
 
 Deno.test("a node still applying when the API went away after its change is a suspect; one changed earlier is not", () => {
   const applying: NodeReport = { ...applied("cp-2", "controlPlane"), state: "Applying", reason: "Running", detail: "" };
-  const down = { ...facts([], "Unavailable"), api: { state: "Unavailable" as const, message: "refused", since: ago(30) } };
+  const down = {
+    ...facts([], "Unavailable"),
+    api: { state: "Unavailable" as const, message: "refused", since: ago(30) },
+  };
   assert.equal(join(applying, down, 60).suspect, true);
   assert.equal(join(applying, down, 20).suspect, undefined, "changed during the outage: not why it began");
   assert.equal(join(applying, down, 3600).suspect, undefined, "changed long before: not this step");
@@ -307,7 +313,11 @@ Deno.test("the dark rule: while the API is away only a suspect changes, toward a
     assert.match(p.waiting!, /fixing forward cp-2/);
   });
   await t.step("two control-plane suspects: one at a time", () => {
-    const p = plan([n("cp-1"), n("cp-2", { upToDate: false, suspect: true }), n("cp-3", { upToDate: false, suspect: true })]);
+    const p = plan([
+      n("cp-1"),
+      n("cp-2", { upToDate: false, suspect: true }),
+      n("cp-3", { upToDate: false, suspect: true }),
+    ]);
     assert.deepEqual(p.update, ["cp-2"]);
     const next = plan([n("cp-1"), n("cp-2", { suspect: true }), n("cp-3", { upToDate: false, suspect: true })]);
     assert.deepEqual(next.update, [], "cp-2 was re-rendered and is not seen working yet");
@@ -315,5 +325,38 @@ Deno.test("the dark rule: while the API is away only a suspect changes, toward a
   await t.step("worker suspects, and no removals", () => {
     const p = plan([n("cp-1"), n("w-1", { upToDate: false, suspect: true }), n("w-2", { upToDate: false })]);
     assert.deepEqual([p.update, p.remove], [["w-1"], []]);
+  });
+});
+
+Deno.test("where Nodes name the configuration they run, a node is Ready only once its Node names its own", async (t) => {
+  const want = "aaaaaaaaaaaaaaaa";
+  const join2 = (w: WorkloadFacts, changedSecondsAgo = 60) =>
+    joinReports({
+      reports: [applied("w-1"), applied("w-2")],
+      workload: w,
+      changedAt: () => ago(changedSecondsAgo),
+      now: NOW,
+      timeoutMs: TIMEOUT,
+      expected: () => want,
+    });
+  await t.step("the Node still names the old one: Joining, and why", () => {
+    const [w1] = join2(
+      facts([node("w-1", { configuration: "bbbbbbbbbbbbbbbb" }), node("w-2", { configuration: want })]),
+    );
+    assert.deepEqual([w1!.state, w1!.reason], ["Joining", "ConfigurationNotReported"]);
+    assert.match(w1!.detail, /still names configuration bbbbbbbbbbbbbbbb; waiting for it to name aaaa/);
+  });
+  await t.step("it names the new one: Ready", () => {
+    const [w1] = join2(facts([node("w-1", { configuration: want }), node("w-2", { configuration: want })]));
+    assert.deepEqual([w1!.state, w1!.reason], ["Ready", "Joined"]);
+    assert.match(w1!.detail, /runs configuration aaaa/);
+  });
+  await t.step("never named within the node timeout: Failed", () => {
+    const [w1] = join2(facts([node("w-1"), node("w-2", { configuration: want })]), 700);
+    assert.deepEqual([w1!.state, w1!.reason], ["Failed", "ConfigurationNotReported"]);
+  });
+  await t.step("no Node names any: NIO's run result is all there is", () => {
+    const [w1] = join2(facts([node("w-1"), node("w-2")]));
+    assert.deepEqual([w1!.state, w1!.reason], ["Ready", "Joined"]);
   });
 });

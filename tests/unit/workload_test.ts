@@ -51,10 +51,17 @@ Deno.test("a Node view: Ready status, since when, why not, cordoned by NICO", ()
     why: undefined,
     cordoned: false,
     drainStarted: undefined,
+    configuration: undefined,
   });
   const v = viewNode(
     node({
-      metadata: { name: "w-1", annotations: { [DRAIN_STARTED_ANNOTATION]: "2026-01-01T00:00:00Z" } },
+      metadata: {
+        name: "w-1",
+        annotations: {
+          [DRAIN_STARTED_ANNOTATION]: "2026-01-01T00:00:00Z",
+          "nico.homystack.com/configuration": "0123456789abcdef",
+        },
+      },
       spec: { unschedulable: true },
       status: {
         conditions: [{
@@ -73,6 +80,7 @@ Deno.test("a Node view: Ready status, since when, why not, cordoned by NICO", ()
   assert.equal(v.since?.toISOString(), "2026-01-01T00:01:00.000Z");
   assert.equal(v.cordoned, true);
   assert.equal(v.drainStarted?.toISOString(), "2026-01-01T00:00:00.000Z");
+  assert.equal(v.configuration, "0123456789abcdef", "the node says what it runs");
 });
 
 Deno.test("a drain plan evicts ordinary pods and skips DaemonSet, mirror and finished pods; emptyDir only when allowed", () => {

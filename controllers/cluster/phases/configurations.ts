@@ -46,6 +46,7 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     gitRepo: out.pinnedRepo ?? gitRepo,
     revision: out.revision,
     nio: s.deps.nio,
+    identity: out.identity,
   });
   for (const d of desired) {
     out.wantedHash.set(d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!);

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import { KUBERNETES_CLUSTERS } from "../../../crds/kubernetescluster.ts";
 import { wasBootstrapped } from "../../../core/identity.ts";
 import { REGENERATE_IDENTITY_ANNOTATION } from "../../../core/labels.ts";
@@ -64,6 +65,13 @@ export async function reconcileSecrets(s: ClusterScope): Promise<void> {
     ]);
   }
   s.out.ca = ca;
+  s.out.identity = identityDigest([token.secret.data?.token, agent.secret.data?.token, ca.certPem]);
+}
+
+/** A digest of the cluster's identity, for `cluster.nix` (never the secrets themselves). */
+function identityDigest(parts: (string | undefined)[]): string {
+  return createHash("sha256").update(`nico-identity\0${parts.map((p) => p ?? "").join("\0")}`).digest("hex")
+    .slice(0, 16);
 }
 
 function isOurs(secret: Secret | undefined, s: ClusterScope): boolean {

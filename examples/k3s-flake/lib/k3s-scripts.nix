@@ -3,14 +3,17 @@
 # temporary folders.
 #
 #   import ./k3s-scripts.nix { node = import ./k3s-node.nix { ... }; k3s = "${pkgs.k3s}/bin/k3s"; }
-#   => { prepare; start; }
+#   => { prepare; start; report; }
 #
 # prepare (ExecStartPre) checks that the join tokens are in place and, on the
 # bootstrap node, puts NICO's CA where k3s looks for its server and client
 # CAs, so k3s uses it instead of creating its own. It never overwrites a CA
 # file that exists: k3s keeps the CA it first started with.
 # start (ExecStart) runs k3s with the node's flags, unchanged.
-{ node, k3s ? "k3s" }:
+# report tells NICO which configuration this node runs (the flake contract):
+# it annotates the node's own Node with cluster.nix's `configuration`, with
+# the kubelet's credentials (a node may annotate itself), once k3s is up.
+{ node, k3s ? "k3s", configuration ? null, kubeconfig ? "/var/lib/rancher/k3s/agent/kubelet.kubeconfig" }:
 let
   sh = import ./shell.nix;
   inherit (builtins) concatStringsSep map;
@@ -49,6 +52,13 @@ in
   start = ''
     set -eu
     exec ${sh.arg k3s} ${sh.args node.flags}
+  '';
+
+  report = if configuration == null then null else ''
+    set -eu
+    exec ${sh.arg k3s} kubectl --kubeconfig ${sh.arg kubeconfig} annotate --overwrite node ${sh.arg node.name} ${
+      sh.arg "nico.homystack.com/configuration=${configuration}"
+    }
   '';
 
   prepare = ''

@@ -18,6 +18,7 @@ let
   scripts = import ../lib/k3s-scripts.nix {
     inherit node;
     k3s = "${pkgs.k3s}/bin/k3s";
+    configuration = cfg.cluster.configuration or null;
   };
 in
 {
@@ -60,6 +61,24 @@ in
       LimitNPROC = "infinity";
       LimitCORE = "infinity";
       TasksMax = "infinity";
+    };
+  };
+
+  # The flake contract: once this configuration runs and k3s is up, the node names it on its own Node,
+  # and NICO ends the node's rollout step only then. Runs again whenever the configuration changes.
+  systemd.services.nico-report-configuration = lib.mkIf (scripts.report != null) {
+    description = "Tell NICO that ${node.name} runs configuration ${cfg.cluster.configuration}";
+    wantedBy = [ "multi-user.target" ];
+    requires = [ "k3s.service" ];
+    after = [ "k3s.service" ];
+    restartTriggers = [ cfg.cluster.configuration ];
+    serviceConfig = {
+      Type = "oneshot";
+      RemainAfterExit = true;
+      ExecStart = "${pkgs.writeShellScript "nico-report-configuration" scripts.report}";
+      # The API may need a moment after a restart: try again until it answers.
+      Restart = "on-failure";
+      RestartSec = "5s";
     };
   };
 }
