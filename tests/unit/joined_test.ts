@@ -76,15 +76,6 @@ Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {
       detail: /not Ready for more than 10m \(the node timeout\)$/,
     },
     {
-      name: "Node NotReady past the timeout, counted from the change when later than its last transition",
-      w: facts([node("w-1", { ready: "False", since: ago(3600), why: "KubeletNotReady" })]),
-      changed: 640,
-      state: "Failed",
-      reason: "NodeNotReady",
-      detail:
-        /^NodeNotReady: Node w-1 not Ready within 10m of its last change \(the node timeout\) \(KubeletNotReady\)$/,
-    },
-    {
       name: "a recent change restarts the clock of a long NotReady Node",
       w: facts([node("w-1", { ready: "Unknown", since: ago(3600) })]),
       changed: 60,
@@ -227,18 +218,6 @@ Deno.test("workload conditions name what is wrong", () => {
   ]);
   assert.match(down[0]!.message, /connection refused; unavailable for 1m/);
   assert.deepEqual(workloadConditions({ workload: { ...facts(undefined), disabled: true }, nodes: [], now: NOW }), []);
-
-  // Before NICO issued a kubeconfig nothing is wrong with the workload API: there is just nothing to read it with.
-  const early = workloadConditions({
-    workload: { api: { state: "Unknown", message: "no kubeconfig issued yet", since: NOW }, hasKubeconfig: false },
-    nodes: [],
-    now: NOW,
-  });
-  assert.deepEqual(early.map((c) => `${c.type}=${c.status}/${c.reason}`), [
-    "WorkloadAPIAvailable=Unknown/NotChecked",
-    "NodesHealthy=Unknown/NoKubeconfig",
-    "ControlPlaneHealthy=Unknown/NoKubeconfig",
-  ]);
 });
 
 Deno.test("while the workload cluster cannot be read the planner only creates", () => {
