@@ -79,7 +79,7 @@ Deno.test({
       type Event = KubeObject & { reason?: string; note?: string };
       const told = await eventually("NodeCordoned and DrainWaiting Events", async () => {
         const events = (await s.client.list<Event>(EVENTS, { namespace: s.ns })).items;
-        const cordon = events.find((e) => e.reason === "NodeCordoned");
+        const cordon = events.find((e) => e.reason === "NodeCordoned" && e.note?.includes("Node w-1 "));
         const wait = events.find((e) =>
           e.reason === "DrainWaiting" && /PodDisruptionBudget apps\/web/.test(e.note ?? "")
         );
