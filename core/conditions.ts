@@ -8,7 +8,8 @@ export { timestamp } from "../lib/kube/meta.ts";
 
 /**
  * The conditions after this pass: each new condition keeps its previous
- * `lastTransitionTime` unless its status changed.
+ * `lastTransitionTime` unless its status changed, and carries the generation
+ * the pass evaluated (none when no pass has evaluated one yet).
  *
  * @example
  * ```ts
@@ -21,14 +22,14 @@ export { timestamp } from "../lib/kube/meta.ts";
 export function mergeConditions(
   previous: Condition[] | undefined,
   next: ConditionInput[],
-  generation: number,
+  generation: number | undefined,
   now: Date,
 ): Condition[] {
   return next.map((c) => {
     const prev = previous?.find((p) => p.type === c.type);
     return {
       ...c,
-      observedGeneration: generation,
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
       lastTransitionTime: prev && prev.status === c.status ? prev.lastTransitionTime : timestamp(now),
     };
   });

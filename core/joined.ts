@@ -135,11 +135,14 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
     const since = latest(changed, node.since);
     const why = node.why ? ` (${node.why})` : "";
     if (overdue(since)) {
+      // Name the deadline that fired: counted from the change, or from the Node's last transition.
+      const deadline = seconds(i.timeoutMs);
+      const after = since === changed ? `within ${deadline} of its last change` : `for more than ${deadline}`;
       return {
         ...applied,
         state: "Failed",
         reason: "NodeNotReady",
-        detail: `NodeNotReady: Node ${r.machine} not Ready for ${age(i.now.getTime() - since!.getTime())}${why}`,
+        detail: `NodeNotReady: Node ${r.machine} not Ready ${after} (the node timeout)${why}`,
       };
     }
     return {

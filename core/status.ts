@@ -10,6 +10,7 @@ import type { NodeReport } from "./readiness.ts";
 import type { RolloutPlan } from "./rollout.ts";
 import type { Selection } from "./selection.ts";
 import { machinesCondition, planeCondition, planeStatus, rolloutConditions } from "./status_conditions.ts";
+import { type Blocked, inFlight, progressConditions, runsDesired, specWorkLeft } from "./status_progress.ts";
 export { requestedSize } from "./status_conditions.ts";
 
 export interface StatusInput {
@@ -25,7 +26,15 @@ export interface StatusInput {
   /** The commit nodes are pinned to. */
   revision?: string | undefined;
   /** A problem that stops NICO before it can render nodes (for example no gitRepo). */
-  blocked?: { reason: string; message: string } | undefined;
+  blocked?: Blocked | undefined;
+  /** The spec's repository and ref have no commit yet: resolving (this pass did not evaluate the spec), or failing. */
+  unresolved?: { reason: "ResolvingRef" | "RefResolutionFailed"; message: string } | undefined;
+  /**
+   * This pass evaluated the current generation (default true). A pass that did not (a ref still resolving, a
+   * pass cut short before it planned) keeps `observedGeneration` where it was, so nobody mistakes its status for
+   * the answer to the new spec.
+   */
+  evaluated?: boolean | undefined;
   /** Extra conditions computed elsewhere. */
   extra?: ConditionInput[];
   /** The rollout planner's view of this pass. */
@@ -89,45 +98,71 @@ export type ClusterStatusInput =
  * ```
  */
 export function clusterStatus(i: ClusterStatusInput): KubernetesClusterStatus {
-  if (i.kind === "stopped" || i.kind === "deleting") {
-    const deleting = i.kind === "deleting";
-    const problem = i.problem;
-    const remaining = i.kind === "deleting" ? i.remaining : [];
-    const waiting = i.kind === "deleting" ? i.waiting ?? [] : [];
-    const ready: ConditionInput = problem
-      ? { type: "Ready", status: "False", reason: problem.reason, message: problem.message }
-      : {
-        type: "Ready",
-        status: "False",
-        reason: "Deleting",
-        message: remaining.length || !waiting.length
-          ? `waiting for NIO to remove ${remaining.length} configuration(s): ${listNames(remaining)}`
-          : `waiting for NIO to be done with the Machines before releasing them: ${waiting.join("; ")}`,
-      };
-    // Only Ready is known this pass. Stopped: the other conditions stay as last observed (their
-    // observedGeneration says so); deleting: they no longer apply.
-    const others = (i.previous?.conditions ?? []).filter((c) => c.type !== "Ready");
-    const [merged] = mergeConditions(i.previous?.conditions, [ready], i.generation, i.now);
-    return {
-      ...i.previous,
-      phase: deleting ? "Deleting" : problem?.blocking ? "Failed" : i.previous?.phase ?? "Provisioning",
-      observedGeneration: i.generation,
-      conditions: deleting ? [merged!] : [merged!, ...others],
-    };
-  }
+  if (i.kind === "stopped" || i.kind === "deleting") return stoppedStatus(i);
   const { kind: _kind, problem, cutShort, ...pass } = i;
-  if (!problem && !cutShort) return computeStatus(pass);
+  // A blocking problem is this generation's answer (the user must act); a race or an error before the plan is not.
+  const evaluated = pass.unresolved?.reason !== "ResolvingRef" &&
+    (pass.rollout !== undefined || pass.blocked !== undefined || problem?.blocking === true);
+  if (!problem && !cutShort) return computeStatus({ ...pass, evaluated });
   // A pass cut short: what it observed (with the problem as Ready); what it could not compute stays as it was.
-  const s = computeStatus(problem ? { ...pass, blocked: { reason: problem.reason, message: problem.message } } : pass);
-  const kept = (i.previous?.conditions ?? []).filter((c) => !s.conditions?.some((n) => n.type === c.type));
+  const s = computeStatus({
+    ...pass,
+    evaluated,
+    ...(problem ? { blocked: { reason: problem.reason, message: problem.message, needsUser: problem.blocking } } : {}),
+  });
+  // A race lost before the plan says nothing new about progress: Reconciling and Stalled stay as they were.
+  const stale = problem || evaluated
+    ? []
+    : ["Reconciling", "Stalled"].filter((t) => i.previous?.conditions?.some((c) => c.type === t));
+  const computed = (s.conditions ?? []).filter((c) => !stale.includes(c.type));
+  const kept = (i.previous?.conditions ?? []).filter((c) => !computed.some((n) => n.type === c.type));
   const keptPhase = i.previous?.phase === "Ready" || i.previous?.phase === "Updating";
   return {
     ...s,
     ...(s.rollout || !i.previous?.rollout ? {} : { rollout: i.previous.rollout }),
-    // Cut short, this pass cannot tell a Ready cluster from a new one: it does not move it back to Provisioning.
-    ...(s.phase === "Provisioning" && keptPhase ? { phase: "Updating" as const } : {}),
+    // Cut short, this pass cannot tell a Ready cluster from a new one: it is Updating only with spec work left.
+    ...(s.phase === "Provisioning" && keptPhase
+      ? { phase: specWorkLeft(pass.nodes, pass.rollout?.plan) ? "Updating" as const : i.previous!.phase! }
+      : {}),
     ...(problem?.blocking ? { phase: "Failed" as const } : {}),
-    conditions: [...(s.conditions ?? []), ...kept],
+    conditions: [...computed, ...kept],
+  };
+}
+
+/** A pass that observed nothing (stopped), or a cluster going away: only Ready (and progress) is known. */
+function stoppedStatus(i: Extract<ClusterStatusInput, { kind: "stopped" | "deleting" }>): KubernetesClusterStatus {
+  const deleting = i.kind === "deleting";
+  const problem = i.problem;
+  const remaining = i.kind === "deleting" ? i.remaining : [];
+  const waiting = i.kind === "deleting" ? i.waiting ?? [] : [];
+  const ready: ConditionInput = problem
+    ? { type: "Ready", status: "False", reason: problem.reason, message: problem.message }
+    : {
+      type: "Ready",
+      status: "False",
+      reason: "Deleting",
+      message: remaining.length || !waiting.length
+        ? `waiting for NIO to remove ${remaining.length} configuration(s): ${listNames(remaining)}`
+        : `waiting for NIO to be done with the Machines before releasing them: ${waiting.join("; ")}`,
+    };
+  const progress: ConditionInput[] = deleting ? [] : problem?.blocking
+    ? [
+      { type: "Reconciling", status: "False", reason: "Stalled", message: "NICO cannot go on: see Stalled" },
+      { type: "Stalled", status: "True", reason: problem!.reason, message: problem!.message },
+    ]
+    : [{ type: "Reconciling", status: "True", reason: problem!.reason, message: problem!.message }];
+  // A stopped pass evaluated the spec only when the user must act on what it found.
+  const observed = deleting || problem?.blocking ? i.generation : i.previous?.observedGeneration;
+  // Stopped: the other conditions stay as last observed (their observedGeneration says so); deleting: they no
+  // longer apply.
+  const merged = mergeConditions(i.previous?.conditions, [ready, ...progress], observed, i.now);
+  const others = (i.previous?.conditions ?? []).filter((c) => !merged.some((m) => m.type === c.type));
+  const { observedGeneration: _dropped, ...previous } = i.previous ?? {};
+  return {
+    ...previous,
+    phase: deleting ? "Deleting" : problem?.blocking ? "Failed" : i.previous?.phase ?? "Provisioning",
+    ...(observed === undefined ? {} : { observedGeneration: observed }),
+    conditions: deleting ? merged : [...merged, ...others],
   };
 }
 
@@ -154,68 +189,33 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
   const cpCond = planeCondition("ControlPlaneReady", "controlPlane", sel.controlPlane, cpNodes);
   const dpCond = planeCondition("DataPlaneReady", "dataPlane", sel.dataPlane, wNodes);
   const machines = machinesCondition(sel);
-  const failed = i.nodes.filter((n) => n.state === "Failed");
-
-  let ready: ConditionInput;
-  if (i.deleting) {
-    ready = { type: "Ready", status: "False", reason: "Deleting", message: "the cluster is being deleted" };
-  } else if (i.blocked) {
-    ready = { type: "Ready", status: "False", reason: i.blocked.reason, message: i.blocked.message };
-  } else if (failed.length) {
-    ready = {
-      type: "Ready",
-      status: "False",
-      reason: "NodeFailed",
-      message: `failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}`,
-    };
-  } else if (i.workloadApi && !i.workloadApi.available && i.kubeconfigSecret) {
-    ready = { type: "Ready", status: "False", reason: "WorkloadAPIUnavailable", message: i.workloadApi.message };
-  } else if (cpCond.status !== "True") {
-    ready = { type: "Ready", status: "False", reason: "WaitingForControlPlane", message: cpCond.message };
-  } else if (dpCond.status !== "True") {
-    ready = { type: "Ready", status: "False", reason: "WaitingForWorkers", message: dpCond.message };
-  } else if (!i.kubeconfigSecret) {
-    ready = {
-      type: "Ready",
-      status: "False",
-      reason: "WaitingForKubeconfig",
-      message: "nodes are ready; issuing the kubeconfig",
-    };
-  } else {
-    ready = {
-      type: "Ready",
-      status: "True",
-      reason: "ClusterReady",
-      message: `${cpCond.message}; ${dpCond.message}; kubeconfig in Secret ${i.kubeconfigSecret}`,
-    };
-  }
-
-  // After a failure, a node that applied an earlier spec proves this is a rollout of a running cluster, not its
-  // first bring-up (so a node recovering from Failed mid-rollout brings the cluster back to Updating). A cluster
-  // still in its first bring-up stays Provisioning when a late member changes cluster.nix under applied nodes.
-  const runsOlderSpec = i.previous?.phase !== "Provisioning" && i.nodes.some((n) => n.state === "Ready" && !n.upToDate);
+  const ready = readyCondition(i, cpCond, dpCond);
   // Once Ready, never Provisioning again (a recovery after a halt is not a first bring-up).
   const provisioned = i.previous?.initialization?.provisioned === true || ready.status === "True";
-  const phase: Phase = i.deleting
-    ? "Deleting"
-    : failed.length
-    ? "Failed"
-    : ready.status === "True"
-    ? "Ready"
-    : provisioned ||
-        (i.kubeconfigSecret && (i.previous?.phase === "Ready" || i.previous?.phase === "Updating" || runsOlderSpec))
-    ? "Updating"
-    : "Provisioning";
+  const phase = phaseOf(i, ready, provisioned);
+  const rollout = rolloutConditions(i);
+  const progress = progressConditions({
+    phase,
+    ready,
+    machines,
+    nodes: i.nodes,
+    plan: i.rollout?.plan,
+    rolling: rollout.find((c) => c.type === "RollingOut"),
+    paused: i.rollout?.paused ?? false,
+    blocked: i.blocked,
+    unresolved: i.unresolved,
+  });
+  const observed = i.evaluated === false ? i.previous?.observedGeneration : i.generation;
   const conditions = mergeConditions(
     i.previous?.conditions,
-    [ready, cpCond, dpCond, machines, ...rolloutConditions(i), ...(i.extra ?? [])],
-    i.generation,
+    [ready, ...progress, cpCond, dpCond, machines, ...rollout, ...(i.extra ?? [])],
+    observed,
     i.now,
   );
   const r = i.rollout;
   return {
     phase,
-    observedGeneration: i.generation,
+    ...(observed === undefined ? {} : { observedGeneration: observed }),
     controlPlane: planeStatus(cpNodes, sel.controlPlane),
     dataPlane: planeStatus(wNodes, sel.dataPlane),
     ...(i.bootstrap ? { bootstrapNode: i.bootstrap } : {}),
@@ -227,9 +227,9 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
       ? {
         rollout: {
           specHash: r.specHash,
-          upToDate: i.nodes.filter((n) => n.upToDate && n.state === "Ready").length,
+          upToDate: i.nodes.filter(runsDesired).length,
           total: i.nodes.length,
-          updating: r.plan.updating,
+          updating: inFlight(i.nodes),
           pending: r.plan.pending,
           removing: r.plan.removing,
         },
@@ -237,4 +237,58 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
       : {}),
     conditions,
   };
+}
+
+/**
+ * `Ready`: the summary. True when every node is Ready, the workload API answers, the kubeconfig is issued and
+ * every node runs the desired configuration (a paused change aside): a cluster mid-rollout is not Ready.
+ */
+function readyCondition(i: StatusInput, cpCond: ConditionInput, dpCond: ConditionInput): ConditionInput {
+  const type = "Ready";
+  const no = (reason: string, message: string): ConditionInput => ({ type, status: "False", reason, message });
+  const failed = i.nodes.filter((n) => n.state === "Failed");
+  if (i.deleting) return no("Deleting", "the cluster is being deleted");
+  if (i.blocked) return no(i.blocked.reason, i.blocked.message);
+  if (failed.length) return no("NodeFailed", `failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}`);
+  if (i.workloadApi && !i.workloadApi.available && i.kubeconfigSecret) {
+    return no("WorkloadAPIUnavailable", i.workloadApi.message);
+  }
+  if (cpCond.status !== "True") return no("WaitingForControlPlane", cpCond.message);
+  if (dpCond.status !== "True") return no("WaitingForWorkers", dpCond.message);
+  if (!i.kubeconfigSecret) return no("WaitingForKubeconfig", "nodes are ready; issuing the kubeconfig");
+  // Healthy, but not yet what the spec asks for: whoever waits for Ready waits for the rollout too.
+  if (i.rollout && !i.rollout.paused && specWorkLeft(i.nodes, i.rollout.plan)) {
+    const upToDate = i.nodes.filter(runsDesired).length;
+    return no("RollingOut", `${upToDate}/${i.nodes.length} nodes run the desired configuration; see RollingOut`);
+  }
+  return {
+    type,
+    status: "True",
+    reason: "ClusterReady",
+    message: `${cpCond.message}; ${dpCond.message}; kubeconfig in Secret ${i.kubeconfigSecret}`,
+  };
+}
+
+/**
+ * The phase. `Updating` means spec work on a running cluster: a node that does not run the desired
+ * configuration yet, or a departing node (paused: none is done, so none is announced). A health problem with
+ * nothing to roll out (a Node NotReady, the workload API away) leaves a `Ready` cluster's phase alone:
+ * `Ready=False`, `NodesHealthy` and the columns say it. An `Updating` cluster stays so until it is Ready again
+ * (its last node rejoining); one that recovers from `Failed` with nothing left to roll out goes back to `Ready`.
+ */
+function phaseOf(i: StatusInput, ready: ConditionInput, provisioned: boolean): Phase {
+  if (i.deleting) return "Deleting";
+  if (i.nodes.some((n) => n.state === "Failed")) return "Failed";
+  const prev = i.previous?.phase;
+  // After a failure, a node that applied an earlier spec proves this is a rollout of a running cluster, not its
+  // first bring-up (so a node recovering from Failed mid-rollout brings the cluster back to Updating). A cluster
+  // still in its first bring-up stays Provisioning when a late member changes cluster.nix under applied nodes.
+  const runsOlderSpec = prev !== "Provisioning" && i.nodes.some((n) => n.state === "Ready" && !n.upToDate);
+  const running = provisioned ||
+    (i.kubeconfigSecret !== undefined && (prev === "Ready" || prev === "Updating" || runsOlderSpec));
+  if (running && !i.rollout?.paused && specWorkLeft(i.nodes, i.rollout?.plan)) return "Updating";
+  if (ready.status === "True") return "Ready";
+  if (!running) return "Provisioning";
+  // Nothing to roll out: a rollout that was under way finishes (its last node rejoining); anything else is health.
+  return prev === "Updating" ? "Updating" : "Ready";
 }

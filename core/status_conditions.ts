@@ -10,6 +10,7 @@ import type { PlaneStatus } from "../crds/kubernetescluster.ts";
 import type { NodeReport } from "./readiness.ts";
 import type { Plane, PlaneSelection, Selection } from "./selection.ts";
 import type { StatusInput } from "./status.ts";
+import { inFlight, runsDesired } from "./status_progress.ts";
 
 export const PLANE_WORDS: Record<Plane, string> = { controlPlane: "control plane", dataPlane: "worker" };
 
@@ -192,60 +193,85 @@ export function rolloutConditions(i: StatusInput): ConditionInput[] {
         "paused: NICO changes no child object until spec.paused and the nico.homystack.com/paused annotation are cleared",
     }
     : { type: "Paused", status: "False", reason: "NotPaused", message: "changes are rolled out" };
-  const upToDate = i.nodes.filter((n) => n.upToDate && n.state === "Ready").length;
+  const upToDate = i.nodes.filter(runsDesired).length;
   const total = i.nodes.length;
+  const counted = `${upToDate}/${total} nodes run the desired configuration`;
+  if (i.unresolved) {
+    // The desired configuration is not known until the spec's ref resolves: no claim either way.
+    const why = i.unresolved.message;
+    return [
+      { type: "RollingOut", status: "False", reason: i.unresolved.reason, message: `nothing rolls out: ${why}` },
+      {
+        type: "UpToDate",
+        status: "Unknown",
+        reason: i.unresolved.reason,
+        message: `desired configuration unknown: ${why}`,
+      },
+      paused,
+    ];
+  }
   const left = plan.pending.length + plan.removing.length;
+  const updating = inFlight(i.nodes);
   const uptodate: ConditionInput = left === 0 && upToDate === total
-    ? {
-      type: "UpToDate",
-      status: "True",
-      reason: "UpToDate",
-      message: `${upToDate}/${total} nodes run the desired configuration`,
-    }
+    ? { type: "UpToDate", status: "True", reason: "UpToDate", message: counted }
     : {
       type: "UpToDate",
       status: "False",
       reason: "RolloutPending",
-      message: `${upToDate}/${total} nodes run the desired configuration` +
+      message: counted +
         (plan.pending.length ? `; to update, in order: ${listNames(plan.pending, 8)}` : "") +
         (plan.removing.length ? `; to remove: ${listNames(plan.removing)}` : ""),
     };
-  const smallCp = r.controlPlaneSize < 3
+  return [rollingCondition(i, { left, updating, upToDate, total }), uptodate, paused];
+}
+
+/** `RollingOut`: halted, a removal held, paused, rolling (with what it waits for), or complete. */
+function rollingCondition(
+  i: StatusInput,
+  { left, updating, upToDate, total }: { left: number; updating: string[]; upToDate: number; total: number },
+): ConditionInput {
+  const r = i.rollout!;
+  const { plan } = r;
+  // The advice matters only when a control-plane node of a running cluster is being changed, or is next with
+  // nothing else in flight: not while a worker is what the rollout waits for.
+  const cp = new Set(i.nodes.filter((n) => n.plane === "controlPlane").map((n) => n.machine));
+  const cpNow = updating.some((m) => cp.has(m)) || (!updating.length && cp.has(plan.pending[0] ?? ""));
+  const smallCp = r.controlPlaneSize < 3 && cpNow && i.kubeconfigSecret
     ? `; with ${r.controlPlaneSize} control-plane node(s) an update of the control plane interrupts the Kubernetes API`
     : "";
-  let rolling: ConditionInput;
   if (plan.halted) {
-    rolling = {
+    return {
       type: "RollingOut",
       status: "False",
       reason: "RolloutStalled",
       message:
         `halted at ${plan.halted.machine} (${plan.halted.detail}): nothing else is touched until it recovers or the spec changes`,
     };
-  } else if (plan.held && left === 1 && !plan.updating.length) {
-    rolling = {
+  }
+  if (plan.held && left === 1 && !updating.length) {
+    return {
       type: "RollingOut",
       status: "False",
       reason: "RemovalHeld",
       message: `${plan.held.machine} stays: ${plan.held.why}; ${upToDate}/${total} nodes up to date`,
     };
-  } else if (r.paused && left) {
-    rolling = { type: "RollingOut", status: "False", reason: "Paused", message: `paused with ${left} node(s) pending` };
-  } else if (left || plan.updating.length) {
-    const now = plan.updating.length ? `updating ${listNames(plan.updating)}` : "starting";
-    rolling = {
+  }
+  if (r.paused && left) {
+    return { type: "RollingOut", status: "False", reason: "Paused", message: `paused with ${left} node(s) pending` };
+  }
+  if (left || updating.length) {
+    const now = updating.length ? `updating ${listNames(updating)}` : "starting";
+    return {
       type: "RollingOut",
       status: "True",
       reason: "RollingOut",
       message: `${now}; ${upToDate}/${total} up to date${plan.waiting ? `; ${plan.waiting}` : ""}${smallCp}`,
     };
-  } else {
-    rolling = {
-      type: "RollingOut",
-      status: "False",
-      reason: "RolloutComplete",
-      message: `${total}/${total} nodes up to date`,
-    };
   }
-  return [rolling, uptodate, paused];
+  return {
+    type: "RollingOut",
+    status: "False",
+    reason: "RolloutComplete",
+    message: `${total}/${total} nodes up to date`,
+  };
 }

@@ -9,7 +9,8 @@ import { age, type WorkloadFacts } from "./joined.ts";
 import type { NodeReport } from "./readiness.ts";
 
 export interface WorkloadStatusInput {
-  workload: WorkloadFacts;
+  /** What is known; `hasKubeconfig: false` before NICO issued one (there is nothing to read Nodes with yet). */
+  workload: WorkloadFacts & { hasKubeconfig?: boolean | undefined };
   /** The workload API's URL, for messages. */
   server?: string | undefined;
   /** Member reports after {@link joinReports}. */
@@ -56,12 +57,27 @@ function apiCondition(i: WorkloadStatusInput): ConditionInput {
   };
 }
 
+/** Why Nodes cannot be read now: no kubeconfig yet (nothing is wrong), or the workload API does not answer. */
+function unreadable(i: WorkloadStatusInput, type: string): ConditionInput | undefined {
+  if (i.workload.hasKubeconfig === false) {
+    return {
+      type,
+      status: "Unknown",
+      reason: "NoKubeconfig",
+      message: "no kubeconfig issued yet: Nodes are read with it",
+    };
+  }
+  if (i.workload.api.state !== "Available" || !i.workload.nodes) {
+    return { type, status: "Unknown", reason: "WorkloadAPIUnavailable", message: "the workload API cannot be read" };
+  }
+  return undefined;
+}
+
 function nodesCondition(i: WorkloadStatusInput): ConditionInput {
   const type = "NodesHealthy";
   const nodes = i.workload.nodes;
-  if (i.workload.api.state !== "Available" || !nodes) {
-    return { type, status: "Unknown", reason: "WorkloadAPIUnavailable", message: "the workload API cannot be read" };
-  }
+  const cannot = unreadable(i, type);
+  if (cannot || !nodes) return cannot!;
   const applied = i.nodes.filter((n) => n.applied);
   const notReady: string[] = [];
   const missing: string[] = [];
@@ -111,9 +127,8 @@ function nodesCondition(i: WorkloadStatusInput): ConditionInput {
 function controlPlaneCondition(i: WorkloadStatusInput): ConditionInput {
   const type = "ControlPlaneHealthy";
   const nodes = i.workload.nodes;
-  if (i.workload.api.state !== "Available" || !nodes) {
-    return { type, status: "Unknown", reason: "WorkloadAPIUnavailable", message: "the workload API cannot be read" };
-  }
+  const cannot = unreadable(i, type);
+  if (cannot || !nodes) return cannot!;
   const cp = i.nodes.filter((n) => n.plane === "controlPlane");
   const bad = cp.filter((n) => nodes.get(n.machine)?.ready !== "True").map((n) => n.machine);
   if (bad.length) {

@@ -269,9 +269,11 @@ export const Phase = z.enum(["Provisioning", "Ready", "Updating", "Failed", "Del
 
 export const KubernetesClusterStatus = z.object({
   phase: Phase.optional().describe(
-    "Provisioning (first bring-up), Ready (every node applied), Updating (a rollout has nodes converging), Failed (a node failed; see conditions) or Deleting.",
+    "Provisioning (first bring-up), Ready (every node applied), Updating (a running cluster has nodes that do not run the desired configuration yet; Node health alone never makes it Updating), Failed (a node failed; see conditions) or Deleting.",
   ),
-  observedGeneration: z.int().min(0).optional().describe("metadata.generation this status was computed for."),
+  observedGeneration: z.int().min(0).optional().describe(
+    "The last metadata.generation NICO evaluated. A pass that has not evaluated the current one yet (its ref is still resolving) keeps the previous, so this equal to metadata.generation means the status answers the current spec.",
+  ),
   controlPlane: PlaneStatus.optional().describe("Control-plane readiness."),
   dataPlane: PlaneStatus.optional().describe("Worker readiness."),
   bootstrapNode: z.string().optional()
@@ -287,16 +289,20 @@ export const KubernetesClusterStatus = z.object({
   revision: z.string().optional().describe("The commit of gitRepo that nodes are pinned to, when NICO resolved ref."),
   rollout: z.object({
     specHash: z.string().optional().describe("Hash of the cluster-wide desired configuration being rolled out."),
-    upToDate: z.int().min(0).describe("Nodes running the desired configuration."),
+    upToDate: z.int().min(0).describe(
+      "Nodes running the desired configuration (NIO applied it), whether or not their Node is Ready.",
+    ),
     total: z.int().min(0).describe("Nodes in the cluster."),
-    updating: z.array(z.string()).optional().describe("Nodes NIO is converging now."),
+    updating: z.array(z.string()).optional().describe(
+      "Nodes whose configuration carries the desired spec and that NIO has not applied yet.",
+    ),
     pending: z.array(z.string()).optional().describe(
       "The plan: nodes still to update, in the order NICO will update them.",
     ),
     removing: z.array(z.string()).optional().describe("Departing nodes, in the order NICO will remove them."),
   }).optional().describe("Progress of the current rollout."),
   conditions: z.array(Condition).optional().describe(
-    "Ready, ControlPlaneReady, DataPlaneReady, MachinesAvailable and others.",
+    "Ready (the summary), Reconciling and Stalled (the kstatus conditions: in progress, or stuck until the user acts), ControlPlaneReady, DataPlaneReady, MachinesAvailable, RollingOut, UpToDate and others.",
   )
     .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
 }).describe("Observed state, recomputed from the cluster's objects on every reconcile.");

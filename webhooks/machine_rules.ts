@@ -146,11 +146,14 @@ export function quorumWarnings(spec: KubernetesClusterSpec): string[] {
   }
   if (n >= 2 && n % 2 === 0) {
     const quorum = Math.floor(n / 2) + 1;
+    const tolerated = n - quorum;
+    const survive = tolerated === 0 ? "no failure" : `${tolerated} failure${tolerated === 1 ? "" : "s"}`;
+    const fewer = n - 1 === 1 ? "a single Machine" : `${n - 1} Machines`;
     const during = n === 2 ? "an update of either Machine stops the Kubernetes API" : "an update uses up that margin";
     const odd = n === 2 ? "3" : `${n - 1} or ${n + 1}`;
     return [
-      `${at}: ${n} control-plane Machines need ${quorum} for etcd quorum, so they survive ${n - quorum} failure(s), ` +
-      `no more than ${n - 1} would; ${during}; use an odd number (${odd})`,
+      `${at}: ${n} control-plane Machines need ${quorum} for etcd quorum, so they survive ${survive}, ` +
+      `the same as ${fewer}; ${during}; use an odd number (${odd})`,
     ];
   }
   return [];

@@ -27,6 +27,7 @@ import {
   selectMachines,
 } from "../../core/selection.ts";
 import type { ConditionInput } from "../../core/conditions.ts";
+import type { Revision } from "../../lib/git/resolver.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
 import { joinReports, type WorkloadFacts } from "../../core/joined.ts";
@@ -83,6 +84,8 @@ export interface PassOutcome {
   /** The commit nodes are pinned to, and its condition. */
   revision?: string | undefined;
   extra: ConditionInput[];
+  /** The spec's repository and ref have no commit yet: still resolving, or failing to (nodes may stay on another). */
+  unresolved?: { reason: "ResolvingRef" | "RefResolutionFailed"; message: string } | undefined;
   /** Why nodes could not be rendered (no gitRepo, no control plane, …). */
   blocked?: { reason: string; message: string } | undefined;
   endpoint?: string | undefined;
@@ -132,6 +135,8 @@ export interface ClusterScope {
   /** The bootstrap node of this pass, if there is a control plane. */
   readonly bootstrap: string | undefined;
   readonly gitRepo: string | undefined;
+  /** What is known of the commit `gitRepo` and `ref` resolve to, looked up once per pass; none without pinning. */
+  readonly revision: Revision | undefined;
   readonly paused: boolean;
   readonly timeoutMs: number;
   readonly out: PassOutcome;
@@ -170,8 +175,11 @@ export function buildScope(
     (!spec.controlPlaneEndpoint && cpMembers.length > 0 &&
       ours.some((c) => c.spec.machineRef.name === recordedBootstrap)));
   const gitRepo = spec.gitRepo ?? deps.defaultGitRepo;
-  // A cluster that cannot start (no repository) and has nothing yet holds no Machines: others may use them.
-  const canStart = gitRepo !== undefined || ours.length > 0;
+  const revision = gitRepo === undefined ? undefined : lookupRevision(deps, cluster, spec, gitRepo);
+  // A cluster that cannot start (no repository, no control plane, a ref that does not resolve) and has nothing
+  // yet holds no Machines: others may use them. It claims them again once it can start.
+  const refFails = revision !== undefined && !revision.commit && revision.error !== undefined;
+  const canStart = ours.length > 0 || (gitRepo !== undefined && cpMembers.length > 0 && !refFails);
   return {
     deps,
     log,
@@ -189,10 +197,26 @@ export function buildScope(
     nameOf: configNameOf(ref, cache.configs),
     bootstrap: recordedStays ? recordedBootstrap : cpMembers[0],
     gitRepo,
+    revision,
     paused: spec.paused || cluster.metadata.annotations?.[PAUSED_ANNOTATION] === "true",
     timeoutMs: spec.rollout.nodeTimeout ? durationMs(spec.rollout.nodeTimeout) : deps.nodeTimeoutMs,
     out: { extra: [], written: new Map(), wantedHash: new Map(), wantedSpec: new Map() },
   };
+}
+
+/** Looks up (without waiting) the commit the spec's repository and ref resolve to, when NICO pins revisions. */
+function lookupRevision(
+  deps: ClusterDeps,
+  cluster: KubernetesCluster,
+  spec: KubernetesClusterSpec,
+  gitRepo: string,
+): Revision | undefined {
+  const ns = cluster.metadata.namespace!;
+  return deps.revisionTracker?.lookup(`${ns}/${cluster.metadata.name}`, {
+    url: gitRepo,
+    ref: spec.ref,
+    credentialsSecret: spec.credentialsRef ? { namespace: ns, name: spec.credentialsRef.name } : undefined,
+  });
 }
 
 /** The configuration of `machine` as of this pass: what was written, else the cache. */

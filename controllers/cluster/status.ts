@@ -76,6 +76,7 @@ export function passStatusInput(
     kubeconfigSecret: out.kubeconfig ??
       (s.cache.secret(kubeconfigSecret(s.name)) ? kubeconfigSecret(s.name) : undefined),
     blocked: out.blocked,
+    unresolved: out.unresolved,
     revision: out.revision,
     extra: [
       ...out.extra,

@@ -9,6 +9,8 @@ export class ApiError extends Error {
     message: string,
     readonly method: string,
     readonly path: string,
+    /** The Status's `details.causes`, when the server gave any (an eviction names the budget that refused it). */
+    readonly causes: readonly { reason?: string; message?: string; field?: string }[] = [],
   ) {
     super(`${method} ${path}: ${status} ${reason}: ${message}`);
   }

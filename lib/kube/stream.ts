@@ -16,8 +16,12 @@ export function either(a: AbortSignal | undefined, b: AbortSignal | undefined): 
 /** The {@link ApiError} for a non-2xx answer, with the `Status` reason when the body is one. */
 export function toApiError(status: number, text: string, method: string, path: string): ApiError {
   try {
-    const s = JSON.parse(text) as { reason?: string; message?: string };
-    return new ApiError(status, s.reason ?? "Unknown", s.message ?? text, method, path);
+    const s = JSON.parse(text) as {
+      reason?: string;
+      message?: string;
+      details?: { causes?: { reason?: string; message?: string; field?: string }[] };
+    };
+    return new ApiError(status, s.reason ?? "Unknown", s.message ?? text, method, path, s.details?.causes ?? []);
   } catch {
     return new ApiError(status, "Unknown", text.slice(0, 500), method, path);
   }

@@ -78,6 +78,9 @@ Deno.test("deleting the CA of a running cluster stops it with IdentityLost; noth
       return r?.reason === "IdentityLost" ? { c, r } : undefined;
     });
     assert.equal(lost.c!.status!.phase, "Failed");
+    const stalled = lost.c!.status!.conditions!.find((x) => x.type === "Stalled");
+    assert.deepEqual([stalled?.status, stalled?.reason], ["True", "IdentityLost"], "kstatus reads it as Failed");
+    assert.equal(lost.c!.status!.observedGeneration, lost.c!.metadata.generation);
     assert.match(lost.r.message, /Secret c-ca of a running cluster is missing/);
     assert.match(lost.r.message, new RegExp(`${REGENERATE_IDENTITY_ANNOTATION}=true`));
     await eventually("a Warning Event", async () => (await e.events()).some((x) => x.reason === "IdentityLost"));

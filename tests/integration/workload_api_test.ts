@@ -164,11 +164,21 @@ Deno.test({
         deleteEmptyDirData: false,
       };
 
+      const first = await drainNode(conn, "w-1", settings, new Date());
+      assert.equal(first.cordoned, true, "the first pass cordons, and says so");
       const blocked = await eventually("the eviction to be refused by the budget", async () => {
         const p = await drainNode(conn, "w-1", settings, new Date());
         return /eviction refused for apps\/web-1 \(PodDisruptionBudget/.test(p.message) ? p : undefined;
       });
       assert.equal(blocked.state, "Draining");
+      await eventually("the cache to see the cordon", () => conn.node("w-1")?.spec?.unschedulable === true);
+      const again = await drainNode(conn, "w-1", settings, new Date());
+      assert.equal(again.cordoned, undefined, "a cordoned Node is not cordoned again");
+      assert.match(
+        blocked.message,
+        /\(PodDisruptionBudget apps\/web: needs 1 healthy pods? and has 1/,
+        "names the budget",
+      );
       assert.doesNotMatch(blocked.message, /agent-w1/, "DaemonSet pods are not evicted");
       const cordoned = await client.get<KubeNode>(NODES, "w-1");
       assert.equal(cordoned?.spec?.unschedulable, true);
@@ -177,7 +187,7 @@ Deno.test({
 
       const late = await drainNode(conn, "w-1", { ...settings, timeoutMs: 1 }, new Date(Date.now() + 5_000));
       assert.equal(late.state, "TimedOut");
-      assert.match(late.message, /took longer than/);
+      assert.match(late.message, /took longer than 1ms \(spec.rollout.drain.timeout\)/);
 
       // The budget allows it once another healthy pod exists.
       await pod("web-2", "w-2");

@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
-import { NAMESPACES, NODES, PDBS, PODS } from "../../lib/kube/resources.ts";
+import { EVENTS, NAMESPACES, NODES, PDBS, PODS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
-import type { KubeClient } from "../../lib/kube/client.ts";
+import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { configName } from "../../core/names.ts";
 import type { NixosConfiguration } from "../../core/nio.ts";
 import type { KubeNode, KubePod } from "../../core/workload.ts";
@@ -73,6 +73,23 @@ Deno.test({
         30_000,
       );
       assert.equal(condition(waiting, "RollingOut")?.status, "True");
+      assert.match(condition(waiting, "RollingOut")!.message, /PodDisruptionBudget apps\/web: needs 1 healthy/);
+      assert.match(condition(waiting, "NodesHealthy")!.message, /cordoned: w-1 \(drained by NICO/);
+      // The wait and the cordon are Events too, naming the budget.
+      type Event = KubeObject & { reason?: string; note?: string };
+      const told = await eventually("NodeCordoned and DrainWaiting Events", async () => {
+        const events = (await s.client.list<Event>(EVENTS, { namespace: s.ns })).items;
+        const cordon = events.find((e) => e.reason === "NodeCordoned" && e.note?.includes("Node w-1 "));
+        const wait = events.find((e) =>
+          e.reason === "DrainWaiting" && /PodDisruptionBudget apps\/web/.test(e.note ?? "")
+        );
+        return cordon && wait ? { cordon, wait } : undefined;
+      }, 30_000);
+      assert.equal(told.cordon.note, "cordoned Node w-1 to drain it: its configuration changes");
+      assert.match(
+        told.wait.note!,
+        /^draining w-1: eviction refused for apps\/web-1 \(PodDisruptionBudget apps\/web: /,
+      );
       await s.settled(); // a later pass, with the budget unchanged, moves nothing either
       const repo = async (m: string) =>
         (await s.client.get<NixosConfiguration>(NIXOS_CONFIGURATIONS, configName("c", m), s.ns))!.spec.gitRepo;

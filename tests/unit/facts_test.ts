@@ -45,6 +45,7 @@ Deno.test("commit: a 64-hex (SHA-256) commit is a commit everywhere", () => {
     recorder: undefined as never,
     nodeTimeoutMs: 1,
     revisionTracker: tracker,
+    defaultGitRepo: "https://git.example.test/flake.git",
   });
   const kc = { metadata: { name: "prod", namespace: NS, uid: UID }, spec: c.spec } as unknown as KubernetesCluster;
   const s = buildScope(

@@ -73,7 +73,7 @@ Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {
       changed: 3600,
       state: "Failed",
       reason: "NodeNotReady",
-      detail: /not Ready for 11m/,
+      detail: /not Ready for more than 10m \(the node timeout\)$/,
     },
     {
       name: "a recent change restarts the clock of a long NotReady Node",

@@ -192,7 +192,9 @@ Deno.test("clusterStatus: every exit has a phase and says what stopped it", asyn
     const s = clusterStatus({ kind: "pass", problem: error, ...input(HA, ALL, {}, { previous: ready }) });
     assert.equal(cond(s, "Ready").reason, "ReconcileError");
     assert.equal(cond(s, "Ready").message, error.message);
-    assert.equal(s.phase, "Updating", "a Ready cluster with a kubeconfig that hits an error is Updating, not empty");
+    assert.equal(s.phase, "Ready", "an error with nothing to roll out announces no rollout (Ready=False says it)");
+    assert.deepEqual([cond(s, "Reconciling").status, cond(s, "Reconciling").reason], ["True", "ReconcileError"]);
+    assert.equal(cond(s, "Stalled").status, "False", "NICO retries: not stalled");
   });
 
   await t.step("a pass cut short keeps the rollout and conditions it could not recompute", () => {

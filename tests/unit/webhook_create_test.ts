@@ -213,7 +213,7 @@ const createCases: Case[] = [
     object: cluster(withRepo({ controlPlane: { machines: ["cp-1", "cp-2"] } })),
     errors: [],
     warnings: [
-      "spec.controlPlane.machines: 2 control-plane Machines need 2 for etcd quorum, so they survive 0 failure(s), no more than 1 would; an update of either Machine stops the Kubernetes API; use an odd number (3)",
+      "spec.controlPlane.machines: 2 control-plane Machines need 2 for etcd quorum, so they survive no failure, the same as a single Machine; an update of either Machine stops the Kubernetes API; use an odd number (3)",
     ],
   },
   {
@@ -222,7 +222,7 @@ const createCases: Case[] = [
     object: cluster(withRepo({ controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 4 } })),
     errors: [],
     warnings: [
-      "spec.controlPlane.count: 4 control-plane Machines need 3 for etcd quorum, so they survive 1 failure(s), no more than 3 would; an update uses up that margin; use an odd number (3 or 5)",
+      "spec.controlPlane.count: 4 control-plane Machines need 3 for etcd quorum, so they survive 1 failure, the same as 3 Machines; an update uses up that margin; use an odd number (3 or 5)",
     ],
   },
   {

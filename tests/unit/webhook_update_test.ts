@@ -198,7 +198,7 @@ const updateCases: Case[] = [
     oldObject: cluster(withRepo(three), { status }),
     errors: [],
     warnings: [
-      /^spec\.controlPlane\.machines: 2 control-plane Machines need 2 for etcd quorum, so they survive 0 failure/,
+      /^spec\.controlPlane\.machines: 2 control-plane Machines need 2 for etcd quorum, so they survive no failure/,
     ],
   },
   {

@@ -14,15 +14,10 @@ import type { ClusterScope } from "../scope.ts";
 
 /** Records the pinned commit (or why there is none) and the `RevisionResolved` condition in `s.out`. */
 export function pinRevision(s: ClusterScope, gitRepo: string): void {
-  const tracker = s.deps.revisionTracker;
-  if (!tracker) return;
-  const { spec, namespace: ns } = s;
-  const ref = spec.ref ?? "the default branch";
-  const rev = tracker.lookup(`${ns}/${s.name}`, {
-    url: gitRepo,
-    ref: spec.ref,
-    credentialsSecret: spec.credentialsRef ? { namespace: ns, name: spec.credentialsRef.name } : undefined,
-  });
+  // Looked up once, when the scope was built: claims and rendering decide on the same answer.
+  const rev = s.revision;
+  if (!rev) return;
+  const ref = s.spec.ref ?? "the default branch";
   if (rev.commit && !rev.error) {
     s.out.revision = rev.commit;
     s.out.extra.push({
@@ -51,6 +46,9 @@ export function pinRevision(s: ClusterScope, gitRepo: string): void {
       message: `resolving ${ref} of ${redactUrl(gitRepo)}${where}`,
     };
   s.out.extra.push(condition);
+  if (!rev.commit) {
+    s.out.unresolved = { reason: rev.error ? "RefResolutionFailed" : "ResolvingRef", message: condition.message };
+  }
   if (held) {
     s.out.revision = held.revision;
     if (held.gitRepo !== gitRepo) s.out.pinnedRepo = held.gitRepo;

@@ -13,11 +13,15 @@ import { kubeconfigSecret } from "../../../core/names.ts";
 import type { NodeReport } from "../../../core/readiness.ts";
 import type { RolloutPlan } from "../../../core/rollout.ts";
 import type { DrainSettings } from "../../../core/workload.ts";
-import { deleteNode, drainNode, uncordon } from "../workload/drain.ts";
+import { deleteNode, drainNode, type DrainProgress, uncordon } from "../workload/drain.ts";
 import { secretValue } from "../secrets.ts";
+import { WarningLimiter } from "../problem.ts";
 import type { ClusterScope } from "../scope.ts";
 
 const clusterKey = (s: ClusterScope) => keyOf(s.namespace, s.name);
+
+/** What each drain waits for, as last told in a `DrainWaiting` Event: told again when it changes (or every 10 min). */
+const drainNotes = new WarningLimiter();
 
 /** Records in `s.out.workload` what is known about the workload cluster; opens its connection lazily. */
 export function observeWorkload(s: ClusterScope): void {
@@ -58,15 +62,15 @@ export async function drainBeforeChange(s: ClusterScope, plan: RolloutPlan, exis
   for (const machine of [...plan.update.filter((m) => existing.has(m)), ...plan.remove]) {
     draining.add(machine);
     if (w.nodes.get(machine)?.ready !== "True") continue; // nothing can be evicted gracefully from it
-    let state: string;
-    let message: string;
+    let progress: DrainProgress;
     try {
-      ({ state, message } = await drainNode(conn, machine, settings, s.now));
+      progress = await drainNode(conn, machine, settings, s.now);
     } catch (err) {
-      state = "Draining";
-      message = `draining ${machine}: ${errorMessage(err)}`;
+      progress = { state: "Draining", message: `draining ${machine}: ${errorMessage(err)}` };
     }
+    const { state, message } = progress;
     s.log.debug("drain pass", { node: machine, state, message });
+    await announceDrain(s, machine, progress, plan.remove.includes(machine));
     if (state === "Drained") continue;
     s.out.requeueSoon = true;
     if (state === "TimedOut" && settings.onTimeout === "Proceed") {
@@ -83,6 +87,23 @@ export async function drainBeforeChange(s: ClusterScope, plan: RolloutPlan, exis
   plan.update = plan.update.filter((m) => !hold.has(m));
   plan.remove = plan.remove.filter((m) => !hold.has(m));
   if (waiting.length) plan.waiting = [...waiting, plan.waiting].filter(Boolean).join("; ");
+}
+
+/** Events of a drain pass: the cordon, and what a waiting drain waits for (told again when that changes). */
+async function announceDrain(s: ClusterScope, machine: string, p: DrainProgress, leaving: boolean): Promise<void> {
+  const key = `${clusterKey(s)}/${machine}`;
+  // Once per drain, even if a stale cache makes the next pass cordon the Node again.
+  if (p.cordoned && drainNotes.allow(`${key}/cordon`, "NodeCordoned", "", s.now.getTime())) {
+    const why = leaving ? "it leaves the cluster" : "its configuration changes";
+    await s.deps.recorder.event(s.cluster, "Normal", "NodeCordoned", `cordoned Node ${machine} to drain it: ${why}`);
+  }
+  if (p.state !== "Draining") {
+    drainNotes.clear(`${key}/cordon`);
+    return drainNotes.clear(key);
+  }
+  if (drainNotes.allow(key, "DrainWaiting", p.message, s.now.getTime())) {
+    await s.deps.recorder.event(s.cluster, "Normal", "DrainWaiting", p.message);
+  }
 }
 
 /** After the pass: uncordon nodes NICO drained that are Ready again; delete Nodes of departed machines. */

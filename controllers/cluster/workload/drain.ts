@@ -11,6 +11,7 @@ import type { KubeClient } from "../../../lib/kube/client.ts";
 import { isNotFound } from "../../../lib/kube/errors.ts";
 import { ApiError } from "../../../lib/kube/errors.ts";
 import { NODES } from "../../../lib/kube/resources.ts";
+import { formatDuration } from "../../../lib/duration.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
 import { DRAIN_STARTED_ANNOTATION } from "../../../core/labels.ts";
 import { type DrainSettings, planDrain, type PodRef } from "../../../core/workload.ts";
@@ -23,6 +24,8 @@ type Method = Parameters<KubeClient["request"]>[0];
 export interface DrainProgress {
   state: "Drained" | "Draining" | "TimedOut";
   message: string;
+  /** This call cordoned the Node (it was schedulable, or NICO's drain mark was missing). */
+  cordoned?: boolean;
 }
 
 const showPod = (p: PodRef) => `${p.namespace}/${p.name}`;
@@ -70,9 +73,20 @@ async function evict(conn: WorkloadConnection, pod: PodRef): Promise<string | un
     return undefined;
   } catch (err) {
     if (isNotFound(err)) return undefined;
-    if (err instanceof ApiError && err.status === 429) return `PodDisruptionBudget: ${err.message}`;
+    if (err instanceof ApiError && err.status === 429) return budgetRefusal(pod, err);
     return errorMessage(err);
   }
+}
+
+/**
+ * Why the Eviction API said "not now" (429), naming the budget: `PodDisruptionBudget apps/web: needs 2 healthy
+ * pods and has 2 currently`. The API server names it in the answer's causes; without one, its message.
+ */
+function budgetRefusal(pod: PodRef, err: ApiError): string {
+  const cause = err.causes.find((c) => c.reason === "DisruptionBudget")?.message ?? "";
+  const m = /disruption budget (\S+) (.+)$/i.exec(cause);
+  if (m) return `PodDisruptionBudget ${pod.namespace}/${m[1]}: ${m[2]}`;
+  return `PodDisruptionBudget: ${err.message}`;
 }
 
 /** One pass of draining `node`: cordon if needed, evict what may go, report what is left. */
@@ -84,11 +98,21 @@ export async function drainNode(
 ): Promise<DrainProgress> {
   const n = conn.node(node);
   if (!n) return { state: "Drained", message: `Node ${node} is not registered: nothing to drain` };
-  let started = n.metadata.annotations?.[DRAIN_STARTED_ANNOTATION];
-  if (!started || !n.spec?.unschedulable) {
-    await cordon(conn, node, started ? new Date(started) : now);
-    started ??= now.toISOString();
-  }
+  const marked = n.metadata.annotations?.[DRAIN_STARTED_ANNOTATION];
+  const cordoned = !marked || !n.spec?.unschedulable;
+  if (cordoned) await cordon(conn, node, marked ? new Date(marked) : now);
+  const progress = await drainPass(conn, node, settings, now, marked ?? now.toISOString());
+  return cordoned ? { ...progress, cordoned } : progress;
+}
+
+/** The eviction part of {@link drainNode}, once the Node is cordoned. */
+async function drainPass(
+  conn: WorkloadConnection,
+  node: string,
+  settings: DrainSettings,
+  now: Date,
+  started: string,
+): Promise<DrainProgress> {
   const pods = conn.podsOn(node);
   if (!pods) return { state: "Draining", message: `cordoned ${node}; listing its pods` };
   const plan = planDrain(pods, node, settings);
@@ -111,7 +135,9 @@ export async function drainNode(
   if (elapsed > settings.timeoutMs) {
     return {
       state: "TimedOut",
-      message: `draining ${node} took longer than ${Math.round(settings.timeoutMs / 1000)}s: ${parts}`,
+      message: `draining ${node} took longer than ${
+        formatDuration(settings.timeoutMs)
+      } (spec.rollout.drain.timeout): ${parts}`,
     };
   }
   return { state: "Draining", message: `draining ${node}: ${parts}` };
