@@ -41,6 +41,7 @@ export async function startNico(cp: ControlPlane, dir: string, opts: Options): P
       `--metrics-addr=127.0.0.1:${metricsPort}`,
       `--health-addr=127.0.0.1:${healthPort}`,
       `--log-level=${opts.nicoLogLevel}`,
+      `--nio-generation=${opts.nio}`,
       ...(opts.workers ? [`--workers=${opts.workers}`] : []),
     ],
     logPath,

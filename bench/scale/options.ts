@@ -24,6 +24,10 @@ export interface Options {
   /** Clusters per provisioning mode in the modes phase (0: skipped), and the simulated apply time there. */
   modesClusters: number;
   modesApplyMs: number;
+  /** Which NIO the simulator behaves like, and NICO is told it runs against. */
+  nio: "v1" | "older";
+  /** Each simulated apply takes up to this much longer, by node: nodes finish at different times. */
+  jitterMs: number;
   /** Run the webhook's open-loop benchmark (bench/webhook.ts --scenario perf) for its target row. */
   webhook: boolean;
   nicoLogLevel: string;
@@ -50,6 +54,9 @@ export const USAGE = `Usage: deno run -A bench/scale.ts [flags]
   --modes-clusters N         clusters per provisioning mode (BootstrapFirst, Parallel) at the end, 0 to skip
                              (default 10)
   --modes-apply-ms D         simulated apply time in the modes phase (default 5000)
+  --nio GENERATION           the simulated NIO: v1 (NIO v1's runs, the default) or older
+  --jitter-ms J              each simulated apply takes up to J ms longer, by node, so nodes finish at
+                             different times as real hosts do (default 2000; 0 for lockstep)
   --skip-webhook             do not run the webhook's open-loop benchmark for its target row
   --nico-log-level LEVEL     NICO's --log-level (default info)
   --keep                     keep the temporary folders (NICO's log, the audit log) and print where
@@ -75,6 +82,8 @@ export function parseOptions(args: string[]): Options {
       "modes-clusters": { type: "string" },
       "modes-apply-ms": { type: "string" },
       "skip-webhook": { type: "boolean", default: false },
+      nio: { type: "string" },
+      "jitter-ms": { type: "string" },
       "nico-log-level": { type: "string" },
       keep: { type: "boolean", default: false },
       out: { type: "string" },
@@ -120,12 +129,19 @@ export function parseOptions(args: string[]): Options {
     nicoV8Flags: values["nico-v8-flags"] === "none" ? undefined : values["nico-v8-flags"] ?? deploymentV8Flags(),
     modesClusters: int(values["modes-clusters"], quick ? 3 : 10),
     modesApplyMs: int(values["modes-apply-ms"], 5000, 1),
+    nio: nioOption(values.nio),
+    jitterMs: int(values["jitter-ms"], 2000),
     webhook: !values["skip-webhook"],
     nicoLogLevel: values["nico-log-level"] ?? "info",
     keep: values.keep ?? false,
     out: values.out ?? `${ROOT}bench/results`,
     quick,
   };
+}
+
+function nioOption(v: string | undefined): "v1" | "older" {
+  if (v === undefined || v === "v1" || v === "older") return v ?? "v1";
+  throw new Error(`--nio must be v1 or older, got '${v}'\n${USAGE}`);
 }
 
 /** The V8 flags NICO's binary is built with (`deploy/v8-flags`, which the Deployment also sets): what it runs with when installed. */

@@ -68,6 +68,8 @@ export async function prepare(
     startSimNio(bench, {
       namespace: ns,
       applyDelayMs,
+      jitterMs: opts.jitterMs,
+      generation: opts.nio,
       removeDelayMs: 0,
       onError: (err, what) => {
         if (nioErrors++ < 5) log(`sim-nio ${ns}: ${what}: ${(err as Error).message}`);

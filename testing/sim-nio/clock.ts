@@ -52,3 +52,11 @@ export class SimClock {
 export function jobBackoffMs(failures: number): number {
   return Math.min(10_000 * 2 ** Math.max(0, failures - 1), 6 * 60_000);
 }
+
+/** A stable extra duration for a run or apply, by its name, below `max`: nodes finish at different times. */
+export function jitter(name: string, max: number): number {
+  if (max <= 0) return 0;
+  let h = 2166136261;
+  for (const ch of name) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+  return (h >>> 0) % max;
+}

@@ -19,7 +19,7 @@ export interface SimNioOptions {
   generation?: NioGeneration;
   /** How long a switch takes (default 300 ms); with v1, how long each run's Pod runs. */
   applyDelayMs?: number;
-  /** v1: each run takes up to this much longer, by its name (default 0): nodes finish at different times. */
+  /** Each run (v1) or apply (older) takes up to this much longer, by its name (default 0): nodes finish at different times. */
   jitterMs?: number;
   /** How long applying `onRemoveFlake` takes on deletion (default 200 ms). */
   removeDelayMs?: number;

@@ -8,6 +8,7 @@
  */
 import { BOOTSTRAP_LABEL } from "../../core/labels.ts";
 import { type Machine, MACHINES, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/nio.ts";
+import { jitter } from "./clock.ts";
 import { type SimContext, usersOf } from "./context.ts";
 import { flakeFilesProblem } from "./files.ts";
 import {
@@ -92,7 +93,12 @@ export function olderNio(ctx: SimContext) {
       a = undefined;
     }
     if (!a) {
-      a = { uid, generation: gen, dueAt: Date.now() + applyDelayMs, state: "running" };
+      a = {
+        uid,
+        generation: gen,
+        dueAt: Date.now() + applyDelayMs + jitter(`${key}@${gen}`, ctx.opts.jitterMs ?? 0),
+        state: "running",
+      };
       attempts.set(key, a);
       ctx.record("apply-started", cfg, cfg.spec.fullInstall ? "full install" : "switch");
       if (ctx.opts.onApplyStarted) ctx.background(ctx.opts.onApplyStarted(cfg, machine), "apply-started hook");

@@ -14,7 +14,7 @@ import { BOOTSTRAP_LABEL } from "../../../core/labels.ts";
 import { JOBS, type Machine, MACHINES, type NixosConfiguration } from "../../../core/nio.ts";
 import { PODS } from "../../../lib/kube/resources.ts";
 import { timestamp } from "../../../lib/kube/meta.ts";
-import { jobBackoffMs } from "../clock.ts";
+import { jitter, jobBackoffMs } from "../clock.ts";
 import { keyOf, type SimContext } from "../context.ts";
 import { flakeFilesProblem } from "../files.ts";
 import {
@@ -52,14 +52,6 @@ const terminal = (j: Job) =>
     (c.type === "Complete" || c.type === "Failed") &&
     c.status === "True"
   );
-
-/** A stable extra duration per run, so nodes finish at different times. */
-function jitter(name: string, max: number): number {
-  if (max <= 0) return 0;
-  let h = 2166136261;
-  for (const ch of name) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
-  return (h >>> 0) % max;
-}
 
 export function jobRunner(ctx: SimContext) {
   const hooked = new Map<string, string | true>();
