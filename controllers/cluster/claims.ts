@@ -1,10 +1,10 @@
 /**
- * Claiming Machines: a label `nico.homystack.com/cluster=<name>` written with
- * a resourceVersion precondition, so two clusters can never both win.
+ * Claiming Machines: a label `nico.homystack.com/cluster=<name>` written on
+ * the condition that the Machine's labels are still those it was selected
+ * by, so two clusters can never both win.
  *
  * @module
  */
-import { isDeepStrictEqual } from "node:util";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { isConflict, isNotFound, isUnprocessable } from "../../lib/kube/errors.ts";
 import { MACHINES } from "../../core/nio.ts";
@@ -17,35 +17,34 @@ export class ClaimConflictError extends Error {
 }
 
 /**
- * Labels `machine` as claimed by `cluster`, only if it is unchanged since it
- * was read (`metadata.resourceVersion`). Throws {@link ClaimConflictError} on
- * a lost race.
+ * Labels `machine` as claimed by `cluster`, only if its labels are still
+ * those it was selected by: a JSON patch whose `test` compares them, applied
+ * atomically by the API server. A status write in between (NIO v1 rewrites
+ * Machine status several times a second) does not get in the way; a label
+ * change does. A Machine with no labels at all is claimed with a
+ * resourceVersion precondition instead (`test` cannot say "absent").
+ * Throws {@link ClaimConflictError} on a lost race.
  */
 export async function claimMachine(client: KubeClient, machine: Machine, cluster: string): Promise<Machine> {
   const { name, namespace } = machine.metadata;
-  let current = machine;
-  // NIO v1 rewrites every Machine's status twice a minute: a conflict caused by that alone (labels as
-  // selected, still unclaimed) is retried against the fresh object instead of starting the selection over.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      return await client.mergePatch<Machine>(MACHINES, name, namespace, {
-        metadata: { resourceVersion: current.metadata.resourceVersion, labels: { [CLUSTER_LABEL]: cluster } },
-      });
-    } catch (err) {
-      if (!isConflict(err) && !isNotFound(err)) throw err;
-      const fresh = isConflict(err) ? await client.get<Machine>(MACHINES, name, namespace) : undefined;
-      if (!fresh || !isDeepStrictEqual(fresh.metadata.labels ?? {}, machine.metadata.labels ?? {})) {
-        throw new ClaimConflictError(
-          `Machine ${name} changed while claiming it for cluster ${cluster}; selecting again`,
-          { cause: err },
-        );
-      }
-      current = fresh;
+  const labels = machine.metadata.labels;
+  try {
+    if (labels) {
+      return await client.jsonPatch<Machine>(MACHINES, name, namespace, [
+        { op: "test", path: "/metadata/labels", value: labels },
+        { op: "add", path: `/metadata/labels/${CLUSTER_LABEL.replace("/", "~1")}`, value: cluster },
+      ]);
     }
+    return await client.mergePatch<Machine>(MACHINES, name, namespace, {
+      metadata: { resourceVersion: machine.metadata.resourceVersion, labels: { [CLUSTER_LABEL]: cluster } },
+    });
+  } catch (err) {
+    if (!isConflict(err) && !isNotFound(err) && !isUnprocessable(err)) throw err;
+    throw new ClaimConflictError(
+      `Machine ${name} changed while claiming it for cluster ${cluster}; selecting again`,
+      { cause: err },
+    );
   }
-  throw new ClaimConflictError(
-    `Machine ${name} kept changing while claiming it for cluster ${cluster}; selecting again`,
-  );
 }
 
 /** Removes `cluster`'s claim from `machine`, if it still holds it. Answers whether it did. */

@@ -150,7 +150,7 @@ Deno.test("configurations phase alone: a foreign configuration of the same name 
   assert.match(err.message, /NixosConfiguration c\.cp-1 .* delete it, or remove Machine cp-1/);
 });
 
-Deno.test("claims are version-checked and a release never removes someone else's claim", async () => {
+Deno.test("claims are conditional on the labels they were selected by and a release never removes someone else's claim", async () => {
   const cp = await env.get();
   const ns = await cp.namespace("claim");
   await machines(cp.client, ns, ["m"]);
@@ -166,4 +166,18 @@ Deno.test("claims are version-checked and a release never removes someone else's
   const theirs = (await cp.client.get<Machine>(MACHINES, "m", ns))!;
   assert.equal(await releaseMachine(cp.client, theirs, "b"), true);
   assert.equal((await cp.client.get<Machine>(MACHINES, "m", ns))!.metadata.labels?.[CLUSTER_LABEL], undefined);
+
+  // NIO v1 rewrites Machine status all the time: a status write after the read does not spoil the claim.
+  await cp.client.mergePatch(MACHINES, "m", ns, { metadata: { labels: { pool: "a" } } });
+  const read = (await cp.client.get<Machine>(MACHINES, "m", ns))!;
+  await cp.client.mergePatch(MACHINES, "m", ns, { status: { observedGeneration: 7 } }, "status");
+  assert.equal((await claimMachine(cp.client, read, "c")).metadata.labels?.[CLUSTER_LABEL], "c");
+  // A Machine without labels is claimed on its resourceVersion: any write in between loses the race.
+  await createMachines(cp.client, ns, ["bare"]);
+  const bare = (await cp.client.get<Machine>(MACHINES, "bare", ns))!;
+  assert.equal(bare.metadata.labels, undefined);
+  await cp.client.mergePatch(MACHINES, "bare", ns, { metadata: { annotations: { touched: "yes" } } });
+  await assert.rejects(claimMachine(cp.client, bare, "a"), ClaimConflictError);
+  const again = (await cp.client.get<Machine>(MACHINES, "bare", ns))!;
+  assert.equal((await claimMachine(cp.client, again, "a")).metadata.labels?.[CLUSTER_LABEL], "a");
 });
