@@ -16,7 +16,7 @@ import {
   type NixosConfiguration,
   type NixosConfigurationSpec,
 } from "./nio.ts";
-import { type Run, runVerdict } from "./runs.ts";
+import { type Run, RUN_SOON_GRACE_MS, runVerdict } from "./runs.ts";
 import { type ClusterRef, isOwnedBy, type Plane } from "./selection.ts";
 
 /**
@@ -201,15 +201,20 @@ function v1Report(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeReport
     case "running":
       return timedOut(i, cfg, base, changed) ?? { ...base, state: "Applying", reason: "Running", detail: v.detail };
   }
-  // Nothing ran since the change (no new commit): the first scheduled run after it is the earliest one can.
-  const due = nextRun(cfg, i.now);
+  // Nothing ran since the change. A new commit starts a run at once; otherwise NICO brings the schedule forward
+  // after a grace (core/runs.ts), so until then no due time is promised. After it, the first scheduled run
+  // is the earliest one can.
+  const fresh = i.now.getTime() - changed.getTime() < RUN_SOON_GRACE_MS;
+  const due = fresh ? undefined : nextRun(cfg, i.now);
   const when = due ? `, due ${clock(due)}` : "";
   return timedOut(i, cfg, base, nextRun(cfg, changed) ?? changed) ??
     {
       ...base,
       state: "Applying",
       reason: "WaitingForRun",
-      detail: `waiting for NIO's next run of ${i.machine}${when}`,
+      detail: fresh
+        ? `waiting for NIO to start a run of ${i.machine}`
+        : `waiting for NIO's next run of ${i.machine}${when}`,
     };
 }
 

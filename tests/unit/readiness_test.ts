@@ -232,7 +232,7 @@ const input = (c: Pick<(typeof cases)[number], "nio" | "config" | "m" | "runs">)
   runs: c.runs,
 });
 
-Deno.test("a v1 node with no run since the change says when NIO runs it next", () => {
+Deno.test("a v1 node with no run since the change says when NIO runs it next, once it is not about to start", () => {
   const config = cfg(v1Ready);
   const r = nodeReport(input({ nio: "v1", config, runs: [] }));
   assert.equal(r.detail, "waiting for NIO's next run of m, due 12:30 UTC");
@@ -241,6 +241,10 @@ Deno.test("a v1 node with no run since the change says when NIO runs it next", (
     nodeReport(input({ nio: "v1", config, runs: [] })).detail,
     "waiting for NIO's next run of m, due 12:01 UTC",
   );
+  // Changed two seconds ago: a new commit starts a run at once, and NICO brings the schedule forward otherwise;
+  // no due time is promised yet.
+  const fresh = cfg(v1Ready, { changed: "2026-01-01T11:59:58Z" });
+  assert.equal(nodeReport(input({ nio: "v1", config: fresh, runs: [] })).detail, "waiting for NIO to start a run of m");
 });
 
 Deno.test("a failing v1 run names the attempt and the Pod's reason", () => {
