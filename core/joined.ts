@@ -90,6 +90,18 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
   const node = nodes?.get(r.machine);
   const changed = i.changedAt(r.machine);
   const overdue = (since: Date | undefined) => since !== undefined && i.now.getTime() - since.getTime() > i.timeoutMs;
+  if (api.state !== "Available" && nodes) {
+    // A verdict reached while the API answered stands while it is away: a node that had already failed as last
+    // seen (judged at the moment the outage began) stays Failed, so an outage never lifts a halt.
+    const before = joinOne(r, {
+      ...i,
+      now: api.since,
+      workload: { ...i.workload, api: { ...api, state: "Available" } },
+    }, reports);
+    if (before.state === "Failed") {
+      return { ...before, detail: `${before.detail}; the workload API has not answered since (${api.message})` };
+    }
+  }
   if (api.state !== "Available" || !nodes) {
     // While the API is away, a node is judged only by its current change: one seen working before the outage
     // (applied before it began, its Node Ready when last seen) is never blamed for it. A change the outage began

@@ -2,7 +2,6 @@
 import assert from "node:assert/strict";
 import { age, joinReports, type WorkloadFacts } from "../../core/joined.ts";
 import type { NodeReport } from "../../core/readiness.ts";
-import { type PlanNode, planRollout } from "../../core/rollout.ts";
 import type { NodeView } from "../../core/workload.ts";
 import { workloadConditions } from "../../core/workloadstatus.ts";
 
@@ -218,93 +217,6 @@ Deno.test("workload conditions name what is wrong", () => {
   ]);
   assert.match(down[0]!.message, /connection refused; unavailable for 1m/);
   assert.deepEqual(workloadConditions({ workload: { ...facts(undefined), disabled: true }, nodes: [], now: NOW }), []);
-});
-
-Deno.test("while the workload cluster cannot be read the planner only creates", () => {
-  const input = {
-    nodes: [
-      { machine: "cp-1", plane: "controlPlane" as const, exists: true, upToDate: true, available: true, failed: false },
-      { machine: "w-1", plane: "dataPlane" as const, exists: true, upToDate: false, available: false, failed: false },
-      { machine: "w-2", plane: "dataPlane" as const, exists: true, upToDate: false, available: false, failed: false },
-      { machine: "w-3", plane: "dataPlane" as const, exists: false, upToDate: false, available: false, failed: false },
-    ],
-    departing: [{ machine: "w-9", plane: "dataPlane" as const, deleting: false }],
-    bootstrap: "cp-1",
-    order: "WorkersFirst" as const,
-    maxUnavailable: 1,
-    paused: false,
-  };
-  const free = planRollout(input);
-  assert.deepEqual(free.update, ["w-1", "w-2"], "without the hold, nodes that look down would all be updated");
-  const held = planRollout({ ...input, hold: "the workload API cannot be read" });
-  assert.deepEqual(held.create, ["w-3"]);
-  assert.deepEqual(held.update, []);
-  assert.deepEqual(held.remove, []);
-  assert.match(held.waiting!, /rollout waits: the workload API cannot be read/);
-  const failedW1 = input.nodes.map((n) => n.machine === "w-1" ? { ...n, failed: true, suspect: true } : n);
-  const fix = planRollout({ ...input, nodes: failedW1, hold: "the workload API cannot be read" });
-  assert.deepEqual(fix.update, ["w-1"], "the failed suspect may still be fixed forward");
-});
-
-Deno.test("a node still applying when the API went away after its change is a suspect; one changed earlier is not", () => {
-  const applying: NodeReport = { ...applied("cp-2", "controlPlane"), state: "Applying", reason: "Running", detail: "" };
-  const down = {
-    ...facts([], "Unavailable"),
-    api: { state: "Unavailable" as const, message: "refused", since: ago(30) },
-  };
-  assert.equal(join(applying, down, 60).suspect, true);
-  assert.equal(join(applying, down, 20).suspect, undefined, "changed during the outage: not why it began");
-  assert.equal(join(applying, down, 3600).suspect, undefined, "changed long before: not this step");
-});
-
-Deno.test("the dark rule: while the API is away only a suspect changes, toward a newer spec, one control-plane node at a time", async (t) => {
-  const hold = "the workload API cannot be read";
-  const n = (machine: string, o: Partial<PlanNode> = {}): PlanNode => ({
-    machine,
-    plane: machine.startsWith("cp") ? "controlPlane" : "dataPlane",
-    exists: true,
-    upToDate: true,
-    available: false,
-    failed: false,
-    ...o,
-  });
-  const plan = (nodes: PlanNode[]) =>
-    planRollout({
-      nodes,
-      departing: [{ machine: "w-9", plane: "dataPlane", deleting: false }],
-      bootstrap: "cp-1",
-      order: "WorkersFirst",
-      maxUnavailable: 1,
-      paused: false,
-      hold,
-    });
-  await t.step("an outdated node that is no suspect is never touched, whatever the planner would do", () => {
-    const p = plan([n("cp-1", { upToDate: false }), n("cp-2"), n("cp-3"), n("w-1", { upToDate: false })]);
-    assert.deepEqual([p.update, p.remove], [[], []]);
-  });
-  await t.step("a failed bootstrap node that is no suspect is not re-rendered out of order", () => {
-    const p = plan([n("cp-1", { upToDate: false, failed: true }), n("cp-2", { upToDate: false }), n("cp-3")]);
-    assert.deepEqual(p.update, []);
-  });
-  await t.step("the suspect is fixed forward at once, toward the newer spec", () => {
-    const p = plan([n("cp-1"), n("cp-2", { upToDate: false, suspect: true }), n("cp-3", { upToDate: false })]);
-    assert.deepEqual(p.update, ["cp-2"]);
-    assert.match(p.waiting!, /fixing forward cp-2/);
-  });
-  await t.step("two control-plane suspects: one at a time", () => {
-    const p = plan([
-      n("cp-1"),
-      n("cp-2", { upToDate: false, suspect: true }),
-      n("cp-3", { upToDate: false, suspect: true }),
-    ]);
-    assert.deepEqual(p.update, ["cp-2"]);
-    const next = plan([n("cp-1"), n("cp-2", { suspect: true }), n("cp-3", { upToDate: false, suspect: true })]);
-    assert.deepEqual(next.update, [], "cp-2 was re-rendered and is not seen working yet");
-  });
-  await t.step("worker suspects, and no removals", () => {
-    const p = plan([n("cp-1"), n("w-1", { upToDate: false, suspect: true }), n("w-2", { upToDate: false })]);
-    assert.deepEqual([p.update, p.remove], [["w-1"], []]);
-  });
 });
 
 Deno.test("where Nodes name the configuration they run, a node is Ready only once its Node names its own", async (t) => {
