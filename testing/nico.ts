@@ -39,6 +39,8 @@ export interface NicoTestOptions {
   nio?: NioGeneration;
   /** How long a freed Machine stays claimed for NIO to settle (default 1 s in tests). */
   releaseSettleMs?: number;
+  /** The longest a progress-only status change is held back (default: NICO's own). */
+  statusDelayMs?: number;
 }
 
 /** Starts the cluster controller as NICO would; `stop()` shuts it down cleanly. */
@@ -67,6 +69,7 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
       : {}),
     nio: opts.nio ?? "v1",
     releaseSettleMs: opts.releaseSettleMs ?? 1_000,
+    ...(opts.statusDelayMs !== undefined ? { statusDelayMs: opts.statusDelayMs } : {}),
   });
   // Called in the same synchronous turn as the controller's own handler, so a version's arrival precedes its pass.
   informers.clusters.onEvent((_type, c) =>

@@ -59,6 +59,8 @@ export interface ClusterControllerOptions {
   nio?: NioGeneration;
   /** How long a freed Machine stays claimed for NIO to settle (core/release.ts). */
   releaseSettleMs?: number;
+  /** The longest a progress-only status change is held back (core/statuswrite.ts). */
+  statusDelayMs?: number;
 }
 
 /**
@@ -202,6 +204,7 @@ export function clusterController(
     workloads,
     nio,
     releaseSettleMs: opts.releaseSettleMs,
+    statusDelayMs: opts.statusDelayMs,
   });
   const ctl = new Controller(
     {

@@ -25,6 +25,7 @@ import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from
 import type { BatchJob } from "../../core/runs.ts";
 import type { NodeReport } from "../../core/readiness.ts";
 import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core/status.ts";
+import { STATUS_DELAY_MS, statusWrite } from "../../core/statuswrite.ts";
 import { ClaimConflictError } from "./claims.ts";
 import { observeRuns } from "./phases/runs.ts";
 import { reconcileClaims } from "./phases/claims.ts";
@@ -49,7 +50,7 @@ import {
   nodeReports,
 } from "./scope.ts";
 import type { Secret } from "./secrets.ts";
-import { passStatusInput, writeStatus } from "./status.ts";
+import { type PassResult, passStatusInput, withHeld, writeStatus } from "./status.ts";
 
 export interface ClusterInformers {
   clusters: Informer<KubernetesCluster>;
@@ -82,6 +83,8 @@ export interface ClusterReconcilerOptions {
   nio?: NioGeneration;
   /** See core/release.ts (tests shorten it). */
   releaseSettleMs?: number | undefined;
+  /** The longest a progress-only status change is held back (default {@link STATUS_DELAY_MS}; see core/statuswrite.ts). */
+  statusDelayMs?: number | undefined;
 }
 
 const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
@@ -92,7 +95,7 @@ const MAX_RACES = 6;
 /** Look again this often while a problem only the user can fix stands in the way. */
 const PROBLEM_REQUEUE_MS = 30_000;
 
-type Result = { requeueAfter?: number } | void;
+type Result = PassResult;
 
 export class ClusterReconciler {
   readonly #o: ClusterReconcilerOptions;
@@ -103,6 +106,8 @@ export class ClusterReconciler {
   readonly #announced = new Map<string, string>();
   /** Races in a row, by cluster key. */
   readonly #races = new Map<string, number>();
+  /** When a progress-only status change was first held back, by cluster key. */
+  readonly #heldSince = new Map<string, number>();
 
   constructor(opts: ClusterReconcilerOptions) {
     this.#o = opts;
@@ -131,6 +136,7 @@ export class ClusterReconciler {
       this.#warnings.clear(key);
       this.#races.delete(key);
       this.#announced.delete(key);
+      this.#heldSince.delete(key);
       this.#deps.workloads?.close(key);
       return;
     }
@@ -219,13 +225,13 @@ export class ClusterReconciler {
     const cluster = s.cluster;
     const input = passStatusInput(s, nodes, problem, raced);
     if (raced) {
-      await this.#finish(s.deps, cluster, input, undefined, s.log);
-      return { requeueAfter: RACE_REQUEUE_MS * 2 ** ((this.#races.get(key) ?? 1) - 1) };
+      const held = await this.#finish(s.deps, cluster, input, undefined, s.log);
+      return withHeld({ requeueAfter: RACE_REQUEUE_MS * 2 ** ((this.#races.get(key) ?? 1) - 1) }, held);
     }
     this.#races.delete(key);
-    await this.#finish(s.deps, cluster, input, error, s.log);
-    if (problem) return { requeueAfter: PROBLEM_REQUEUE_MS };
-    return { requeueAfter: nextLookMs(s, nodes) };
+    const held = await this.#finish(s.deps, cluster, input, error, s.log);
+    if (problem) return withHeld({ requeueAfter: PROBLEM_REQUEUE_MS }, held);
+    return withHeld({ requeueAfter: nextLookMs(s, nodes) }, held);
   }
 
   async #delete(
@@ -243,12 +249,12 @@ export class ClusterReconciler {
         this.#deps.workloads?.close(keyOf(cluster.metadata.namespace, cluster.metadata.name));
         return;
       }
-      await this.#finish(deps, cluster, { kind: "deleting", remaining, waiting, ...base }, undefined, log);
-      return { requeueAfter: waiting.length ? DRAIN_REQUEUE_MS : BUSY_REQUEUE_MS };
+      const held = await this.#finish(deps, cluster, { kind: "deleting", remaining, waiting, ...base }, undefined, log);
+      return withHeld({ requeueAfter: waiting.length ? DRAIN_REQUEUE_MS : BUSY_REQUEUE_MS }, held);
     } catch (err) {
       const problem = problemOf(err);
-      await this.#finish(deps, cluster, { kind: "deleting", remaining: [], problem, ...base }, err, log);
-      return { requeueAfter: PROBLEM_REQUEUE_MS };
+      const held = await this.#finish(deps, cluster, { kind: "deleting", remaining: [], problem, ...base }, err, log);
+      return withHeld({ requeueAfter: PROBLEM_REQUEUE_MS }, held);
     }
   }
 
@@ -268,13 +274,15 @@ export class ClusterReconciler {
       previous: cluster.status,
       now,
     };
-    await this.#finish(deps, cluster, input, err, log);
-    return { requeueAfter: PROBLEM_REQUEUE_MS };
+    const held = await this.#finish(deps, cluster, input, err, log);
+    return withHeld({ requeueAfter: PROBLEM_REQUEUE_MS }, held);
   }
 
   /**
-   * The one exit: computes and writes the status, records the events it
-   * calls for, and rethrows an unexpected error so the runtime backs off.
+   * The one exit: computes and writes the status (a progress-only change is
+   * held back, see core/statuswrite.ts), records the events it calls for, and
+   * rethrows an unexpected error so the runtime backs off. Answers how soon to
+   * look again for a held-back write (undefined: none is held).
    */
   async #finish(
     deps: ClusterDeps,
@@ -282,15 +290,29 @@ export class ClusterReconciler {
     input: ClusterStatusInput,
     err: unknown,
     log: Logger,
-  ): Promise<void> {
+  ): Promise<number | undefined> {
     // Cancelled (forced shutdown): no status, no Event; the next leader looks again.
     if (err !== undefined && deps.client.aborted) throw err;
     const status = clusterStatus(input);
     const problem = input.problem;
     const key = keyOf(cluster.metadata.namespace, cluster.metadata.name);
+    const when = statusWrite(
+      cluster.status,
+      status,
+      this.#heldSince.get(key),
+      input.now.getTime(),
+      this.#o.statusDelayMs ?? STATUS_DELAY_MS,
+    );
+    let held: number | undefined;
+    if (when.kind === "later") {
+      if (!this.#heldSince.has(key)) this.#heldSince.set(key, input.now.getTime());
+      held = when.inMs;
+    } else this.#heldSince.delete(key);
     try {
-      const rv = await writeStatus(deps.client, cluster, status);
-      if (rv) this.#o.onStatusWritten?.(key, rv);
+      if (when.kind === "now") {
+        const rv = await writeStatus(deps.client, cluster, status);
+        if (rv) this.#o.onStatusWritten?.(key, rv);
+      }
     } catch (writeErr) {
       if (err === undefined || err instanceof ClusterProblem) throw writeErr;
       log.error("cannot write status", { error: errorMessage(writeErr) });
@@ -302,7 +324,7 @@ export class ClusterReconciler {
         await recorder.event(cluster, "Warning", problem.reason, problem.message);
       }
       if (!(err instanceof ClusterProblem)) throw err;
-      return;
+      return held;
     }
     this.#warnings.clear(key);
     if (
@@ -318,5 +340,6 @@ export class ClusterReconciler {
         `phase ${cluster.status?.phase ?? "(none)"} -> ${status.phase}: ${ready?.message ?? ""}`,
       );
     }
+    return held;
   }
 }

@@ -48,6 +48,15 @@ function stripUndefined<T>(v: T): T {
   return JSON.parse(JSON.stringify(v));
 }
 
+/** What a pass answers the runtime: when to look again, if at all. */
+export type PassResult = { requeueAfter?: number } | void;
+
+/** `r`, looking again no later than `ms` from now when a status write is held back. */
+export function withHeld(r: PassResult, ms: number | undefined): PassResult {
+  if (ms === undefined) return r;
+  return { requeueAfter: Math.min(r?.requeueAfter ?? Infinity, ms) };
+}
+
 /** What the status of a normal pass is computed from: the scope, its node reports, and how the pass ended. */
 export function passStatusInput(
   s: ClusterScope,

@@ -1,0 +1,108 @@
+/**
+ * When a new status is written: at once for what readers wait on, later for
+ * progress. A bring-up or a rollout changes counts and messages at every node
+ * step; written each time, that is a dozen writes per cluster (and as many
+ * watch events for every reader). Readers wait on the phase, `Ready`,
+ * `Reconciling`, `Stalled`, `observedGeneration` and problems: those go out
+ * in the pass that finds them; the rest is coalesced and written at most
+ * {@link STATUS_DELAY_MS} after it was first seen, or with the next urgent
+ * change, whichever comes first.
+ *
+ * @module
+ */
+import type { KubernetesClusterStatus } from "../crds/kubernetescluster.ts";
+
+/** The longest a progress-only change waits before it is written. */
+export const STATUS_DELAY_MS = 10_000;
+
+/** Conditions whose status (True/False/Unknown) readers act on: a flip is written at once. */
+const WATCHED = ["Ready", "Reconciling", "Stalled", "Paused"] as const;
+
+/**
+ * Reasons of `Ready=False` that are plain progress (waiting for something under way). Any other reason is a
+ * problem the user may have to act on, written at once.
+ */
+const PROGRESS_REASONS = new Set([
+  "WaitingForControlPlane",
+  "WaitingForWorkers",
+  "WaitingForKubeconfig",
+  "RollingOut",
+  "ResolvingRef",
+  "Deleting",
+]);
+
+export type StatusWrite =
+  | { kind: "none" }
+  | { kind: "now"; why: string }
+  | { kind: "later"; inMs: number };
+
+/**
+ * Whether `next` is written now, later, or not at all.
+ *
+ * `pendingSince` is when a deferred difference was first seen (undefined: none is pending); `delayMs` bounds
+ * how long it waits.
+ *
+ * @example
+ * ```ts
+ * import { statusWrite } from "./statuswrite.ts";
+ * const ready = (status: "True" | "False", reason: string) => ({ type: "Ready", status, reason, message: "", lastTransitionTime: "" });
+ * const prev = { phase: "Provisioning" as const, conditions: [ready("False", "WaitingForWorkers")] };
+ * statusWrite(prev, { ...prev, dataPlane: { ready: 1 } as never }, undefined, 0, 10_000); // { kind: "later", inMs: 10000 }
+ * statusWrite(prev, { phase: "Ready", conditions: [ready("True", "ClusterReady")] }, undefined, 0, 10_000).kind; // "now"
+ * ```
+ */
+export function statusWrite(
+  previous: KubernetesClusterStatus | undefined,
+  next: KubernetesClusterStatus,
+  pendingSince: number | undefined,
+  nowMs: number,
+  delayMs = STATUS_DELAY_MS,
+): StatusWrite {
+  if (sameStatus(previous ?? {}, next)) return { kind: "none" };
+  const why = urgency(previous, next);
+  if (why) return { kind: "now", why };
+  const since = pendingSince ?? nowMs;
+  const left = since + delayMs - nowMs;
+  return left <= 0 ? { kind: "now", why: "progress held back long enough" } : { kind: "later", inMs: left };
+}
+
+/** Why the change cannot wait, or undefined when it is progress only. */
+function urgency(previous: KubernetesClusterStatus | undefined, next: KubernetesClusterStatus): string | undefined {
+  if (!previous?.phase) return "first status";
+  if (previous.phase !== next.phase) return "phase";
+  if (previous.observedGeneration !== next.observedGeneration) return "observedGeneration";
+  for (const type of WATCHED) {
+    const a = condition(previous, type);
+    const b = condition(next, type);
+    if (a?.status !== b?.status) return type;
+    if (type === "Stalled" && b?.status === "True" && a?.reason !== b.reason) return "Stalled reason";
+  }
+  const ready = condition(next, "Ready");
+  if (
+    ready?.status === "False" && !PROGRESS_REASONS.has(ready.reason) &&
+    condition(previous, "Ready")?.reason !== ready.reason
+  ) {
+    return "problem";
+  }
+  return undefined;
+}
+
+function condition(s: KubernetesClusterStatus, type: string) {
+  return s.conditions?.find((c) => c.type === type);
+}
+
+/** Equal as JSON (fields set to undefined count as absent). */
+export function sameStatus(a: KubernetesClusterStatus, b: KubernetesClusterStatus): boolean {
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v === null || typeof v !== "object") return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v).sort()) {
+    const x = (v as Record<string, unknown>)[k];
+    if (x !== undefined) out[k] = canonical(x);
+  }
+  return out;
+}

@@ -1,0 +1,97 @@
+import assert from "node:assert/strict";
+import type { KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
+import { sameStatus, statusWrite } from "../../core/statuswrite.ts";
+
+type Cond = NonNullable<KubernetesClusterStatus["conditions"]>[number];
+const c = (type: string, status: "True" | "False" | "Unknown", reason: string, message = ""): Cond => ({
+  type,
+  status,
+  reason,
+  message,
+  lastTransitionTime: "2026-12-01T00:00:00Z",
+});
+
+const provisioning: KubernetesClusterStatus = {
+  phase: "Provisioning",
+  observedGeneration: 1,
+  controlPlane: { ready: 0, desired: 1, members: ["cp-1"] } as never,
+  conditions: [
+    c("Ready", "False", "WaitingForControlPlane", "0/1 control-plane nodes ready"),
+    c("Reconciling", "True", "Provisioning", "bringing up 5 nodes"),
+    c("Stalled", "False", "NotStalled"),
+  ],
+};
+
+function edit(s: KubernetesClusterStatus, f: (s: KubernetesClusterStatus) => void): KubernetesClusterStatus {
+  const copy = structuredClone(s);
+  f(copy);
+  return copy;
+}
+const cond = (s: KubernetesClusterStatus, type: string) => s.conditions!.find((x) => x.type === type)!;
+
+Deno.test("statusWrite: what cannot wait goes out at once, progress waits at most the delay", () => {
+  const table: [string, KubernetesClusterStatus | undefined, KubernetesClusterStatus, string][] = [
+    ["no status yet", undefined, provisioning, "now"],
+    ["nothing changed", provisioning, structuredClone(provisioning), "none"],
+    [
+      "a message",
+      provisioning,
+      edit(provisioning, (s) => cond(s, "Ready").message = "1/1 control-plane nodes ready"),
+      "later",
+    ],
+    ["a count", provisioning, edit(provisioning, (s) => (s.controlPlane as { ready: number }).ready = 1), "later"],
+    [
+      "a progress reason",
+      provisioning,
+      edit(provisioning, (s) => Object.assign(cond(s, "Ready"), { reason: "WaitingForWorkers" })),
+      "later",
+    ],
+    ["the phase", provisioning, edit(provisioning, (s) => s.phase = "Ready"), "now"],
+    ["observedGeneration", provisioning, edit(provisioning, (s) => s.observedGeneration = 2), "now"],
+    ["Ready flips", provisioning, edit(provisioning, (s) => cond(s, "Ready").status = "True"), "now"],
+    ["Reconciling flips", provisioning, edit(provisioning, (s) => cond(s, "Reconciling").status = "False"), "now"],
+    ["Stalled flips", provisioning, edit(provisioning, (s) => cond(s, "Stalled").status = "True"), "now"],
+    [
+      "a problem as Ready's reason",
+      provisioning,
+      edit(provisioning, (s) => Object.assign(cond(s, "Ready"), { reason: "IdentityLost" })),
+      "now",
+    ],
+    [
+      "the same problem, another message",
+      edit(provisioning, (s) => Object.assign(cond(s, "Ready"), { reason: "IdentityLost" })),
+      edit(provisioning, (s) => Object.assign(cond(s, "Ready"), { reason: "IdentityLost", message: "again" })),
+      "later",
+    ],
+    [
+      "another halt",
+      edit(provisioning, (s) => Object.assign(cond(s, "Stalled"), { status: "True", reason: "RolloutHalted" })),
+      edit(provisioning, (s) => Object.assign(cond(s, "Stalled"), { status: "True", reason: "NodeFailed" })),
+      "now",
+    ],
+    [
+      "Paused appears",
+      provisioning,
+      edit(provisioning, (s) => s.conditions!.push(c("Paused", "True", "Paused"))),
+      "now",
+    ],
+  ];
+  for (const [what, prev, next, want] of table) {
+    assert.equal(statusWrite(prev, next, undefined, 1_000, 10_000).kind, want, what);
+  }
+});
+
+Deno.test("statusWrite: a held change is written once the delay since it was first held has passed", () => {
+  const next = edit(provisioning, (s) => cond(s, "Ready").message = "changed");
+  assert.deepEqual(statusWrite(provisioning, next, undefined, 5_000, 10_000), { kind: "later", inMs: 10_000 });
+  assert.deepEqual(statusWrite(provisioning, next, 5_000, 12_000, 10_000), { kind: "later", inMs: 3_000 });
+  assert.equal(statusWrite(provisioning, next, 5_000, 15_000, 10_000).kind, "now");
+  // A delay of 0 writes everything at once.
+  assert.equal(statusWrite(provisioning, next, undefined, 5_000, 0).kind, "now");
+});
+
+Deno.test("sameStatus ignores key order and undefined fields, nothing else", () => {
+  assert.ok(sameStatus({ phase: "Ready", endpoint: undefined }, { phase: "Ready" }));
+  assert.ok(sameStatus({ phase: "Ready", endpoint: "e" }, { endpoint: "e", phase: "Ready" }));
+  assert.ok(!sameStatus({ phase: "Ready", endpoint: "e" }, { phase: "Ready" }));
+});
