@@ -19,24 +19,32 @@ export interface SwitchWindow {
   removal?: boolean;
 }
 
-/** Every switch and removal in `history`, in start order (a node runs one at a time). */
+/**
+ * Every switch and removal in `history`, in start order. With NIO v1 a node may run two at once (a scheduled
+ * tick beside the run a new commit started), so a window is one run's: events are matched by run.
+ */
 export function switchWindows(history: readonly SimEvent[]): SwitchWindow[] {
   const open = new Map<string, SwitchWindow>();
   const all: SwitchWindow[] = [];
   for (const e of history) {
+    const key = `${e.name}\0${e.run ?? ""}`;
     if (e.kind === "apply-started" || e.kind === "remove-started") {
       const removal = e.kind === "remove-started";
       const w: SwitchWindow = { config: e.name, start: e.at, specHash: e.specHash, ...(removal ? { removal } : {}) };
-      open.set(e.name, w);
+      open.set(key, w);
       all.push(w);
     } else if (
       e.kind === "applied" || e.kind === "apply-failed" || e.kind === "remove-finished" || e.kind === "removed"
     ) {
-      const w = open.get(e.name);
-      if (!w) continue;
-      w.end = e.at;
-      w.ok = e.kind !== "apply-failed";
-      open.delete(e.name);
+      // `removed` (the configuration gone) closes whatever the node still had open.
+      const keys = e.kind === "removed" ? [...open.keys()].filter((k) => k.startsWith(`${e.name}\0`)) : [key];
+      for (const k of keys) {
+        const w = open.get(k);
+        if (!w) continue;
+        w.end = e.at;
+        w.ok = e.kind !== "apply-failed";
+        open.delete(k);
+      }
     }
   }
   return all;

@@ -81,6 +81,8 @@ export interface SimEvent {
   detail?: string;
   /** A switch's events: NICO's hash of the spec the switch applies (its `nico.homystack.com/spec-hash`). */
   specHash?: string;
+  /** v1: the run (Job) the event belongs to; a node may have two at once (a scheduled tick beside a new commit's). */
+  run?: string;
 }
 
 /** The shared state of one simulator. */
@@ -99,6 +101,7 @@ export interface SimContext {
     kind: SimEventKind,
     obj: { metadata: { namespace?: string; name: string; generation?: number; annotations?: Record<string, string> } },
     detail?: string,
+    run?: string,
   ): void;
   /** Runs `p` beside the queue (hooks); `stop()` waits for it. */
   background(p: Promise<void>, what: string): void;

@@ -102,12 +102,17 @@ export function jobRunner(ctx: SimContext) {
     }, "status");
     if (info.operation === "switch") {
       const what = { metadata: { namespace: ns, name: info.config, annotations: { ...cfg?.metadata.annotations } } };
-      ctx.record("apply-started", what, `${job.metadata.name} attempt ${attempt}`);
+      ctx.record("apply-started", what, `${job.metadata.name} attempt ${attempt}`, job.metadata.name);
       if (cfg && machine && ctx.opts.onApplyStarted) {
         ctx.background(ctx.opts.onApplyStarted(cfg, machine), "apply-started hook");
       }
     } else {
-      ctx.record("remove-started", { metadata: { namespace: ns, name: info.config } }, job.metadata.name);
+      ctx.record(
+        "remove-started",
+        { metadata: { namespace: ns, name: info.config } },
+        job.metadata.name,
+        job.metadata.name,
+      );
     }
     ctx.queue.addAfter(key, duration(job));
   }
@@ -144,6 +149,11 @@ export function jobRunner(ctx: SimContext) {
   async function finish(key: string, job: Job, pod: Pod, failedBefore: number): Promise<void> {
     const outcome = pod.metadata.annotations?.[OUTCOME] ?? "ok";
     if (outcome === "never") return;
+    // A host that hangs mid-run: flagged after the run started, it does not finish while the flag stays.
+    const now = ctx.configs.get(`${job.metadata.namespace}/${runInfoOf(job)!.config}`);
+    if (runInfoOf(job)!.operation === "switch" && now && flagged(now, NEVER_FINISH_ANNOTATION)) {
+      return ctx.queue.addAfter(key, Math.max(250, duration(job)));
+    }
     const wait = Number(pod.metadata.annotations?.[STARTED] ?? 0) + duration(job) - Date.now();
     if (wait > 0) return ctx.queue.addAfter(key, wait);
     let failure = outcome.startsWith("fail:") ? outcome.slice(5) : undefined;
@@ -226,8 +236,8 @@ export function jobRunner(ctx: SimContext) {
       metadata: { namespace: ns, name: info.config, annotations: hash ? { "nico.homystack.com/spec-hash": hash } : {} },
     };
     if (info.operation === "switch") {
-      ctx.record(failure ? "apply-failed" : "applied", what, failure ?? job.metadata.name);
-    } else ctx.record("remove-finished", what, job.metadata.name);
+      ctx.record(failure ? "apply-failed" : "applied", what, failure ?? job.metadata.name, job.metadata.name);
+    } else ctx.record("remove-finished", what, job.metadata.name, job.metadata.name);
     ctx.queue.add(keyOf("job", ns, job.metadata.name));
   }
 
