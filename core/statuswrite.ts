@@ -3,8 +3,9 @@
  * progress. A bring-up or a rollout changes counts and messages at every node
  * step; written each time, that is a dozen writes per cluster (and as many
  * watch events for every reader). Readers wait on the phase, `Ready`,
- * `Reconciling`, `Stalled`, `observedGeneration` and problems: those go out
- * in the pass that finds them; the rest is coalesced and written at most
+ * `Reconciling`, `Stalled`, `observedGeneration` (unless `Reconciling` stays
+ * True, which reads "in progress" either way) and problems: those go out in
+ * the pass that finds them; the rest is coalesced and written at most
  * {@link STATUS_DELAY_MS} after it was first seen, or with the next urgent
  * change, whichever comes first.
  *
@@ -15,7 +16,7 @@ import type { KubernetesClusterStatus } from "../crds/kubernetescluster.ts";
 /** The longest a progress-only change waits before it is written. */
 export const STATUS_DELAY_MS = 10_000;
 
-/** Conditions whose status (True/False/Unknown) readers act on: a flip is written at once. */
+/** Conditions readers act on: turning True, or no longer True, is written at once. */
 const WATCHED = ["Ready", "Reconciling", "Stalled", "Paused"] as const;
 
 /**
@@ -70,11 +71,17 @@ export function statusWrite(
 function urgency(previous: KubernetesClusterStatus | undefined, next: KubernetesClusterStatus): string | undefined {
   if (!previous?.phase) return "first status";
   if (previous.phase !== next.phase) return "phase";
-  if (previous.observedGeneration !== next.observedGeneration) return "observedGeneration";
+  // A new observedGeneration matters to readers unless both say Reconciling=True: kstatus and the GitOps checks
+  // read "in progress" either way (a new cluster's first pass, resolving its ref, then its first plan).
+  const reconciling = (s: KubernetesClusterStatus) => condition(s, "Reconciling")?.status === "True";
+  if (previous.observedGeneration !== next.observedGeneration && !(reconciling(previous) && reconciling(next))) {
+    return "observedGeneration";
+  }
   for (const type of WATCHED) {
     const a = condition(previous, type);
     const b = condition(next, type);
-    if (a?.status !== b?.status) return type;
+    // Absent, False and Unknown all read "not so": only turning True or ceasing to be is a flip.
+    if ((a?.status === "True") !== (b?.status === "True")) return type;
     if (type === "Stalled" && b?.status === "True" && a?.reason !== b.reason) return "Stalled reason";
   }
   const ready = condition(next, "Ready");

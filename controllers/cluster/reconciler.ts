@@ -312,6 +312,7 @@ export class ClusterReconciler {
       if (when.kind === "now") {
         const rv = await writeStatus(deps.client, cluster, status);
         if (rv) this.#o.onStatusWritten?.(key, rv);
+        if (rv) log.debug("status written", { why: when.why });
       }
     } catch (writeErr) {
       if (err === undefined || err instanceof ClusterProblem) throw writeErr;
