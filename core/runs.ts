@@ -134,18 +134,23 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
   // transient error) leaves the host on it, and is NIO's to retry.
   const first = mine.find((r) => r.complete);
   if (first) return { state: "applied", job: first.job, at: first.completedAt };
-  if (latest.failedAttempts > 0) {
-    const attempt = latest.failedAttempts;
-    const why = latest.lastFailure ? `: ${latest.lastFailure}` : "";
-    const next = latest.gaveUp
+  // Failed from the first failed attempt, and until a run completes: a later run of the same spec (NIO's next
+  // scheduled tick) is a retry, not a recovery, so the halt does not come and go with each tick.
+  const failed = mine.findLast((r) => r.failedAttempts > 0);
+  if (failed) {
+    const attempt = failed.failedAttempts;
+    const why = failed.lastFailure ? `: ${failed.lastFailure}` : "";
+    const next = failed !== latest
+      ? `; NIO is running it again (run ${latest.job})`
+      : failed.gaveUp
       ? `; Kubernetes gave up after ${attempt} attempt(s)`
       : `; NIO retries it (up to ${RUN_ATTEMPTS} attempts)`;
     return {
       state: "failed",
-      job: latest.job,
+      job: failed.job,
       attempt,
-      retrying: !latest.gaveUp,
-      detail: `the switch failed on attempt ${attempt} of run ${latest.job}${why}${next}`,
+      retrying: failed !== latest || !failed.gaveUp,
+      detail: `the switch failed on attempt ${attempt} of run ${failed.job}${why}${next}`,
     };
   }
   return {

@@ -329,8 +329,13 @@ Deno.test("v1: after a new commit, Ready with the new observedGeneration and res
   assert.match(second.metadata.name, /-manual$/);
   const now = (await w.get<Job>(JOBS, second.metadata.name))!;
   assert.ok(!jobDone(now, "Complete") && !jobDone(now, "Failed"), "the new commit's run has not finished");
-  const [pod] = await w.until("the new run's Pod", () => w.pods(second.metadata.name), (p) => p.length > 0);
-  assert.equal(pod!.status?.phase, "Running");
+  // Created Pending, then Running (as a kubelet would report it); it never finishes.
+  const [pod] = await w.until(
+    "the new run's Pod running",
+    () => w.pods(second.metadata.name),
+    (p) => p[0]?.status?.phase === "Running",
+  );
+  assert.equal(pod!.metadata.annotations?.["sim.nio.homystack.com/attempt"], "1", "its first attempt");
   assert.equal(lie.status?.lastAppliedTime, first.status?.lastAppliedTime, "the last success is still the old run");
   const ncj = await w.get<NixCronJob>(NIX_CRON_JOBS, "web-day2");
   assert.equal(ncj?.status?.rolledOutRevision, PINNED, "rolled out before it ran");

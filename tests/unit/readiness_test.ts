@@ -104,6 +104,28 @@ const cases: {
     reason: "RunFailed",
   },
   {
+    name: "v1: the run gave up, and NIO's next scheduled run of the same spec runs: still Failed (a retry, not a recovery)",
+    nio: "v1",
+    config: cfg(v1Ready),
+    runs: [
+      run("2026-01-01T11:50:01Z", { complete: false, failedAttempts: 7, gaveUp: true }),
+      run("2026-01-01T11:58:00Z", { complete: false, active: 1, firedBy: "CronJob" }),
+    ],
+    state: "Failed",
+    reason: "RunFailed",
+  },
+  {
+    name: "v1: the scheduled run after a failed one completed: applied",
+    nio: "v1",
+    config: cfg(v1Ready),
+    runs: [
+      run("2026-01-01T11:50:01Z", { complete: false, failedAttempts: 7, gaveUp: true }),
+      run("2026-01-01T11:58:00Z", { firedBy: "CronJob" }),
+    ],
+    state: "Ready",
+    reason: "Applied",
+  },
+  {
     name: "v1: a later attempt succeeded",
     nio: "v1",
     config: cfg(v1Ready),
