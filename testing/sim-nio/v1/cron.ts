@@ -65,16 +65,16 @@ interface CronState {
 
 /** NIO v1's NixCronJob controller with the CronJob controller's ticks: `reconcile` a NixCronJob, `tick` its schedule. */
 export function cronController(ctx: SimContext) {
-  const c: CronState = { ctx, ticks: new Map() };
+  const state: CronState = { ctx, ticks: new Map() };
   return {
-    reconcile: (key: string, ns: string, name: string) => reconcile(c, key, ns, name),
-    tick: (ns: string, name: string) => tick(c, ns, name),
+    reconcile: (key: string, ns: string, name: string) => reconcile(state, key, ns, name),
+    tick: (ns: string, name: string) => tick(state, ns, name),
   };
 }
 
 /** Projects the batch CronJob, fires a one-off run for a new commit, and writes the status. */
-async function reconcile(c: CronState, key: string, ns: string, name: string): Promise<void> {
-  const { ctx, ticks } = c;
+async function reconcile(state: CronState, key: string, ns: string, name: string): Promise<void> {
+  const { ctx, ticks } = state;
   const ncj = await ctx.kube.get<Obj & { status?: CronStatus }>(NIX_CRON_JOBS, name, ns);
   if (!ncj || ncj.metadata.deletionTimestamp) return void ticks.delete(key);
   const gen = ncj.metadata.generation ?? 1;
@@ -87,7 +87,7 @@ async function reconcile(c: CronState, key: string, ns: string, name: string): P
   if (nix.suspend) {
     // NIO v1 stops here, before `project`: the batch CronJob keeps its template and its schedule.
     const cron = await getCron(ctx, ns, name);
-    if (cron) planTick(c, key, (cron.spec!["schedule"] as string | undefined) ?? "");
+    if (cron) planTick(state, key, (cron.spec!["schedule"] as string | undefined) ?? "");
     else ticks.delete(key);
     return await writeStatus(ctx, ncj, { ...st, phase: "Suspended" });
   }
@@ -120,7 +120,7 @@ async function reconcile(c: CronState, key: string, ns: string, name: string): P
     cond("Progressing", "False", "Ready", "rollout complete");
   }
   await writeStatus(ctx, ncj, st);
-  planTick(c, key, (ncj.spec!["cronJobTemplate"] as { schedule: string }).schedule);
+  planTick(state, key, (ncj.spec!["cronJobTemplate"] as { schedule: string }).schedule);
 }
 
 /** The batch CronJob, if there is one. */
@@ -173,8 +173,8 @@ async function writeStatus(ctx: SimContext, ncj: Obj & { status?: CronStatus }, 
 }
 
 /** Queues the schedule's next tick, unless it is already queued. */
-function planTick(c: CronState, key: string, schedule: string): void {
-  const { ctx, ticks } = c;
+function planTick(state: CronState, key: string, schedule: string): void {
+  const { ctx, ticks } = state;
   const next = ctx.clock.nextTick(schedule, Date.now());
   if (next === undefined) return void ticks.delete(key);
   if (ticks.get(key) === next) return;
@@ -183,8 +183,8 @@ function planTick(c: CronState, key: string, schedule: string): void {
 }
 
 /** A tick of the CronJob: a scheduled run from its template, unless a run it scheduled is active. */
-async function tick(c: CronState, ns: string, name: string): Promise<void> {
-  const { ctx, ticks } = c;
+async function tick(state: CronState, ns: string, name: string): Promise<void> {
+  const { ctx, ticks } = state;
   const key = keyOf("ncj", ns, name);
   const due = ticks.get(key);
   if (due === undefined) return;

@@ -62,13 +62,13 @@ interface Runner {
 
 /** The Job controller, kubelet and TTL controller for the simulator's Jobs: `reconcile` one Job by its key. */
 export function jobRunner(ctx: SimContext) {
-  const r: Runner = { ctx, hooked: new Map() };
-  return { reconcile: (key: string, ns: string, name: string) => reconcile(r, key, ns, name) };
+  const state: Runner = { ctx, hooked: new Map() };
+  return { reconcile: (key: string, ns: string, name: string) => reconcile(state, key, ns, name) };
 }
 
 /** One Job: start its next attempt, finish the running one, give up, or let it expire. */
-async function reconcile(r: Runner, key: string, ns: string, name: string): Promise<void> {
-  const { ctx } = r;
+async function reconcile(state: Runner, key: string, ns: string, name: string): Promise<void> {
+  const { ctx } = state;
   const job = await ctx.kube.get<Job>(JOBS, name, ns);
   const info = job && runInfoOf(job);
   if (!job || !info || job.metadata.deletionTimestamp) return;
@@ -76,7 +76,7 @@ async function reconcile(r: Runner, key: string, ns: string, name: string): Prom
   const pods = (await ctx.kube.list<Pod>(PODS, { namespace: ns, labelSelector: `job-name=${name}` })).items;
   const running = pods.find((p) => p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed");
   const failed = pods.filter((p) => p.status?.phase === "Failed");
-  if (running) return await finish(r, key, job, running, failed.length);
+  if (running) return await finish(state, key, job, running, failed.length);
   if (failed.length >= ATTEMPTS) return await giveUp(ctx, job, failed.length);
   const lastEnd = Math.max(0, ...failed.map((p) => Number(p.metadata.annotations?.[ENDED] ?? 0)));
   const wait = lastEnd + ctx.clock.real(jobBackoffMs(failed.length)) - Date.now();
@@ -168,8 +168,8 @@ function duration(ctx: SimContext, job: Job): number {
 }
 
 /** Ends the running Pod once its time is up and the apply hooks ran. */
-async function finish(r: Runner, key: string, job: Job, pod: Pod, failedBefore: number): Promise<void> {
-  const { ctx, hooked } = r;
+async function finish(state: Runner, key: string, job: Job, pod: Pod, failedBefore: number): Promise<void> {
+  const { ctx, hooked } = state;
   const outcome = pod.metadata.annotations?.[OUTCOME] ?? "ok";
   if (outcome === "never") return;
   // A host that hangs mid-run: flagged after the run started, it does not finish while the flag stays.
@@ -182,7 +182,7 @@ async function finish(r: Runner, key: string, job: Job, pod: Pod, failedBefore: 
   let failure = outcome.startsWith("fail:") ? outcome.slice(5) : undefined;
   if (!failure && runInfoOf(job)!.operation === "switch") {
     const h = hooked.get(pod.metadata.name);
-    if (h === undefined) return runHooks(r, key, job, pod);
+    if (h === undefined) return runHooks(state, key, job, pod);
     if (h === PENDING) return; // the hooks queue this Job again when they are done
     if (h !== true) failure = h;
   }
@@ -190,9 +190,9 @@ async function finish(r: Runner, key: string, job: Job, pod: Pod, failedBefore: 
   await endPod(ctx, job, pod, failure, failedBefore + (failure ? 1 : 0));
 }
 
-/** Runs the apply hooks beside the queue; their result lands in `r.hooked` and the Job is queued again. */
-function runHooks(r: Runner, key: string, job: Job, pod: Pod): void {
-  const { ctx, hooked } = r;
+/** Runs the apply hooks beside the queue; their result lands in `state.hooked` and the Job is queued again. */
+function runHooks(state: Runner, key: string, job: Job, pod: Pod): void {
+  const { ctx, hooked } = state;
   const info = runInfoOf(job)!;
   const ns = job.metadata.namespace!;
   const cfg = ctx.configs.get(`${ns}/${info.config}`);
