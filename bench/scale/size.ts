@@ -25,7 +25,8 @@ import {
   tempDirs,
 } from "./util.ts";
 import { Nico, startNico } from "./nico.ts";
-import { cacheFootprint, Env, idle, prepare, provision, rollout, templates } from "./phases.ts";
+import { cacheFootprint, Env, idle, prepare, provision, templates } from "./phases.ts";
+import { rollout } from "./rollout.ts";
 import type { Templates } from "./ceiling.ts";
 
 // ---------------------------------------------------------------- one size
