@@ -273,39 +273,18 @@ async function inProcess(t: Target, iterations: number) {
   return { p50: percentile(times, 50), p99: percentile(times, 99) };
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    args: Deno.args,
-    options: {
-      serve: { type: "boolean", default: false },
-      concurrency: { type: "string", default: "32" },
-      requests: { type: "string", default: "20000" },
-      seconds: { type: "string", default: "5" },
-      rate: { type: "string", default: "1000" },
-      "server-v8-flags": { type: "string", default: "" },
-      scenario: { type: "string", default: "all" },
-      server: { type: "string", default: "nico" },
-      attacks: { type: "string", default: "" },
-      json: { type: "string" },
-    },
-  });
-  if (values.server !== "nico" && values.server !== "deno-serve") throw new Error("--server is nico or deno-serve");
-  if (values.serve) return await serve(values.server);
-  const concurrency = Math.max(1, Math.min(256, Number(values.concurrency)));
-  const requests = Math.max(1, Math.min(MAX_REQUESTS, Number(values.requests)));
-  const seconds = Math.max(1, Math.min(MAX_SECONDS, Number(values.seconds)));
-  const rate = Math.max(1, Math.min(20_000, Number(values.rate)));
-
+/** The webhook server in a child process (`--serve`); answers once it listens, with its port and CA. */
+async function startServer(server: string, v8Flags: string) {
   const config = new URL("../deno.json", import.meta.url).pathname;
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "-A",
       `--config=${config}`,
-      ...(values["server-v8-flags"] ? [`--v8-flags=${values["server-v8-flags"]}`] : []),
+      ...(v8Flags ? [`--v8-flags=${v8Flags}`] : []),
       new URL(import.meta.url).pathname,
       "--serve",
-      `--server=${values.server}`,
+      `--server=${server}`,
     ],
     stdin: "piped",
     stdout: "piped",
@@ -328,10 +307,12 @@ async function main(): Promise<void> {
       Deno.stderr.writeSync(new TextEncoder().encode(r.value));
     }
   })();
-  const client = Deno.createHttpClient({ caCerts: [ca] });
-  const base = `https://127.0.0.1:${port}`;
+  return { child, stdinWriter, port, ca, drained };
+}
 
-  const targets: Target[] = [
+/** What the benchmark sends: a trivial handler (the ceiling), an allowed and a refused validation. */
+function targets(): Target[] {
+  return [
     { name: "trivial Hono handler (ceiling)", path: "/trivial", body: "{}", ok: (j) => j.ok === true },
     {
       name: "validate: allowed (3 + 2 Machines)",
@@ -350,53 +331,95 @@ async function main(): Promise<void> {
       ok: (j) => j.response?.allowed === false,
     },
   ];
+}
+
+/** The load of one run: open-loop rate, closed-loop concurrency and request cap, and the time for each. */
+interface Load {
+  concurrency: number;
+  requests: number;
+  seconds: number;
+  rate: number;
+}
+
+/** One target: warm-up, open loop (with the server's own handler times), in process, closed loop; printed. */
+async function measure(client: Deno.HttpClient, base: string, t: Target, load: Load) {
+  const { concurrency, requests, seconds, rate } = load;
+  const url = base + t.path;
+  for (let i = 0; i < 300; i++) await send(client, url, t); // warm-up
+  await serverStats(client, base);
+  const open = await openLoop(client, url, t, rate, seconds);
+  const handler = await serverStats(client, base);
+  const local = await inProcess(t, 3000);
+  await new Promise((r) => setTimeout(r, 500));
+  const closed = await closedLoop(client, url, t, concurrency, requests, seconds);
+  await new Promise((r) => setTimeout(r, 500));
+  console.log(t.name);
+  console.log(`  in process (app.request, no TLS): p50 ${fmt(local.p50)}, p99 ${fmt(local.p99)}`);
+  console.log(
+    `  open loop at ${rate}/s: achieved ${open.achieved.toFixed(0)}/s (${open.failed} failed), ` +
+      `p50 ${fmt(open.p50)}, ` +
+      `p99 ${fmt(open.p99)}, max ${fmt(open.max)} (sender lag p99 ${fmt(open.lagP99)})`,
+  );
+  console.log(
+    `    server handler time meanwhile: p50 ${fmt(handler.p50)}, p99 ${fmt(handler.p99)}, max ${fmt(handler.max)}`,
+  );
+  console.log(
+    `  closed loop: ${closed.rps.toFixed(0)} req/s over ${closed.count} requests, ` +
+      `p50 ${fmt(closed.p50)}, p99 ${fmt(closed.p99)}`,
+  );
+  return {
+    name: t.name,
+    rate,
+    achieved: Math.round(open.achieved),
+    p50Ms: open.p50,
+    p99Ms: open.p99,
+    closedRps: Math.round(closed.rps),
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      serve: { type: "boolean", default: false },
+      concurrency: { type: "string", default: "32" },
+      requests: { type: "string", default: "20000" },
+      seconds: { type: "string", default: "5" },
+      rate: { type: "string", default: "1000" },
+      "server-v8-flags": { type: "string", default: "" },
+      scenario: { type: "string", default: "all" },
+      server: { type: "string", default: "nico" },
+      attacks: { type: "string", default: "" },
+      json: { type: "string" },
+    },
+  });
+  if (values.server !== "nico" && values.server !== "deno-serve") throw new Error("--server is nico or deno-serve");
+  if (values.serve) return await serve(values.server);
+  const load: Load = {
+    concurrency: Math.max(1, Math.min(256, Number(values.concurrency))),
+    requests: Math.max(1, Math.min(MAX_REQUESTS, Number(values.requests))),
+    seconds: Math.max(1, Math.min(MAX_SECONDS, Number(values.seconds))),
+    rate: Math.max(1, Math.min(20_000, Number(values.rate))),
+  };
+  const { child, stdinWriter, port, ca, drained } = await startServer(values.server, values["server-v8-flags"]);
+  const client = Deno.createHttpClient({ caCerts: [ca] });
+  const base = `https://127.0.0.1:${port}`;
+  const all = targets();
 
   console.log(
     `loopback TLS (HTTP/1.1), server in a child process; ${navigator.hardwareConcurrency} CPUs; Deno ${Deno.version.deno}`,
   );
   console.log(
-    `closed loop: ${concurrency} in flight, <= ${requests} requests or ${seconds} s; open loop: ${rate}/s for ${seconds} s\n`,
+    `closed loop: ${load.concurrency} in flight, <= ${load.requests} requests or ${load.seconds} s; open loop: ${load.rate}/s for ${load.seconds} s\n`,
   );
   const figures: { name: string; rate: number; achieved: number; p50Ms: number; p99Ms: number; closedRps: number }[] =
     [];
   try {
-    for (const t of values.scenario === "abuse" ? [] : targets) {
-      const url = base + t.path;
-      for (let i = 0; i < 300; i++) await send(client, url, t); // warm-up
-      await serverStats(client, base);
-      const open = await openLoop(client, url, t, rate, seconds);
-      const handler = await serverStats(client, base);
-      const local = await inProcess(t, 3000);
-      await new Promise((r) => setTimeout(r, 500));
-      const closed = await closedLoop(client, url, t, concurrency, requests, seconds);
-      await new Promise((r) => setTimeout(r, 500));
-      figures.push({
-        name: t.name,
-        rate,
-        achieved: Math.round(open.achieved),
-        p50Ms: open.p50,
-        p99Ms: open.p99,
-        closedRps: Math.round(closed.rps),
-      });
-      console.log(t.name);
-      console.log(`  in process (app.request, no TLS): p50 ${fmt(local.p50)}, p99 ${fmt(local.p99)}`);
-      console.log(
-        `  open loop at ${rate}/s: achieved ${open.achieved.toFixed(0)}/s (${open.failed} failed), ` +
-          `p50 ${fmt(open.p50)}, ` +
-          `p99 ${fmt(open.p99)}, max ${fmt(open.max)} (sender lag p99 ${fmt(open.lagP99)})`,
-      );
-      console.log(
-        `    server handler time meanwhile: p50 ${fmt(handler.p50)}, p99 ${fmt(handler.p99)}, max ${fmt(handler.max)}`,
-      );
-      console.log(
-        `  closed loop: ${closed.rps.toFixed(0)} req/s over ${closed.count} requests, ` +
-          `p50 ${fmt(closed.p50)}, p99 ${fmt(closed.p99)}`,
-      );
-    }
+    for (const t of values.scenario === "abuse" ? [] : all) figures.push(await measure(client, base, t, load));
     if (values.json) await Deno.writeTextFile(values.json, JSON.stringify(figures, null, 2) + "\n");
     if (values.scenario !== "perf") {
       const only = values.attacks ? values.attacks.split(",").map(Number) : undefined;
-      await runAbuse({ port, ca, pid: child.pid, admission: { path: targets[1]!.path, body: targets[1]!.body } }, only);
+      await runAbuse({ port, ca, pid: child.pid, admission: { path: all[1]!.path, body: all[1]!.body } }, only);
     }
   } finally {
     client.close();

@@ -7,9 +7,10 @@
 
 import { clusterController } from "../controllers/cluster/controller.ts";
 import { detectNioGeneration } from "./niogen.ts";
+import type { NioGeneration } from "../core/nio.ts";
 import { observeClusters } from "../controllers/cluster/metrics.ts";
 import { installCrd } from "../crds/install.ts";
-import { eventRecorder } from "../lib/events.ts";
+import { type EventRecorder, eventRecorder } from "../lib/events.ts";
 import { KubeClient } from "../lib/kube/client.ts";
 import { LeaderFence, runLeaderElection } from "../lib/leader.ts";
 import { Metrics } from "../lib/metrics.ts";
@@ -114,15 +115,14 @@ async function startWebhook(
   return server;
 }
 
-/** Entry point of `nico run`; answers the exit code. */
-export async function run(args: string[], signal?: AbortSignal): Promise<number> {
+/** The options of `nico run`, or the exit code when there is nothing to run (`--help`, or bad options). */
+function optionsOrExit(args: string[]): RunOptions | number {
   if (args.includes("--help") || args.includes("-h")) {
     console.log(usage());
     return 0;
   }
-  let o: RunOptions;
   try {
-    o = parseRunOptions(args, Deno.env.toObject());
+    return parseRunOptions(args, Deno.env.toObject());
   } catch (err) {
     if (err instanceof OptionsError) {
       console.error(`nico run: ${err.message}`);
@@ -130,6 +130,166 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     }
     throw err;
   }
+}
+
+/** The client of the management cluster, from the kubeconfig and the rate limits chosen. */
+function loadClient(o: RunOptions, log: Logger): KubeClient {
+  return KubeClient.load(o.kubeconfig, {
+    userAgent: USER_AGENT,
+    fieldManager: "nico",
+    context: o.context,
+    allowInsecure: o.allowInsecureKubeconfig,
+    rateLimit: { qps: o.kubeQps, burst: o.kubeBurst },
+    retries429: o.kubeRetries,
+    onThrottle: (t) => t.source === "server" && log.info("the API server asked NICO to slow down (429)", { ...t }),
+  });
+}
+
+/** What one running replica holds: the steps of {@link run} share it, and shutdown stops it. */
+interface Replica {
+  o: RunOptions;
+  log: Logger;
+  /** The plain client: the webhook and the leader election use it. */
+  client: KubeClient;
+  /** Aborted on SIGTERM/SIGINT (or the caller's signal), and at shutdown. */
+  stop: AbortController;
+  metrics: Metrics;
+  identity: string;
+  fence: LeaderFence;
+  recorder: EventRecorder;
+  parts: ReturnType<typeof clusterController>;
+  /** Whether this replica leads now (always, without leader election). */
+  leading: boolean;
+  /** The admission webhook, once it serves. */
+  webhook?: WebhookServer | undefined;
+  /** The webhook and its certificates, waited for at shutdown. */
+  background: Promise<unknown>[];
+}
+
+/** Builds the controllers and starts the caches (on every replica: the webhook reads them, a standby takes over at once). */
+function startReplica(
+  o: RunOptions,
+  client: KubeClient,
+  log: Logger,
+  stop: AbortController,
+  nio: NioGeneration,
+): Replica {
+  const metrics = new Metrics();
+  const identity = o.identity ?? `${Deno.hostname()}-${crypto.randomUUID().slice(0, 6)}`;
+  // Fencing: everything that writes as the leader goes through `writer`, which refuses once the
+  // renew deadline passed. The webhook and the leader election itself use the plain client.
+  const fence = new LeaderFence();
+  const writer = o.leaderElect ? client.with({ mayWrite: () => fence.holds() }) : client;
+  const recorder = eventRecorder(
+    writer,
+    "nico.homystack.com/nico",
+    identity,
+    (err) => log.debug("event not recorded", { error: errorMessage(err) }),
+  );
+  const parts = clusterController({
+    client: writer,
+    recorder,
+    log,
+    namespace: o.namespace,
+    workers: o.workers,
+    defaultGitRepo: o.defaultGitRepo,
+    nodeTimeoutMs: o.nodeTimeout,
+    resolveRefs: o.resolveRefs,
+    refPollIntervalMs: o.refPollInterval,
+    gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
+    hooks: metrics.controllerHooks("kubernetescluster"),
+    nio,
+    ...(o.workloadConnections
+      ? { workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval } }
+      : {}),
+  });
+  for (const inf of Object.values(parts.informers)) inf.start(stop.signal);
+  const r: Replica = {
+    o,
+    log,
+    client,
+    stop,
+    metrics,
+    identity,
+    fence,
+    recorder,
+    parts,
+    leading: !o.leaderElect,
+    background: [],
+  };
+  if (o.webhookCertMode !== "off") serveWebhook(r, writer);
+  return r;
+}
+
+/** The admission webhook and, when self-signed, the certificates it serves with (renewed by the leader). */
+function serveWebhook(r: Replica, writer: KubeClient): void {
+  const { o, log, stop } = r;
+  const serving = startWebhook(o, r.client, r.parts.informers, r.metrics, log, stop.signal).then((
+    w,
+  ) => (r.webhook = w));
+  r.background.push(serving);
+  if (o.webhookCertMode !== "self-signed") return;
+  r.background.push(
+    runWebhookCertificates({
+      // Register the fail-closed webhook only once this replica serves (at most 10 s of waiting).
+      beforeRegister: () => Promise.race([serving.then(() => {}), sleep(10_000, stop.signal)]),
+      client: writer,
+      namespace: o.leaseNamespace,
+      ...webhookNames(o),
+      webhook: o.webhookUrl
+        ? { url: o.webhookUrl }
+        : { service: { namespace: o.leaseNamespace, name: o.webhookService } },
+      leader: () => r.leading,
+      log,
+      signal: stop.signal,
+    }).catch((err) => log.error("webhook certificates stopped", { error: errorMessage(err) })),
+  );
+}
+
+/** Runs the controllers: at once, or while this replica holds the Lease. Answers the exit code (1: lease lost). */
+async function lead(r: Replica): Promise<number> {
+  const { o } = r;
+  if (!o.leaderElect) {
+    await r.parts.controller.run(r.stop.signal);
+    return 0;
+  }
+  const outcome = await runLeaderElection({
+    client: r.client,
+    namespace: o.leaseNamespace,
+    name: o.leaseName,
+    identity: r.identity,
+    log: r.log,
+    fence: r.fence,
+    onStartedLeading: async (signal) => {
+      r.leading = true;
+      r.metrics.leader.set({ name: o.leaseName }, 1);
+      await r.parts.controller.run(signal);
+    },
+    onStoppedLeading: () => {
+      r.leading = false;
+      r.metrics.leader.set({ name: o.leaseName }, 0);
+    },
+  }, r.stop.signal);
+  return outcome === "lost" ? 1 : 0;
+}
+
+/** Stops everything the replica started, then flushes the Events and closes the client. */
+async function shutDown(r: Replica, servers: HttpServer[]): Promise<void> {
+  r.stop.abort();
+  await Promise.allSettled(r.background);
+  await r.webhook?.stop();
+  await Promise.all(Object.values(r.parts.informers).map((i) => i.stop()));
+  await r.parts.revisions?.stop();
+  await r.parts.workloads?.closeAll();
+  await r.recorder.flush();
+  await Promise.all(servers.map((s) => s.finished));
+  await r.client.close();
+}
+
+/** Entry point of `nico run`; answers the exit code. */
+export async function run(args: string[], signal?: AbortSignal): Promise<number> {
+  const o = optionsOrExit(args);
+  if (typeof o === "number") return o;
   const log = makeLogger(o.logLevel, o.logFormat);
   const stop = new AbortController();
   const onSignal = () => {
@@ -144,82 +304,19 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
 
   let client: KubeClient;
   try {
-    client = KubeClient.load(o.kubeconfig, {
-      userAgent: USER_AGENT,
-      fieldManager: "nico",
-      context: o.context,
-      allowInsecure: o.allowInsecureKubeconfig,
-      rateLimit: { qps: o.kubeQps, burst: o.kubeBurst },
-      retries429: o.kubeRetries,
-      onThrottle: (t) => t.source === "server" && log.info("the API server asked NICO to slow down (429)", { ...t }),
-    });
+    client = loadClient(o, log);
   } catch (err) {
     console.error(`nico run: ${errorMessage(err)}`);
     return 2;
   }
   if (o.installCrds) await installCrd(client);
   const nio = await detectNioGeneration(client, o.nioGeneration);
-
-  const metrics = new Metrics();
-  const identity = o.identity ?? `${Deno.hostname()}-${crypto.randomUUID().slice(0, 6)}`;
-  // Fencing: everything that writes as the leader goes through `writer`, which refuses once the
-  // renew deadline passed. The webhook and the leader election itself use the plain client.
-  const fence = new LeaderFence();
-  const writer = o.leaderElect ? client.with({ mayWrite: () => fence.holds() }) : client;
-  const recorder = eventRecorder(
-    writer,
-    "nico.homystack.com/nico",
-    identity,
-    (err) => log.debug("event not recorded", { error: errorMessage(err) }),
-  );
-  const { controller, informers, revisions, workloads } = clusterController({
-    client: writer,
-    recorder,
-    log,
-    namespace: o.namespace,
-    workers: o.workers,
-    defaultGitRepo: o.defaultGitRepo,
-    nodeTimeoutMs: o.nodeTimeout,
-    resolveRefs: o.resolveRefs,
-    refPollIntervalMs: o.refPollInterval,
-    gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
-    hooks: metrics.controllerHooks("kubernetescluster"),
-    nio: nio.generation,
-    ...(o.workloadConnections
-      ? { workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval } }
-      : {}),
-  });
-  // Every replica keeps the caches warm: the webhook reads them, and a standby takes over at once.
-  for (const inf of Object.values(informers)) inf.start(stop.signal);
-  let leading = !o.leaderElect;
-  let webhook: WebhookServer | undefined;
-  const background: Promise<unknown>[] = [];
-  if (o.webhookCertMode !== "off") {
-    const serving = startWebhook(o, client, informers, metrics, log, stop.signal).then((w) => (webhook = w));
-    background.push(serving);
-    if (o.webhookCertMode === "self-signed") {
-      background.push(
-        runWebhookCertificates({
-          // Register the fail-closed webhook only once this replica serves (at most 10 s of waiting).
-          beforeRegister: () => Promise.race([serving.then(() => {}), sleep(10_000, stop.signal)]),
-          client: writer,
-          namespace: o.leaseNamespace,
-          ...webhookNames(o),
-          webhook: o.webhookUrl
-            ? { url: o.webhookUrl }
-            : { service: { namespace: o.leaseNamespace, name: o.webhookService } },
-          leader: () => leading,
-          log,
-          signal: stop.signal,
-        }).catch((err) => log.error("webhook certificates stopped", { error: errorMessage(err) })),
-      );
-    }
-  }
+  const r = startReplica(o, client, log, stop, nio.generation);
   const servers = await serveProbes(
     o,
-    metrics,
-    informers,
-    () => o.webhookCertMode === "off" || (webhook?.ready() ?? false),
+    r.metrics,
+    r.parts.informers,
+    () => o.webhookCertMode === "off" || (r.webhook?.ready() ?? false),
     stop.signal,
     log,
   );
@@ -227,44 +324,15 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     version: denoJson.version,
     namespace: o.namespace ?? "(all)",
     leaderElect: o.leaderElect,
-    identity,
+    identity: r.identity,
     nio: `${nio.generation} (${nio.source})`,
   });
 
   let code = 0;
   try {
-    if (o.leaderElect) {
-      const outcome = await runLeaderElection({
-        client,
-        namespace: o.leaseNamespace,
-        name: o.leaseName,
-        identity,
-        log,
-        fence,
-        onStartedLeading: async (signal) => {
-          leading = true;
-          metrics.leader.set({ name: o.leaseName }, 1);
-          await controller.run(signal);
-        },
-        onStoppedLeading: () => {
-          leading = false;
-          metrics.leader.set({ name: o.leaseName }, 0);
-        },
-      }, stop.signal);
-      if (outcome === "lost") code = 1;
-    } else {
-      await controller.run(stop.signal);
-    }
+    code = await lead(r);
   } finally {
-    stop.abort();
-    await Promise.allSettled(background);
-    await webhook?.stop();
-    await Promise.all(Object.values(informers).map((i) => i.stop()));
-    await revisions?.stop();
-    await workloads?.closeAll();
-    await recorder.flush();
-    await Promise.all(servers.map((s) => s.finished));
-    await client.close();
+    await shutDown(r, servers);
     if (!signal) {
       Deno.removeSignalListener("SIGTERM", onSignal);
       Deno.removeSignalListener("SIGINT", onSignal);

@@ -223,96 +223,124 @@ function unhealthyTooLong(m: Machine, after: string | undefined, now: Date | und
  * ```
  */
 export function selectMachines(input: SelectionInput): Selection {
-  const { cluster, machines, configurations } = input;
-  const byName = new Map(machines.map((m) => [m.metadata.name, m]));
-  const current = currentMembers(cluster, configurations);
-  const problems: MachineProblem[] = [];
-
-  const pick = (plane: Plane, taken: Set<string>): PlaneSelection => {
-    const spec = plane === "controlPlane" ? cluster.spec.controlPlane : cluster.spec.dataPlane;
-    const mine = new Set(current[plane]);
-    const check = (name: string) => availability(name, byName.get(name), cluster, configurations);
-    const explicit = spec.machines ?? [];
-    if (explicit.length > 0) {
-      const members: string[] = [];
-      for (const name of explicit) {
-        if (taken.has(name)) {
-          problems.push({
-            plane,
-            machine: name,
-            reason: "InOtherPlane",
-            message: `Machine ${name} is already in the other plane`,
-            kept: false,
-          });
-          continue;
-        }
-        const a = check(name);
-        if (a.ok) {
-          members.push(name);
-        } else if (mine.has(name) && !LOSES_MEMBERSHIP.has(a.reason)) {
-          members.push(name);
-          problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: true });
-        } else {
-          problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: false });
-        }
-      }
-      return {
-        members,
-        wanted: explicit.length,
-        shortfall: explicit.length - members.length,
-        mode: "explicit",
-        selector: "",
-      };
-    }
-
-    const selector: LabelSelector | undefined = spec.machineSelector;
-    const wanted = spec.count ?? (selector ? undefined : 0);
-    const limit = wanted ?? Number.POSITIVE_INFINITY;
-    const kept: string[] = [];
-    for (const name of current[plane]) {
-      const m = byName.get(name);
-      const a = check(name);
-      if (taken.has(name) || !m || !matches(selector, m.metadata.labels)) continue;
-      if (!a.ok && LOSES_MEMBERSHIP.has(a.reason)) {
-        problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: false });
-        continue;
-      }
-      if (!a.ok && a.reason === "NotDiscoverable" && unhealthyTooLong(m, spec.replaceUnhealthyAfter, input.now)) {
-        problems.push({
-          plane,
-          machine: name,
-          reason: "Replaced",
-          message: `Machine ${name} has been undiscoverable for over ${spec.replaceUnhealthyAfter}; replacing it`,
-          kept: false,
-        });
-        continue;
-      }
-      if (!a.ok) problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: true });
-      kept.push(name);
-    }
-    // Scale down: the bootstrap node stays, then the lowest names.
-    kept.sort((a, b) => Number(b === input.bootstrap) - Number(a === input.bootstrap) || (a < b ? -1 : a > b ? 1 : 0));
-    const members = kept.slice(0, Math.min(kept.length, limit));
-    const candidates = machines
-      .map((m) => m.metadata.name)
-      .filter((n) => !taken.has(n) && !members.includes(n) && !mine.has(n))
-      .filter((n) => matches(selector, byName.get(n)!.metadata.labels))
-      .sort();
-    for (const name of candidates) {
-      if (members.length >= limit) break;
-      if (check(name).ok) members.push(name);
-    }
-    members.sort();
-    return {
-      members,
-      wanted,
-      shortfall: wanted === undefined ? 0 : Math.max(0, wanted - members.length),
-      mode: "selector",
-      selector: describeSelector(selector),
-    };
+  const ctx: PickContext = {
+    input,
+    byName: new Map(input.machines.map((m) => [m.metadata.name, m])),
+    current: currentMembers(input.cluster, input.configurations),
+    problems: [],
   };
-
+  const pick = (plane: Plane, taken: Set<string>) =>
+    (input.cluster.spec[plane].machines ?? []).length > 0
+      ? pickExplicit(ctx, plane, taken)
+      : pickSelector(ctx, plane, taken);
   const controlPlane = pick("controlPlane", new Set());
   const dataPlane = pick("dataPlane", new Set(controlPlane.members));
-  return { controlPlane, dataPlane, problems };
+  return { controlPlane, dataPlane, problems: ctx.problems };
+}
+
+/** What picking both planes shares: the input, Machines by name, the current members, the problems found. */
+interface PickContext {
+  input: SelectionInput;
+  byName: Map<string, Machine>;
+  current: Record<Plane, string[]>;
+  problems: MachineProblem[];
+}
+
+/** Whether a Machine may serve the cluster, by name. */
+function checker(ctx: PickContext): (name: string) => Availability {
+  const { cluster, configurations } = ctx.input;
+  return (name) => availability(name, ctx.byName.get(name), cluster, configurations);
+}
+
+/** An explicit list: each listed Machine that may serve, or already serves and has not lost its place. */
+function pickExplicit(ctx: PickContext, plane: Plane, taken: Set<string>): PlaneSelection {
+  const { problems } = ctx;
+  const explicit = ctx.input.cluster.spec[plane].machines ?? [];
+  const mine = new Set(ctx.current[plane]);
+  const check = checker(ctx);
+  const members: string[] = [];
+  for (const name of explicit) {
+    if (taken.has(name)) {
+      problems.push({
+        plane,
+        machine: name,
+        reason: "InOtherPlane",
+        message: `Machine ${name} is already in the other plane`,
+        kept: false,
+      });
+      continue;
+    }
+    const a = check(name);
+    if (a.ok) {
+      members.push(name);
+    } else if (mine.has(name) && !LOSES_MEMBERSHIP.has(a.reason)) {
+      members.push(name);
+      problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: true });
+    } else {
+      problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: false });
+    }
+  }
+  return {
+    members,
+    wanted: explicit.length,
+    shortfall: explicit.length - members.length,
+    mode: "explicit",
+    selector: "",
+  };
+}
+
+/**
+ * A selector and a count: the current members that still match and may stay (the bootstrap node first,
+ * then the lowest names, on a scale down), then free matching Machines in name order.
+ */
+function pickSelector(ctx: PickContext, plane: Plane, taken: Set<string>): PlaneSelection {
+  const { input, byName, problems } = ctx;
+  const spec = input.cluster.spec[plane];
+  const mine = new Set(ctx.current[plane]);
+  const check = checker(ctx);
+  const selector: LabelSelector | undefined = spec.machineSelector;
+  const wanted = spec.count ?? (selector ? undefined : 0);
+  const limit = wanted ?? Number.POSITIVE_INFINITY;
+  const kept: string[] = [];
+  for (const name of ctx.current[plane]) {
+    const m = byName.get(name);
+    const a = check(name);
+    if (taken.has(name) || !m || !matches(selector, m.metadata.labels)) continue;
+    if (!a.ok && LOSES_MEMBERSHIP.has(a.reason)) {
+      problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: false });
+      continue;
+    }
+    if (!a.ok && a.reason === "NotDiscoverable" && unhealthyTooLong(m, spec.replaceUnhealthyAfter, input.now)) {
+      problems.push({
+        plane,
+        machine: name,
+        reason: "Replaced",
+        message: `Machine ${name} has been undiscoverable for over ${spec.replaceUnhealthyAfter}; replacing it`,
+        kept: false,
+      });
+      continue;
+    }
+    if (!a.ok) problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: true });
+    kept.push(name);
+  }
+  // Scale down: the bootstrap node stays, then the lowest names.
+  kept.sort((a, b) => Number(b === input.bootstrap) - Number(a === input.bootstrap) || (a < b ? -1 : a > b ? 1 : 0));
+  const members = kept.slice(0, Math.min(kept.length, limit));
+  const candidates = input.machines
+    .map((m) => m.metadata.name)
+    .filter((n) => !taken.has(n) && !members.includes(n) && !mine.has(n))
+    .filter((n) => matches(selector, byName.get(n)!.metadata.labels))
+    .sort();
+  for (const name of candidates) {
+    if (members.length >= limit) break;
+    if (check(name).ok) members.push(name);
+  }
+  members.sort();
+  return {
+    members,
+    wanted,
+    shortfall: wanted === undefined ? 0 : Math.max(0, wanted - members.length),
+    mode: "selector",
+    selector: describeSelector(selector),
+  };
 }

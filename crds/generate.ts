@@ -51,6 +51,72 @@ function openApi(schema: z.ZodType): JsonObject {
   return structural(json as Json) as JsonObject;
 }
 
+/** The columns `kubectl get kubernetesclusters` shows (`-o wide` adds those of priority 1). */
+function printerColumns(): JsonObject[] {
+  return [
+    { name: "Phase", type: "string", jsonPath: ".status.phase", description: "Lifecycle phase." },
+    {
+      name: "Control Plane",
+      type: "string",
+      jsonPath: ".status.controlPlane.summary",
+      description: "Ready/total control-plane nodes (Ready: applied by NIO and its Node Ready).",
+    },
+    {
+      name: "Workers",
+      type: "string",
+      jsonPath: ".status.dataPlane.summary",
+      description: "Ready/total workers (Ready: applied by NIO and its Node Ready).",
+    },
+    {
+      name: "CP Applied",
+      type: "integer",
+      jsonPath: ".status.controlPlane.applied",
+      priority: 1,
+      description: "Control-plane nodes NIO has applied, Ready in the workload cluster or not.",
+    },
+    {
+      name: "Workers Applied",
+      type: "integer",
+      jsonPath: ".status.dataPlane.applied",
+      priority: 1,
+      description: "Workers NIO has applied, Ready in the workload cluster or not.",
+    },
+    {
+      name: "Endpoint",
+      type: "string",
+      jsonPath: ".status.endpoint",
+      priority: 1,
+      description: "Kubernetes API of the cluster.",
+    },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+  ];
+}
+
+/** The schema of the whole object: spec and status from the zod schema, and the rules on its name. */
+function objectSchema(): JsonObject {
+  return {
+    type: "object",
+    description:
+      "A Kubernetes cluster on NixOS Machines managed by NIO. NICO picks the Machines, hands each a NixosConfiguration and publishes a kubeconfig.",
+    required: ["spec"],
+    properties: {
+      apiVersion: { type: "string", description: "API version of this object." },
+      kind: { type: "string", description: "Kind of this object." },
+      metadata: { type: "object" },
+      spec: openApi(KubernetesClusterSpec),
+      status: openApi(KubernetesClusterStatus),
+    },
+    "x-kubernetes-validations": [{
+      rule: "size(self.metadata.name) <= 63",
+      message: "metadata.name must be at most 63 characters: it is used as a label value on Machines and children",
+    }, {
+      rule: "!self.metadata.name.contains('.')",
+      message:
+        "metadata.name must not contain '.': NICO names each node's NixosConfiguration <cluster>.<machine>, and a dot in the cluster's name would let two clusters' children share a name",
+    }],
+  };
+}
+
 /** The CRD object, ready to apply. */
 export function kubernetesClusterCrd(): JsonObject {
   const plural = "kubernetesclusters";
@@ -74,67 +140,8 @@ export function kubernetesClusterCrd(): JsonObject {
         served: true,
         storage: true,
         subresources: { status: {} },
-        additionalPrinterColumns: [
-          { name: "Phase", type: "string", jsonPath: ".status.phase", description: "Lifecycle phase." },
-          {
-            name: "Control Plane",
-            type: "string",
-            jsonPath: ".status.controlPlane.summary",
-            description: "Ready/total control-plane nodes (Ready: applied by NIO and its Node Ready).",
-          },
-          {
-            name: "Workers",
-            type: "string",
-            jsonPath: ".status.dataPlane.summary",
-            description: "Ready/total workers (Ready: applied by NIO and its Node Ready).",
-          },
-          {
-            name: "CP Applied",
-            type: "integer",
-            jsonPath: ".status.controlPlane.applied",
-            priority: 1,
-            description: "Control-plane nodes NIO has applied, Ready in the workload cluster or not.",
-          },
-          {
-            name: "Workers Applied",
-            type: "integer",
-            jsonPath: ".status.dataPlane.applied",
-            priority: 1,
-            description: "Workers NIO has applied, Ready in the workload cluster or not.",
-          },
-          {
-            name: "Endpoint",
-            type: "string",
-            jsonPath: ".status.endpoint",
-            priority: 1,
-            description: "Kubernetes API of the cluster.",
-          },
-          { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-        ],
-        schema: {
-          openAPIV3Schema: {
-            type: "object",
-            description:
-              "A Kubernetes cluster on NixOS Machines managed by NIO. NICO picks the Machines, hands each a NixosConfiguration and publishes a kubeconfig.",
-            required: ["spec"],
-            properties: {
-              apiVersion: { type: "string", description: "API version of this object." },
-              kind: { type: "string", description: "Kind of this object." },
-              metadata: { type: "object" },
-              spec: openApi(KubernetesClusterSpec),
-              status: openApi(KubernetesClusterStatus),
-            },
-            "x-kubernetes-validations": [{
-              rule: "size(self.metadata.name) <= 63",
-              message:
-                "metadata.name must be at most 63 characters: it is used as a label value on Machines and children",
-            }, {
-              rule: "!self.metadata.name.contains('.')",
-              message:
-                "metadata.name must not contain '.': NICO names each node's NixosConfiguration <cluster>.<machine>, and a dot in the cluster's name would let two clusters' children share a name",
-            }],
-          },
-        },
+        additionalPrinterColumns: printerColumns(),
+        schema: { openAPIV3Schema: objectSchema() },
       }],
     },
   };

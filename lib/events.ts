@@ -35,6 +35,24 @@ interface Series {
   last: number;
 }
 
+/** One occurrence to record: about what, of which type, why, and what was done. */
+interface Occurrence {
+  regarding: KubeObject;
+  type: EventType;
+  reason: string;
+  note: string;
+  action: string;
+}
+
+/** Who writes the Events, and the series each (object, type, reason, action, note) is counted in. */
+interface Writer {
+  client: KubeClient;
+  controller: string;
+  instance: string;
+  /** By key, least recently used first. */
+  series: Map<string, Series>;
+}
+
 /** Writes Events as `controller` from `instance` (usually the pod name). */
 export function eventRecorder(
   client: KubeClient,
@@ -42,58 +60,10 @@ export function eventRecorder(
   instance: string,
   onError: (err: unknown) => void = () => {},
 ): EventRecorder {
+  const w: Writer = { client, controller, instance, series: new Map() };
   const pending = new Set<Promise<void>>();
-  const series = new Map<string, Series>();
   /** One write at a time per series key, so a repeat waits for the Event it counts on. */
   const chains = new Map<string, Promise<void>>();
-
-  const create = async (regarding: KubeObject, type: EventType, reason: string, note: string, action: string) => {
-    const { name, namespace, uid, resourceVersion } = regarding.metadata;
-    const created = await client.create(EVENTS, {
-      metadata: {
-        name: `${name}.${Date.now().toString(16)}${crypto.randomUUID().slice(0, 4)}`,
-        namespace: namespace ?? "default",
-      },
-      eventTime: microTime(new Date()),
-      reportingController: controller,
-      reportingInstance: instance,
-      action,
-      reason,
-      note: note.slice(0, 1024),
-      type,
-      regarding: { apiVersion: regarding.apiVersion, kind: regarding.kind, name, namespace, uid, resourceVersion },
-    } as KubeObject);
-    return { name: created.metadata.name!, namespace: created.metadata.namespace ?? namespace ?? "default" };
-  };
-
-  const write = async (
-    key: string,
-    regarding: KubeObject,
-    type: EventType,
-    reason: string,
-    note: string,
-    action: string,
-  ) => {
-    const now = Date.now();
-    const known = series.get(key);
-    series.delete(key); // re-inserted below: Map order is recency order
-    if (known && now - known.last < SERIES_WINDOW_MS) {
-      const next = { ...known, count: known.count + 1, last: now };
-      try {
-        await client.mergePatch(EVENTS, known.name, known.namespace, {
-          series: { count: next.count, lastObservedTime: microTime(new Date(now)) },
-        });
-        series.set(key, next);
-        return;
-      } catch (err) {
-        if (!isNotFound(err)) throw err; // gone (TTL or deleted): start a new Event below
-      }
-    }
-    const made = await create(regarding, type, reason, note, action);
-    series.set(key, { ...made, count: 1, last: now });
-    while (series.size > MAX_SERIES) series.delete(series.keys().next().value!);
-  };
-
   return {
     event(regarding, type, reason, note, action = reason) {
       const m = regarding.metadata;
@@ -109,7 +79,7 @@ export function eventRecorder(
       ]);
       const previous = chains.get(key) ?? Promise.resolve();
       const p: Promise<void> = previous
-        .then(() => write(key, regarding, type, reason, note, action))
+        .then(() => write(w, key, { regarding, type, reason, note, action }))
         .catch(onError)
         .finally(() => {
           pending.delete(p);
@@ -123,4 +93,48 @@ export function eventRecorder(
       while (pending.size) await Promise.all([...pending]);
     },
   };
+}
+
+/** Creates a new Event; answers where it is. */
+async function create(w: Writer, o: Occurrence): Promise<{ name: string; namespace: string }> {
+  const { regarding, type, reason, note, action } = o;
+  const { name, namespace, uid, resourceVersion } = regarding.metadata;
+  const created = await w.client.create(EVENTS, {
+    metadata: {
+      name: `${name}.${Date.now().toString(16)}${crypto.randomUUID().slice(0, 4)}`,
+      namespace: namespace ?? "default",
+    },
+    eventTime: microTime(new Date()),
+    reportingController: w.controller,
+    reportingInstance: w.instance,
+    action,
+    reason,
+    note: note.slice(0, 1024),
+    type,
+    regarding: { apiVersion: regarding.apiVersion, kind: regarding.kind, name, namespace, uid, resourceVersion },
+  } as KubeObject);
+  return { name: created.metadata.name!, namespace: created.metadata.namespace ?? namespace ?? "default" };
+}
+
+/** Counts a repeat in its series' Event, or creates a new Event when the series is unknown, old or gone. */
+async function write(w: Writer, key: string, o: Occurrence): Promise<void> {
+  const { series } = w;
+  const now = Date.now();
+  const known = series.get(key);
+  series.delete(key); // re-inserted below: Map order is recency order
+  if (known && now - known.last < SERIES_WINDOW_MS) {
+    const next = { ...known, count: known.count + 1, last: now };
+    try {
+      await w.client.mergePatch(EVENTS, known.name, known.namespace, {
+        series: { count: next.count, lastObservedTime: microTime(new Date(now)) },
+      });
+      series.set(key, next);
+      return;
+    } catch (err) {
+      if (!isNotFound(err)) throw err; // gone (TTL or deleted): start a new Event below
+    }
+  }
+  const made = await create(w, o);
+  series.set(key, { ...made, count: 1, last: now });
+  while (series.size > MAX_SERIES) series.delete(series.keys().next().value!);
 }

@@ -84,69 +84,90 @@ export async function runLeaderElection(
   opts: LeaderElectionOptions,
   signal: AbortSignal,
 ): Promise<"released" | "lost" | "stopped"> {
-  const leaseMs = opts.leaseDurationMs ?? 15_000;
-  const renewDeadline = opts.renewDeadlineMs ?? 10_000;
-  const retry = opts.retryPeriodMs ?? 2_000;
-  const { client, namespace, name, identity, log } = opts;
-  const fence = opts.fence ?? new LeaderFence();
-  let observed: { holder: string | undefined; renew: string | undefined; at: number } | undefined;
+  const c: Campaign = {
+    opts,
+    leaseMs: opts.leaseDurationMs ?? 15_000,
+    renewDeadline: opts.renewDeadlineMs ?? 10_000,
+    retry: opts.retryPeriodMs ?? 2_000,
+    fence: opts.fence ?? new LeaderFence(),
+    observed: undefined,
+  };
+  // Campaign.
+  while (!signal.aborted) {
+    if (await attempt(c)) break;
+    await sleep(c.retry * (1 + Math.random() * 0.2), signal).catch(() => {});
+  }
+  if (signal.aborted) return "stopped";
+  return await lead(c, signal);
+}
 
-  async function tryAcquireOrRenew(): Promise<boolean> {
-    const now = Date.now();
-    const lease = await client.get<Lease>(LEASES, name, namespace);
-    const mono = monotonic();
-    const spec = {
-      holderIdentity: identity,
-      leaseDurationSeconds: Math.ceil(leaseMs / 1000),
-      renewTime: microTime(now),
-    };
-    if (!lease) {
-      await client.create<Lease>(LEASES, {
-        metadata: { name, namespace },
-        spec: { ...spec, acquireTime: microTime(now), leaseTransitions: 0 },
-      });
-      return true;
-    }
-    const s = lease.spec ?? {};
-    if (!observed || observed.holder !== s.holderIdentity || observed.renew !== s.renewTime) {
-      observed = { holder: s.holderIdentity, renew: s.renewTime, at: mono };
-    }
-    const held = s.holderIdentity && s.holderIdentity !== identity;
-    const duration = (s.leaseDurationSeconds ?? Math.ceil(leaseMs / 1000)) * 1000;
-    if (held && observed.at + duration > mono) return false;
-    const mine = s.holderIdentity === identity;
-    await client.replace<Lease>(LEASES, {
-      metadata: { name, namespace, resourceVersion: lease.metadata.resourceVersion! },
-      spec: {
-        ...spec,
-        acquireTime: mine && s.acquireTime ? s.acquireTime : microTime(now),
-        leaseTransitions: (s.leaseTransitions ?? 0) + (mine ? 0 : 1),
-      },
+/** One candidate's campaign: its options, timings, fence, and the Lease as it last saw it change. */
+interface Campaign {
+  opts: LeaderElectionOptions;
+  leaseMs: number;
+  renewDeadline: number;
+  retry: number;
+  fence: LeaderFence;
+  /** The holder and renew time last seen, and when (monotonic) they were first seen so. */
+  observed: { holder: string | undefined; renew: string | undefined; at: number } | undefined;
+}
+
+/** Takes or renews the Lease; false while another holder's lease has not expired (as this process measured it). */
+async function tryAcquireOrRenew(c: Campaign): Promise<boolean> {
+  const { client, namespace, name, identity } = c.opts;
+  const now = Date.now();
+  const lease = await client.get<Lease>(LEASES, name, namespace);
+  const mono = monotonic();
+  const spec = {
+    holderIdentity: identity,
+    leaseDurationSeconds: Math.ceil(c.leaseMs / 1000),
+    renewTime: microTime(now),
+  };
+  if (!lease) {
+    await client.create<Lease>(LEASES, {
+      metadata: { name, namespace },
+      spec: { ...spec, acquireTime: microTime(now), leaseTransitions: 0 },
     });
     return true;
   }
-
-  const attempt = async () => {
-    const started = monotonic();
-    try {
-      const ok = await tryAcquireOrRenew();
-      if (ok) {
-        fence.confirm(started, renewDeadline);
-      }
-      return ok;
-    } catch (err) {
-      if (!isConflict(err)) log.error("leader election: lease update failed", { error: errorMessage(err) });
-      return false;
-    }
-  };
-
-  // Campaign.
-  while (!signal.aborted) {
-    if (await attempt()) break;
-    await sleep(retry * (1 + Math.random() * 0.2), signal).catch(() => {});
+  const s = lease.spec ?? {};
+  if (!c.observed || c.observed.holder !== s.holderIdentity || c.observed.renew !== s.renewTime) {
+    c.observed = { holder: s.holderIdentity, renew: s.renewTime, at: mono };
   }
-  if (signal.aborted) return "stopped";
+  const held = s.holderIdentity && s.holderIdentity !== identity;
+  const duration = (s.leaseDurationSeconds ?? Math.ceil(c.leaseMs / 1000)) * 1000;
+  if (held && c.observed.at + duration > mono) return false;
+  const mine = s.holderIdentity === identity;
+  await client.replace<Lease>(LEASES, {
+    metadata: { name, namespace, resourceVersion: lease.metadata.resourceVersion! },
+    spec: {
+      ...spec,
+      acquireTime: mine && s.acquireTime ? s.acquireTime : microTime(now),
+      leaseTransitions: (s.leaseTransitions ?? 0) + (mine ? 0 : 1),
+    },
+  });
+  return true;
+}
 
+/** One try to take or renew the Lease; a success confirms the fence until the renew deadline. */
+async function attempt(c: Campaign): Promise<boolean> {
+  const started = monotonic();
+  try {
+    const ok = await tryAcquireOrRenew(c);
+    if (ok) {
+      c.fence.confirm(started, c.renewDeadline);
+    }
+    return ok;
+  } catch (err) {
+    if (!isConflict(err)) c.opts.log.error("leader election: lease update failed", { error: errorMessage(err) });
+    return false;
+  }
+}
+
+/** Leads: runs the work and renews until `signal` aborts or a renew deadline passes, then stops the work. */
+async function lead(c: Campaign, signal: AbortSignal): Promise<"released" | "lost"> {
+  const { opts, fence, retry } = c;
+  const { client, namespace, name, identity, log } = opts;
   log.info("leader election: became leader", { lease: `${namespace}/${name}`, identity });
   const leading = new AbortController();
   const stopLeading = () => leading.abort();
@@ -175,7 +196,7 @@ export async function runLeaderElection(
       lose();
       break;
     }
-    if (!(await attempt()) && !fence.holds()) lose();
+    if (!(await attempt(c)) && !fence.holds()) lose();
   }
   clearTimeout(watchdog);
   signal.removeEventListener("abort", stopLeading);

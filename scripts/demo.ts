@@ -16,8 +16,8 @@ import { NIXOS_CONFIGURATIONS } from "../core/nio.ts";
 import type { NixosConfiguration } from "../core/nio.ts";
 import { type ControlPlane, startControlPlane } from "../testing/envtest/controlplane.ts";
 import { freePort, type Guarded } from "../testing/envtest/process.ts";
-import { startSimNio } from "../testing/sim-nio.ts";
-import { workloadClusters } from "../testing/workload.ts";
+import { type SimNio, startSimNio } from "../testing/sim-nio.ts";
+import { type WorkloadClusters, workloadClusters } from "../testing/workload.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const NS = "demo";
@@ -97,125 +97,149 @@ async function waitReady(url: string, nico: Guarded, timeoutMs: number): Promise
   throw new Error(`NICO was not ready within ${timeoutMs / 1000}s:\n${await nico.tail(20)}`);
 }
 
-async function main(): Promise<number> {
-  const started = Date.now();
-  step("Starting a local control plane (etcd and kube-apiserver v1.37.2, built once and cached)");
-  const cp = await startControlPlane();
-  const workloads = workloadClusters(cp.client);
-  let nico: Guarded | undefined;
-  let nio: ReturnType<typeof startSimNio> | undefined;
-  const logPath = `${cp.dir}/nico.log`;
-  try {
-    console.log(
-      `API server ${cp.server}; CRDs installed: KubernetesCluster (NICO), Machine and NixosConfiguration (NIO)`,
-    );
-    await kubectl(cp, ["create", "namespace", NS]);
+/** What the demo started, for the cleanup to stop. */
+interface Running {
+  cp: ControlPlane;
+  workloads: WorkloadClusters;
+  nico?: Guarded | undefined;
+  nio?: SimNio | undefined;
+}
 
-    step(
-      "Starting the simulated NIO (applies each configuration after ~1.5 s; the bootstrap node runs a real API server)",
-    );
-    nio = startSimNio(cp.client, {
-      namespace: NS,
-      applyDelayMs: 1500,
-      removeDelayMs: 500,
-      onBootstrapApplied: workloads.onBootstrapApplied,
-      onApplied: workloads.onApplied,
-      onApplyStarted: workloads.onApplyStarted,
-      onRemoved: workloads.onRemoved,
-    });
+/** NICO itself (`main.ts run`) with leader election and its self-signed webhook; resolves once it is ready. */
+async function startNico(run: Running, logPath: string): Promise<void> {
+  const { cp } = run;
+  step("Starting NICO (deno run main.ts run): controllers, and the admission webhook with its own CA");
+  await kubectl(cp, ["create", "namespace", "nico-system"], { quiet: true });
+  const webhookPort = freePort();
+  const healthPort = freePort();
+  const nico = run.nico = startNicoProcess(
+    "nico",
+    [
+      `--kubeconfig=${cp.kubeconfigPath}`,
+      `--namespace=${NS}`,
+      "--leader-elect=true",
+      "--resolve-refs=false",
+      "--lease-namespace=nico-system",
+      `--webhook-addr=127.0.0.1:${webhookPort}`,
+      `--webhook-url=https://127.0.0.1:${webhookPort}`,
+      `--metrics-addr=127.0.0.1:${freePort()}`,
+      `--health-addr=127.0.0.1:${healthPort}`,
+      "--default-git-repo=https://git.example.com/infra/k3s-flake.git",
+      "--workload-probe-interval=1s",
+      "--log-format=text",
+    ],
+    logPath,
+  );
+  console.log(dim(`NICO's log: ${logPath}`));
+  await waitReady(`http://127.0.0.1:${healthPort}/readyz`, nico, 60_000);
+  await kubectl(cp, ["get", "validatingwebhookconfigurations,mutatingwebhookconfigurations"]);
+}
 
-    step("Starting NICO (deno run main.ts run): controllers, and the admission webhook with its own CA");
-    await kubectl(cp, ["create", "namespace", "nico-system"], { quiet: true });
-    const webhookPort = freePort();
-    const healthPort = freePort();
-    nico = startNicoProcess(
-      "nico",
-      [
-        `--kubeconfig=${cp.kubeconfigPath}`,
-        `--namespace=${NS}`,
-        "--leader-elect=true",
-        "--resolve-refs=false",
-        "--lease-namespace=nico-system",
-        `--webhook-addr=127.0.0.1:${webhookPort}`,
-        `--webhook-url=https://127.0.0.1:${webhookPort}`,
-        `--metrics-addr=127.0.0.1:${freePort()}`,
-        `--health-addr=127.0.0.1:${healthPort}`,
-        "--default-git-repo=https://git.example.com/infra/k3s-flake.git",
-        "--workload-probe-interval=1s",
-        "--log-format=text",
-      ],
-      logPath,
-    );
-    console.log(dim(`NICO's log: ${logPath}`));
-    await waitReady(`http://127.0.0.1:${healthPort}/readyz`, nico, 60_000);
-    await kubectl(cp, ["get", "validatingwebhookconfigurations,mutatingwebhookconfigurations"]);
+/** The cluster's conditions as NICO saw them inside it, then `kubectl get nodes` with the kubeconfig it published. */
+async function showInside(cp: ControlPlane): Promise<void> {
+  step("What NICO sees inside the cluster it built, through the kubeconfig it issued");
+  await kubectl(cp, [
+    "get",
+    "kcluster",
+    "demo",
+    "-n",
+    NS,
+    "-o",
+    'jsonpath={range .status.conditions[?(@.type=="WorkloadAPIAvailable")]}{.type}={.status} {.message}{"\\n"}{end}' +
+    '{range .status.conditions[?(@.type=="NodesHealthy")]}{.type}={.status} {.message}{"\\n"}{end}' +
+    '{range .status.conditions[?(@.type=="ControlPlaneHealthy")]}{.type}={.status} {.message}{"\\n"}{end}',
+  ]);
 
-    step("Creating five Machines and a KubernetesCluster");
-    await kubectl(cp, ["apply", "-f", `${ROOT}examples/machines.yaml`]);
-    await kubectl(cp, ["apply", "-f", `${ROOT}examples/cluster-selector.yaml`]);
+  step("Using the kubeconfig NICO published");
+  const secret = await cp.client.get<{ metadata: { name: string }; data: { value: string } }>(
+    SECRETS,
+    "demo-kubeconfig",
+    NS,
+  );
+  const path = `${cp.dir}/demo.kubeconfig`;
+  await Deno.writeTextFile(path, atob(secret!.data.value), { mode: 0o600 });
+  console.log(
+    dim(`$ kubectl get secret demo-kubeconfig -n ${NS} -o jsonpath='{.data.value}' | base64 -d > demo.kubeconfig`),
+  );
+  await kubectl(cp, ["--kubeconfig", path, "get", "nodes", "-o", "wide"].slice(2), { kubeconfig: path });
+}
 
-    step("Waiting for the cluster to become Ready (NIO applied every node and every Node is Ready in the cluster)");
-    await watchUntil(cp, (c) => c?.status?.phase === "Ready", 120_000);
-    await kubectl(cp, ["get", "kcluster", "-n", NS, "-o", "wide"]);
-    step("What NICO sees inside the cluster it built, through the kubeconfig it issued");
-    await kubectl(cp, [
-      "get",
-      "kcluster",
-      "demo",
-      "-n",
-      NS,
-      "-o",
-      'jsonpath={range .status.conditions[?(@.type=="WorkloadAPIAvailable")]}{.type}={.status} {.message}{"\\n"}{end}' +
-      '{range .status.conditions[?(@.type=="NodesHealthy")]}{.type}={.status} {.message}{"\\n"}{end}' +
-      '{range .status.conditions[?(@.type=="ControlPlaneHealthy")]}{.type}={.status} {.message}{"\\n"}{end}',
-    ]);
-
-    step("Using the kubeconfig NICO published");
-    const secret = await cp.client.get<{ metadata: { name: string }; data: { value: string } }>(
-      SECRETS,
-      "demo-kubeconfig",
-      NS,
-    );
-    const path = `${cp.dir}/demo.kubeconfig`;
-    await Deno.writeTextFile(path, atob(secret!.data.value), { mode: 0o600 });
-    console.log(
-      dim(`$ kubectl get secret demo-kubeconfig -n ${NS} -o jsonpath='{.data.value}' | base64 -d > demo.kubeconfig`),
-    );
-    await kubectl(cp, ["--kubeconfig", path, "get", "nodes", "-o", "wide"].slice(2), { kubeconfig: path });
-
-    step("Refused at once by NICO's webhook: a Machine NIO cannot reach, and one that is already taken");
-    await kubectl(cp, ["apply", "-f", "-"], {
-      stdin: `apiVersion: nio.homystack.com/v1alpha1
+/** A cluster the webhook must refuse: a Machine NIO cannot reach, and one already taken. */
+async function showRefusal(cp: ControlPlane): Promise<void> {
+  step("Refused at once by NICO's webhook: a Machine NIO cannot reach, and one that is already taken");
+  await kubectl(cp, ["apply", "-f", "-"], {
+    stdin: `apiVersion: nio.homystack.com/v1alpha1
 kind: Machine
 metadata: {name: spare-01, namespace: ${NS}, annotations: {sim.nio.homystack.com/undiscoverable: "true"}}
 spec: {host: 127.0.10.31, sshUser: root}
 `,
-    });
-    const bad = `apiVersion: nico.homystack.com/v1alpha1
+  });
+  const bad = `apiVersion: nico.homystack.com/v1alpha1
 kind: KubernetesCluster
 metadata: {name: second, namespace: ${NS}}
 spec:
   controlPlane: {machines: [spare-01]}
   dataPlane: {machines: [worker-01]}
 `;
-    const refused = await kubectl(cp, ["apply", "-f", "-"], { stdin: bad });
-    if (refused.code === 0) throw new Error("the invalid cluster was accepted");
+  const refused = await kubectl(cp, ["apply", "-f", "-"], { stdin: bad });
+  if (refused.code === 0) throw new Error("the invalid cluster was accepted");
+}
 
-    step("Deleting the cluster: NIO runs #minimal on every node, NICO releases every Machine");
-    await kubectl(cp, ["delete", "kcluster", "demo", "-n", NS, "--wait=false"]);
-    await watchUntil(cp, (c) => c === undefined, 60_000);
-    await kubectl(cp, ["get", "machines", "-n", NS, "-L", "nico.homystack.com/cluster"]);
+/** The demo's steps, from the simulated NIO to the deleted cluster. */
+async function demo(run: Running, logPath: string): Promise<void> {
+  const { cp, workloads } = run;
+  console.log(
+    `API server ${cp.server}; CRDs installed: KubernetesCluster (NICO), Machine and NixosConfiguration (NIO)`,
+  );
+  await kubectl(cp, ["create", "namespace", NS]);
 
+  step(
+    "Starting the simulated NIO (applies each configuration after ~1.5 s; the bootstrap node runs a real API server)",
+  );
+  run.nio = startSimNio(cp.client, {
+    namespace: NS,
+    applyDelayMs: 1500,
+    removeDelayMs: 500,
+    onBootstrapApplied: workloads.onBootstrapApplied,
+    onApplied: workloads.onApplied,
+    onApplyStarted: workloads.onApplyStarted,
+    onRemoved: workloads.onRemoved,
+  });
+  await startNico(run, logPath);
+
+  step("Creating five Machines and a KubernetesCluster");
+  await kubectl(cp, ["apply", "-f", `${ROOT}examples/machines.yaml`]);
+  await kubectl(cp, ["apply", "-f", `${ROOT}examples/cluster-selector.yaml`]);
+
+  step("Waiting for the cluster to become Ready (NIO applied every node and every Node is Ready in the cluster)");
+  await watchUntil(cp, (c) => c?.status?.phase === "Ready", 120_000);
+  await kubectl(cp, ["get", "kcluster", "-n", NS, "-o", "wide"]);
+  await showInside(cp);
+  await showRefusal(cp);
+
+  step("Deleting the cluster: NIO runs #minimal on every node, NICO releases every Machine");
+  await kubectl(cp, ["delete", "kcluster", "demo", "-n", NS, "--wait=false"]);
+  await watchUntil(cp, (c) => c === undefined, 60_000);
+  await kubectl(cp, ["get", "machines", "-n", NS, "-L", "nico.homystack.com/cluster"]);
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  step("Starting a local control plane (etcd and kube-apiserver v1.37.2, built once and cached)");
+  const cp = await startControlPlane();
+  const run: Running = { cp, workloads: workloadClusters(cp.client) };
+  try {
+    await demo(run, `${cp.dir}/nico.log`);
     console.log(`\n${bold("Done")} in ${Math.round((Date.now() - started) / 1000)} s.`);
     return 0;
   } catch (err) {
     console.error(`\ndemo failed: ${(err as Error).message}`);
-    if (nico) console.error(`--- last lines of NICO's log ---\n${await nico.tail(40)}`);
+    if (run.nico) console.error(`--- last lines of NICO's log ---\n${await run.nico.tail(40)}`);
     return 1;
   } finally {
-    await nico?.stop();
-    await nio?.stop();
-    await workloads.stop();
+    await run.nico?.stop();
+    await run.nio?.stop();
+    await run.workloads.stop();
     await cp.stop();
   }
 }

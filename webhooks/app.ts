@@ -102,82 +102,89 @@ export function meterRequests(metrics: Pick<Metrics, "webhookRequests" | "webhoo
   };
 }
 
+/** Answers with `review`, noting its outcome for the metrics. */
+function answer(c: Context<Env>, review: ReturnType<typeof allow>): Response {
+  c.set("outcome", review.response.allowed ? "allowed" : "denied");
+  return c.json(review);
+}
+
+/** The AdmissionReview's request (its uid noted for errors); a 400 when the body is not one. */
+async function readReview(c: Context<Env>): Promise<AdmissionRequest> {
+  let req: AdmissionRequest;
+  try {
+    req = parseReview(await c.req.text());
+  } catch (err) {
+    if (err instanceof BadReview) throw new HTTPException(400, { message: `bad AdmissionReview: ${err.message}` });
+    throw err;
+  }
+  c.set("uid", req.uid);
+  return req;
+}
+
+/** `POST /validate-kubernetescluster`: the cluster checked against the caches and the user's Secret access. */
+async function validate(c: Context<Env>, opts: WebhookAppOptions): Promise<Response> {
+  const log = opts.log ?? silentLogger;
+  const started = performance.now();
+  const req = await readReview(c);
+  const fields = { uid: req.uid, operation: req.operation, namespace: req.namespace, name: req.name };
+  const bad = wrongResource(req);
+  if (bad) return answer(c, deny(req.uid, [bad], [], 400));
+  if (req.operation !== "CREATE" && req.operation !== "UPDATE") return answer(c, allow(req.uid));
+  // Metadata-only updates and updates during deletion pass without reading any cache.
+  if (!needsValidation(req.operation, req.object, req.oldObject)) return answer(c, allow(req.uid));
+  const ns = req.namespace ?? "";
+  const { lookup } = opts;
+  const secret = secretToAuthorize(req.operation, req.object, req.oldObject);
+  const accessTimeout = opts.accessCheckTimeoutMs ?? 2000;
+  const verdict = validateCluster({
+    operation: req.operation,
+    namespace: ns,
+    object: req.object,
+    oldObject: req.oldObject,
+    machines: lookup.machines(ns),
+    configurations: lookup.configurations(ns),
+    clusters: lookup.clusters(ns),
+    credentialsAccess: secret ? await checkAccess(opts.access, req, secret, accessTimeout) : undefined,
+    defaultGitRepo: opts.defaultGitRepo,
+    gitAllowedHosts: opts.gitAllowedHosts,
+  });
+  const ms = Math.round((performance.now() - started) * 10) / 10;
+  // kubectl prints warnings without the object they are about: in a multi-document apply, name it.
+  const warnings = verdict.warnings.map((w) => `KubernetesCluster ${ns}/${req.name ?? "(new)"}: ${w}`);
+  if (verdict.errors.length) {
+    log.info("refused", { ...fields, problems: verdict.errors, ms });
+    return answer(c, deny(req.uid, verdict.errors, warnings));
+  }
+  log.debug("allowed", { ...fields, warnings: warnings.length, ms });
+  return answer(c, allow(req.uid, warnings));
+}
+
+/** `POST /mutate-kubernetescluster`: the defaults, as a JSON patch. */
+async function mutate(c: Context<Env>, opts: WebhookAppOptions): Promise<Response> {
+  const log = opts.log ?? silentLogger;
+  const req = await readReview(c);
+  const bad = wrongResource(req);
+  if (bad) return answer(c, deny(req.uid, [bad], [], 400));
+  if (req.operation !== "CREATE" && req.operation !== "UPDATE") return answer(c, allow(req.uid));
+  const patch = defaultingPatch(req.object, { defaultGitRepo: opts.defaultGitRepo, operation: req.operation });
+  if (patch.length) log.debug("defaulted", { uid: req.uid, name: req.name, paths: patch.map((p) => p.path) });
+  return answer(c, allow(req.uid, [], patch));
+}
+
 /** The webhook's Hono app. */
 export function webhookApp(opts: WebhookAppOptions): Hono<Env> {
   const log = opts.log ?? silentLogger;
   const maxSize = opts.maxBodyBytes ?? MAX_BODY_BYTES;
-  const accessTimeout = opts.accessCheckTimeoutMs ?? 2000;
   const app = new Hono<Env>();
   if (opts.metrics) app.use(meterRequests(opts.metrics));
-  const answer = (c: Context<Env>, review: ReturnType<typeof allow>) => {
-    c.set("outcome", review.response.allowed ? "allowed" : "denied");
-    return c.json(review);
-  };
-
-  const readReview = async (c: Context<Env>) => {
-    let req: AdmissionRequest;
-    try {
-      req = parseReview(await c.req.text());
-    } catch (err) {
-      if (err instanceof BadReview) throw new HTTPException(400, { message: `bad AdmissionReview: ${err.message}` });
-      throw err;
-    }
-    c.set("uid", req.uid);
-    return req;
-  };
-
   const limit = bodyLimit({
     maxSize,
     onError: () => {
       throw new HTTPException(413, { message: `bad AdmissionReview: the body is larger than ${maxSize} bytes` });
     },
   });
-
-  app.post(VALIDATE_PATH, limit, async (c) => {
-    const started = performance.now();
-    const req = await readReview(c);
-    const fields = { uid: req.uid, operation: req.operation, namespace: req.namespace, name: req.name };
-    const bad = wrongResource(req);
-    if (bad) return answer(c, deny(req.uid, [bad], [], 400));
-    if (req.operation !== "CREATE" && req.operation !== "UPDATE") return answer(c, allow(req.uid));
-    // Metadata-only updates and updates during deletion pass without reading any cache.
-    if (!needsValidation(req.operation, req.object, req.oldObject)) return answer(c, allow(req.uid));
-    const ns = req.namespace ?? "";
-    const { lookup } = opts;
-    const secret = secretToAuthorize(req.operation, req.object, req.oldObject);
-    const verdict = validateCluster({
-      operation: req.operation,
-      namespace: ns,
-      object: req.object,
-      oldObject: req.oldObject,
-      machines: lookup.machines(ns),
-      configurations: lookup.configurations(ns),
-      clusters: lookup.clusters(ns),
-      credentialsAccess: secret ? await checkAccess(opts.access, req, secret, accessTimeout) : undefined,
-      defaultGitRepo: opts.defaultGitRepo,
-      gitAllowedHosts: opts.gitAllowedHosts,
-    });
-    const ms = Math.round((performance.now() - started) * 10) / 10;
-    // kubectl prints warnings without the object they are about: in a multi-document apply, name it.
-    const warnings = verdict.warnings.map((w) => `KubernetesCluster ${ns}/${req.name ?? "(new)"}: ${w}`);
-    if (verdict.errors.length) {
-      log.info("refused", { ...fields, problems: verdict.errors, ms });
-      return answer(c, deny(req.uid, verdict.errors, warnings));
-    }
-    log.debug("allowed", { ...fields, warnings: warnings.length, ms });
-    return answer(c, allow(req.uid, warnings));
-  });
-
-  app.post(MUTATE_PATH, limit, async (c) => {
-    const req = await readReview(c);
-    const bad = wrongResource(req);
-    if (bad) return answer(c, deny(req.uid, [bad], [], 400));
-    if (req.operation !== "CREATE" && req.operation !== "UPDATE") return answer(c, allow(req.uid));
-    const patch = defaultingPatch(req.object, { defaultGitRepo: opts.defaultGitRepo, operation: req.operation });
-    if (patch.length) log.debug("defaulted", { uid: req.uid, name: req.name, paths: patch.map((p) => p.path) });
-    return answer(c, allow(req.uid, [], patch));
-  });
-
+  app.post(VALIDATE_PATH, limit, (c) => validate(c, opts));
+  app.post(MUTATE_PATH, limit, (c) => mutate(c, opts));
   app.get("/healthz", (c) => c.text("ok"));
   app.notFound((c) => c.text(`not found: NICO's webhook serves POST ${VALIDATE_PATH} and POST ${MUTATE_PATH}`, 404));
 

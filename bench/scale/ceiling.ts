@@ -104,6 +104,19 @@ function clean<T extends KubeObject>(o: T): T {
   return { ...o, metadata: meta as T["metadata"] };
 }
 
+/** What the clusters of one ceiling run share: where, the templates, the request pool and the extra requests. */
+interface CeilingRun {
+  client: KubeClient;
+  namespace: string;
+  clusters: number;
+  spec: ClusterSpec;
+  t: Templates;
+  /** Runs a request in the pool, counting it. */
+  req: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Each kind of extra request, and how many over all clusters. */
+  replays: [Replay, number][];
+}
+
 /**
  * Runs the ceiling in `namespace`, whose Machines `<cluster>-n<j>` exist already.
  * `machineNames(i)` names cluster i's machines; `spec` builds its cluster spec.
@@ -135,83 +148,93 @@ export async function runCeiling(
       requests++;
       return fn();
     });
+  const r: CeilingRun = { client, namespace, clusters, spec, t, req, replays };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: clusters }, (_, i) => ceilingCluster(r, i, clusterName(i), machineNames(i))));
+  return { seconds: (performance.now() - started) / 1000, requests, concurrency, skipped };
+}
+
+/** Cluster `i` of a ceiling run: its objects in dependency order, then its share of the extra requests. */
+async function ceilingCluster(r: CeilingRun, i: number, name: string, names: string[]): Promise<void> {
+  const { client, namespace, t, req } = r;
+  const created = await req(() =>
+    client.create<KubernetesCluster>(KUBERNETES_CLUSTERS, {
+      apiVersion: t.cluster.apiVersion,
+      kind: t.cluster.kind,
+      metadata: { name, namespace },
+      spec: r.spec(names),
+    })
+  );
+  const owner = [clusterOwnerReference({ name, uid: created.metadata.uid! })];
+  const labels = { [CLUSTER_LABEL]: name };
+  await Promise.all(names.map((m) => req(() => client.mergePatch(MACHINES, m, namespace, { metadata: { labels } }))));
+  await Promise.all(t.secrets.map((s) =>
+    req(() =>
+      client.create(SECRETS, {
+        ...clean(s),
+        metadata: {
+          name: name + s.metadata.name.slice(t.cluster.metadata.name.length),
+          namespace,
+          labels,
+          ownerReferences: owner,
+        },
+      })
+    )
+  ));
+  await Promise.all(names.map((m, j) => ceilingNode(r, { name, labels, owner }, m, j)));
+  const status = { ...t.cluster.status!, observedGeneration: created.metadata.generation ?? 1 };
+  await req(() => client.mergePatch(KUBERNETES_CLUSTERS, name, namespace, { status }, "status"));
+  const withStatus = { ...created, status };
+  const jobs: Promise<unknown>[] = [];
+  for (const [replay, total] of r.replays) {
+    const mine = Math.floor(total / r.clusters) + (i < total % r.clusters ? 1 : 0);
+    for (let n = 0; n < mine; n++) {
+      const m = names[n % names.length]!;
+      jobs.push(req(() => replay({ client, ns: namespace, cluster: withStatus, m, c: configName(name, m), n })));
+    }
+  }
+  await Promise.all(jobs);
+}
+
+/** Node `j` (Machine `m`): its NixosConfiguration, NIO's two status writes, and its Machine's status. */
+async function ceilingNode(
+  r: CeilingRun,
+  cluster: { name: string; labels: Record<string, string>; owner: ReturnType<typeof clusterOwnerReference>[] },
+  m: string,
+  j: number,
+): Promise<void> {
+  const { client, namespace, t, req } = r;
   const converging = (cfg: NixosConfiguration) => ({
     ...cfg.status,
     phase: "Converging",
     message: "nixos-rebuild switch",
     observedGeneration: 1,
   });
-  const started = performance.now();
-  await Promise.all(Array.from({ length: clusters }, async (_, i) => {
-    const name = clusterName(i);
-    const names = machineNames(i);
-    const created = await req(() =>
-      client.create<KubernetesCluster>(KUBERNETES_CLUSTERS, {
-        apiVersion: t.cluster.apiVersion,
-        kind: t.cluster.kind,
-        metadata: { name, namespace },
-        spec: spec(names),
-      })
-    );
-    const owner = [clusterOwnerReference({ name, uid: created.metadata.uid! })];
-    const labels = { [CLUSTER_LABEL]: name };
-    await Promise.all(names.map((m) => req(() => client.mergePatch(MACHINES, m, namespace, { metadata: { labels } }))));
-    await Promise.all(t.secrets.map((s) =>
-      req(() =>
-        client.create(SECRETS, {
-          ...clean(s),
-          metadata: {
-            name: name + s.metadata.name.slice(t.cluster.metadata.name.length),
-            namespace,
-            labels,
-            ownerReferences: owner,
-          },
-        })
-      )
-    ));
-    await Promise.all(names.map(async (m, j) => {
-      const tpl = t.configs[j % t.configs.length]!;
-      const cfgName = configName(name, m);
-      const { status: _s, ...body } = clean(tpl);
-      await req(() =>
-        client.create<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
-          ...body,
-          metadata: {
-            ...body.metadata,
-            name: cfgName,
-            namespace,
-            labels: { ...body.metadata.labels, ...labels },
-            ownerReferences: owner,
-          },
-          spec: { ...tpl.spec, machineRef: { name: m }, flake: `#${m}` },
-        })
-      );
-      await req(() =>
-        client.mergePatch(NIXOS_CONFIGURATIONS, cfgName, namespace, { status: converging(tpl) }, "status")
-      );
-      await req(() =>
-        client.mergePatch(NIXOS_CONFIGURATIONS, cfgName, namespace, {
-          status: { ...tpl.status, observedGeneration: 1 },
-        }, "status")
-      );
-      await req(() =>
-        client.mergePatch(MACHINES, m, namespace, {
-          status: { ...t.machineStatus, appliedConfiguration: cfgName },
-        }, "status")
-      );
-    }));
-    const status = { ...t.cluster.status!, observedGeneration: created.metadata.generation ?? 1 };
-    await req(() => client.mergePatch(KUBERNETES_CLUSTERS, name, namespace, { status }, "status"));
-    const withStatus = { ...created, status };
-    const jobs: Promise<unknown>[] = [];
-    for (const [replay, total] of replays) {
-      const mine = Math.floor(total / clusters) + (i < total % clusters ? 1 : 0);
-      for (let n = 0; n < mine; n++) {
-        const m = names[n % names.length]!;
-        jobs.push(req(() => replay({ client, ns: namespace, cluster: withStatus, m, c: configName(name, m), n })));
-      }
-    }
-    await Promise.all(jobs);
-  }));
-  return { seconds: (performance.now() - started) / 1000, requests, concurrency, skipped };
+  const tpl = t.configs[j % t.configs.length]!;
+  const cfgName = configName(cluster.name, m);
+  const { status: _s, ...body } = clean(tpl);
+  await req(() =>
+    client.create<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
+      ...body,
+      metadata: {
+        ...body.metadata,
+        name: cfgName,
+        namespace,
+        labels: { ...body.metadata.labels, ...cluster.labels },
+        ownerReferences: cluster.owner,
+      },
+      spec: { ...tpl.spec, machineRef: { name: m }, flake: `#${m}` },
+    })
+  );
+  await req(() => client.mergePatch(NIXOS_CONFIGURATIONS, cfgName, namespace, { status: converging(tpl) }, "status"));
+  await req(() =>
+    client.mergePatch(NIXOS_CONFIGURATIONS, cfgName, namespace, {
+      status: { ...tpl.status, observedGeneration: 1 },
+    }, "status")
+  );
+  await req(() =>
+    client.mergePatch(MACHINES, m, namespace, {
+      status: { ...t.machineStatus, appliedConfiguration: cfgName },
+    }, "status")
+  );
 }

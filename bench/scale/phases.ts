@@ -1,5 +1,5 @@
-/** The phases of one size: prepare, provision, idle, rollout, and what NICO caches. */
-import type { CacheFigures, IdleWindow, ProvisionFigures, RolloutFigures } from "./result.ts";
+/** The phases of one size: prepare, provision, idle, and what NICO caches (the rollout is in rollout.ts). */
+import type { CacheFigures, IdleWindow, ProvisionFigures } from "./result.ts";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { NAMESPACES, SECRETS } from "../../lib/kube/resources.ts";
@@ -11,8 +11,7 @@ import { type ControlPlane } from "../../testing/envtest/controlplane.ts";
 import { type SimNio, startSimNio } from "../../testing/sim-nio.ts";
 import { type Templates } from "./ceiling.ts";
 import { type GitServer } from "./gitserver.ts";
-import { Observer, until } from "./observer.ts";
-import { forEachLimited } from "./pool.ts";
+import { type ClusterTimes, type ConfigTimes, Observer, until } from "./observer.ts";
 import { cpuSeconds } from "./procfs.ts";
 import { delta } from "./promtext.ts";
 import { Options, Size } from "./options.ts";
@@ -128,8 +127,37 @@ export async function provision(
   const a1 = await apiserverMetrics(bench);
   const wallS = (tEnd - t0) / 1000;
 
-  // Per cluster: when its configurations appeared, when the bootstrap node was applied, when it was Ready.
-  const byCluster = new Map<string, typeof cfgTimes>();
+  const { toReady, serial, bootstrapApply, afterBootstrap } = clusterTimings(clusters, cfgTimes, size, t0);
+  const result = {
+    clusters: size.clusters,
+    machines: nodes,
+    complete: allConfigs && allReady,
+    createSeconds: secs(tCreated - t0),
+    allConfigurationsSeconds: allConfigs ? secs(tConfigs - t0) : null,
+    allReadySeconds: allReady ? secs(tReady - t0) : null,
+    clusterReadySeconds: dist(toReady),
+    /** From a cluster's first to its last NixosConfiguration: what one-at-a-time ordering costs per cluster. */
+    orderingSpanSeconds: dist(serial),
+    /** Bootstrap configuration created → applied by the simulated NIO (apply delay 0). */
+    bootstrapApplySeconds: dist(bootstrapApply),
+    /** Bootstrap applied → NICO creates the next configuration of the cluster. */
+    nicoReactionSeconds: dist(afterBootstrap),
+    cpu: cpuDelta(cpu0, cpu1, wallS),
+    /** Everything the API server served meanwhile: NICO, the simulated NIO and the benchmark's watches. */
+    apiserver: apiserverWork(a0, a1, size.clusters),
+    nicoController: nicoControllerFigures(m0, m1, wallS, opts.workers ?? 2),
+  };
+  return { result, t0, tEnd };
+}
+
+/** Per cluster: when its configurations appeared, when the bootstrap node was applied, when it was Ready. */
+function clusterTimings(
+  clusters: [string, ClusterTimes][],
+  cfgTimes: ConfigTimes[],
+  size: Size,
+  t0: number,
+) {
+  const byCluster = new Map<string, ConfigTimes[]>();
   for (const c of cfgTimes) {
     const list = byCluster.get(c.cluster) ?? [];
     list.push(c);
@@ -155,26 +183,7 @@ export async function provision(
       if (next.length) afterBootstrap.push(Math.min(...next) - bootApplied);
     }
   }
-  const result = {
-    clusters: size.clusters,
-    machines: nodes,
-    complete: allConfigs && allReady,
-    createSeconds: secs(tCreated - t0),
-    allConfigurationsSeconds: allConfigs ? secs(tConfigs - t0) : null,
-    allReadySeconds: allReady ? secs(tReady - t0) : null,
-    clusterReadySeconds: dist(toReady),
-    /** From a cluster's first to its last NixosConfiguration: what one-at-a-time ordering costs per cluster. */
-    orderingSpanSeconds: dist(serial),
-    /** Bootstrap configuration created → applied by the simulated NIO (apply delay 0). */
-    bootstrapApplySeconds: dist(bootstrapApply),
-    /** Bootstrap applied → NICO creates the next configuration of the cluster. */
-    nicoReactionSeconds: dist(afterBootstrap),
-    cpu: cpuDelta(cpu0, cpu1, wallS),
-    /** Everything the API server served meanwhile: NICO, the simulated NIO and the benchmark's watches. */
-    apiserver: apiserverWork(a0, a1, size.clusters),
-    nicoController: nicoControllerFigures(m0, m1, wallS, opts.workers ?? 2),
-  };
-  return { result, t0, tEnd };
+  return { toReady, serial, bootstrapApply, afterBootstrap };
 }
 
 export async function idle(env: Env): Promise<IdleWindow> {
@@ -206,98 +215,6 @@ export async function idle(env: Env): Promise<IdleWindow> {
     nicoCpuPer10sSlice: slices,
     reconciles: delta(m0, m1, "controller_runtime_reconcile_total"),
   };
-}
-
-export async function rollout(
-  env: Env,
-  machinesPerCluster: number,
-): Promise<RolloutFigures & { window: { from: number; to: number } }> {
-  const { bench, observer, opts } = env;
-  const size = { clusters: opts.rolloutClusters, machinesPerCluster };
-  log(`rollout: ${size.clusters} clusters of ${machinesPerCluster}, simulated apply ${opts.rolloutApplyMs} ms`);
-  const { nss, placement, nios } = await prepare(env, "rollout", size, opts.rolloutApplyMs);
-  try {
-    const workers = machinesPerCluster - opts.cp;
-    const d = opts.rolloutApplyMs;
-    // Provisioning with the apply delay: bootstrap first, then the other control-plane nodes one at a time;
-    // workers start as soon as the bootstrap node is up, so they overlap the control plane.
-    const provisionSteps = Math.max(opts.cp, workers > 0 ? 2 : 1);
-    const t0 = Date.now();
-    await createClusters(bench, placement, machinesPerCluster, opts.cp, env.git.url("flake"), opts.concurrency);
-    const timeout = opts.timeoutSeconds * 1000;
-    const provisioned = await until(
-      () => observer.clustersIn(nss).filter(([, c]) => c.ready.size > 0).length >= size.clusters,
-      timeout,
-    );
-    if (!provisioned) throw new Error("rollout clusters did not become Ready");
-    const tProv = Math.max(...observer.clustersIn(nss).map(([, c]) => Math.min(...c.ready.values())));
-    await new Promise((r) => setTimeout(r, 1000));
-
-    // The change: a new gitRepo on every cluster at once.
-    const newRepo = env.git.url("flake-v2");
-    const gens = new Map<string, number>();
-    const r0 = Date.now();
-    await forEachLimited(placement, opts.concurrency, async ({ ns, name }) => {
-      const c = await bench.mergePatch<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns, {
-        spec: { gitRepo: newRepo },
-      });
-      gens.set(`${ns}/${name}`, c.metadata.generation ?? 0);
-    });
-    const done = () =>
-      [...gens.entries()].every(([k, g]) => observer.clusters.get(k)?.ready.has(g)) &&
-      observer.configsIn(nss).every((c) => c.gitRepo === newRepo && c.applied.has(c.generation));
-    const ok = await until(done, timeout, () => {
-      const n = [...gens.entries()].filter(([k, g]) => observer.clusters.get(k)?.ready.has(g)).length;
-      log(`  ${secs(Date.now() - r0)} s: ${n}/${gens.size} clusters rolled out`);
-    });
-    const tDone = ok ? Math.max(...[...gens.entries()].map(([k, g]) => observer.clusters.get(k)!.ready.get(g)!)) : NaN;
-
-    // Steps per cluster, from the configurations' generations: updated (spec changed) → applied.
-    const reaction: number[] = [];
-    const nioLag: number[] = [];
-    const perCluster: number[] = [];
-    const cfgs = observer.configsIn(nss);
-    for (const [k, g] of gens) {
-      const steps = cfgs.filter((c) => c.cluster === k && c.generation >= 2).map((c) => ({
-        updated: c.genSeen.get(c.generation)!,
-        applied: c.applied.get(c.generation),
-      })).sort((a, b) => a.updated - b.updated);
-      if (steps.some((s) => s.applied === undefined)) continue;
-      let prev = r0;
-      for (const s of steps) {
-        reaction.push(s.updated - prev);
-        nioLag.push(s.applied! - s.updated - d);
-        prev = s.applied!;
-      }
-      const ready = observer.clusters.get(k)?.ready.get(g);
-      if (ready !== undefined) perCluster.push(ready - r0);
-    }
-    const steps = workers + opts.cp; // maxUnavailable 1: workers one at a time, then the control plane one at a time
-    return {
-      clusters: size.clusters,
-      machinesPerCluster,
-      applyMs: d,
-      provisioning: {
-        seconds: secs(tProv - t0),
-        minimumSeconds: secs(provisionSteps * d),
-        steps: provisionSteps,
-      },
-      complete: ok,
-      seconds: ok ? secs(tDone - r0) : null,
-      minimumSeconds: secs(steps * d),
-      sequentialSteps: steps,
-      ratio: ok ? round((tDone - r0) / (steps * d), 2) : null,
-      overheadPerStepSeconds: ok ? round((tDone - r0 - steps * d) / steps / 1000, 3) : null,
-      clusterSeconds: dist(perCluster),
-      /** Previous node applied (or the spec change) → NICO updates the next node's configuration. */
-      nicoReactionSeconds: dist(reaction),
-      /** Configuration updated → applied, minus the apply delay: the simulated NIO's own latency. */
-      nioLatencySeconds: dist(nioLag),
-      window: { from: r0, to: ok ? tDone : Date.now() },
-    };
-  } finally {
-    for (const n of nios) await n.stop();
-  }
 }
 
 /** What NICO's informers hold, as JSON bytes, and how much of it is metadata.managedFields. */

@@ -16,14 +16,28 @@ export function table(rows: [string, ...string[]][]): string {
 
 export const f = (v: number | null | undefined, unit = "") => (v === null || v === undefined ? "-" : `${v}${unit}`);
 
+/** The report: a table of every size, the largest size's details, the extras, and the targets. */
 export function report(
   results: SizeResult[],
   opts: Options,
   extras: Extras = {},
 ): { text: string; targets: Record<string, unknown> } {
+  const largest = results.at(-1)!;
+  const lines = [table(sizeRows(results)), ...largestLines(largest)];
+  const t = targetRows(results, extras);
+  lines.push(`\nNICO ran with V8 flags: ${opts.nicoV8Flags ?? "none (V8's defaults)"}`);
+  lines.push(`Simulated NIO: ${opts.nio}, each apply up to ${opts.jitterMs} ms longer by node`);
+  lines.push(...extraLines(extras));
+  lines.push("\nTargets:", ...t.rows.map((r) => `    ${r.name}: ${r.measured} → ${r.verdict}`));
+  if (opts.quick) lines.push("    (quick run: smoke figures only)");
+  return { text: lines.join("\n"), targets: t.json };
+}
+
+/** The table's rows: a heading, then one row per figure with a column per size. */
+function sizeRows(results: SizeResult[]): [string, ...string[]][] {
   const head: [string, ...string[]] = ["", ...results.map((r) => `${r.size} (${r.machines} machines)`)];
   const col = (g: (r: SizeResult) => string): string[] => results.map(g);
-  const rows: [string, ...string[]][] = [
+  return [
     head,
     ["layout per cluster", ...col((r) => `${r.layout.controlPlane} cp + ${r.layout.workers} workers`)],
     ["all NixosConfigurations exist", ...col((r) => f(r.provisioning.allConfigurationsSeconds, " s"))],
@@ -82,14 +96,16 @@ export function report(
     ["idle NICO CPU", ...col((r) => `${r.idle.nicoCpuSeconds} s (${r.idle.nicoCpuPercent}%)`)],
     ["NICO peak RSS", ...col((r) => f(r.memory.peakRssBeforeRolloutMiB, " MiB"))],
   ];
-  const largest = results.at(-1)!;
-  const lines = [table(rows)];
+}
+
+/** The largest size's requests per cluster and its rollout. */
+function largestLines(largest: SizeResult): string[] {
   const perCluster = Object.entries(largest.api.provisioning.perCluster).slice(0, 14)
     .map(([k, v]) => `    ${k.padEnd(40)} ${v}`);
-  lines.push(
+  const lines = [
     `\nNICO's requests per cluster provisioned at ${largest.size} (audit log, user ${NICO_USER}):`,
     ...perCluster,
-  );
+  ];
   if (largest.rollout) {
     const r = largest.rollout;
     lines.push(
@@ -104,9 +120,12 @@ export function report(
       }`,
     );
   }
-  const t = targetRows(results, extras);
-  lines.push(`\nNICO ran with V8 flags: ${opts.nicoV8Flags ?? "none (V8's defaults)"}`);
-  lines.push(`Simulated NIO: ${opts.nio}, each apply up to ${opts.jitterMs} ms longer by node`);
+  return lines;
+}
+
+/** The provisioning modes and the webhook's open loop, when they ran. */
+function extraLines(extras: Extras): string[] {
+  const lines: string[] = [];
   if (extras.modes?.length) {
     const m = extras.modes[0]!;
     lines.push(
@@ -123,9 +142,7 @@ export function report(
       ),
     );
   }
-  lines.push("\nTargets:", ...t.rows.map((r) => `    ${r.name}: ${r.measured} → ${r.verdict}`));
-  if (opts.quick) lines.push("    (quick run: smoke figures only)");
-  return { text: lines.join("\n"), targets: t.json };
+  return lines;
 }
 
 /** What the scale run adds beside the sizes: the provisioning modes and the webhook's open loop. */

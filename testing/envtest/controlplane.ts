@@ -121,65 +121,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   try {
     const host = opts.host ?? "127.0.0.1";
     const ca = opts.ca ?? await createCa({ commonName: "nico-envtest-ca" });
-    const serving = await issueCert(ca, {
-      commonName: "kube-apiserver",
-      dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
-      ipAddresses: [...new Set(["127.0.0.1", host, "10.0.0.1"])],
-      usage: "server",
-      days: 30,
-    });
-    const admin = await issueCert(ca, {
-      commonName: "admin",
-      organizations: ["system:masters"],
-      usage: "client",
-      days: 30,
-    });
-    const saKey = await createCa({ commonName: "service-accounts" });
-    const files: Record<string, string> = {
-      "ca.crt": ca.certPem,
-      "apiserver.crt": serving.certPem,
-      "apiserver.key": serving.keyPem,
-      "sa.key": saKey.keyPem,
-      "sa.crt": saKey.certPem,
-    };
-    for (const [name, text] of Object.entries(files)) await Deno.writeTextFile(`${dir}/${name}`, text, { mode: 0o600 });
-
-    const etcdPort = freePort();
-    const peerPort = freePort();
-    const etcd = startGuarded("etcd", `${bin}/etcd`, [
-      "--name=default",
-      `--data-dir=${dir}/etcd`,
-      `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
-      `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
-      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
-      "--unsafe-no-fsync=true",
-      "--log-level=warn",
-    ], `${dir}/etcd.log`);
-    procs.push(etcd);
-
+    const admin = await writeCertificates(dir, ca, host);
+    const etcd = startEtcd(bin, dir);
+    procs.push(etcd.proc);
     const port = opts.port ?? freePort();
-    const apiserver = startGuarded("kube-apiserver", `${bin}/kube-apiserver`, [
-      `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-      `--bind-address=${host}`,
-      `--advertise-address=${host}`,
-      `--secure-port=${port}`,
-      `--cert-dir=${dir}`,
-      `--tls-cert-file=${dir}/apiserver.crt`,
-      `--tls-private-key-file=${dir}/apiserver.key`,
-      `--client-ca-file=${dir}/ca.crt`,
-      "--authorization-mode=RBAC",
-      "--service-account-issuer=https://kubernetes.default.svc",
-      `--service-account-key-file=${dir}/sa.crt`,
-      `--service-account-signing-key-file=${dir}/sa.key`,
-      "--service-cluster-ip-range=10.0.0.0/24",
-      "--disable-admission-plugins=ServiceAccount",
-      "--allow-privileged=true",
-      "--endpoint-reconciler-type=none",
-      "--v=0",
-      ...(opts.apiserverArgs ?? []),
-    ], `${dir}/kube-apiserver.log`);
+    const apiserver = startApiserver(bin, dir, { host, port, etcdPort: etcd.port, extra: opts.apiserverArgs ?? [] });
     procs.push(apiserver);
 
     const server = `https://${host}:${port}`;
@@ -187,7 +133,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     await Deno.writeTextFile(kubeconfigPath, kubeconfigYaml(server, ca.certPem, "admin", admin), { mode: 0o600 });
     const client = KubeClient.load(kubeconfigPath, { userAgent: "nico-tests", fieldManager: "nico-tests" });
     adminClient = client;
-    await waitReady(client, [etcd, apiserver]);
+    await waitReady(client, [etcd.proc, apiserver]);
     await installCrds(client, opts.crds ?? DEFAULT_CRDS);
     if (opts.controllers?.length) {
       procs.push(startGuarded("kube-controller-manager", `${bin}/kube-controller-manager`, [
@@ -207,6 +153,79 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       cause: err,
     });
   }
+}
+
+/** Writes the API server's serving certificate and the service-account keys into `dir`; answers the admin's. */
+async function writeCertificates(dir: string, ca: KeyPair, host: string): Promise<KeyPair> {
+  const serving = await issueCert(ca, {
+    commonName: "kube-apiserver",
+    dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+    ipAddresses: [...new Set(["127.0.0.1", host, "10.0.0.1"])],
+    usage: "server",
+    days: 30,
+  });
+  const admin = await issueCert(ca, {
+    commonName: "admin",
+    organizations: ["system:masters"],
+    usage: "client",
+    days: 30,
+  });
+  const saKey = await createCa({ commonName: "service-accounts" });
+  const files: Record<string, string> = {
+    "ca.crt": ca.certPem,
+    "apiserver.crt": serving.certPem,
+    "apiserver.key": serving.keyPem,
+    "sa.key": saKey.keyPem,
+    "sa.crt": saKey.certPem,
+  };
+  for (const [name, text] of Object.entries(files)) await Deno.writeTextFile(`${dir}/${name}`, text, { mode: 0o600 });
+  return admin;
+}
+
+/** Starts etcd on free loopback ports, its data in `dir`; answers the process and its client port. */
+function startEtcd(bin: string, dir: string): { proc: Guarded; port: number } {
+  const etcdPort = freePort();
+  const peerPort = freePort();
+  const proc = startGuarded("etcd", `${bin}/etcd`, [
+    "--name=default",
+    `--data-dir=${dir}/etcd`,
+    `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
+    `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
+    `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+    "--unsafe-no-fsync=true",
+    "--log-level=warn",
+  ], `${dir}/etcd.log`);
+  return { proc, port: etcdPort };
+}
+
+/** Starts kube-apiserver on `host:port` with the certificates in `dir`, storing in the etcd at `etcdPort`. */
+function startApiserver(
+  bin: string,
+  dir: string,
+  at: { host: string; port: number; etcdPort: number; extra: string[] },
+): Guarded {
+  return startGuarded("kube-apiserver", `${bin}/kube-apiserver`, [
+    `--etcd-servers=http://127.0.0.1:${at.etcdPort}`,
+    `--bind-address=${at.host}`,
+    `--advertise-address=${at.host}`,
+    `--secure-port=${at.port}`,
+    `--cert-dir=${dir}`,
+    `--tls-cert-file=${dir}/apiserver.crt`,
+    `--tls-private-key-file=${dir}/apiserver.key`,
+    `--client-ca-file=${dir}/ca.crt`,
+    "--authorization-mode=RBAC",
+    "--service-account-issuer=https://kubernetes.default.svc",
+    `--service-account-key-file=${dir}/sa.crt`,
+    `--service-account-signing-key-file=${dir}/sa.key`,
+    "--service-cluster-ip-range=10.0.0.0/24",
+    "--disable-admission-plugins=ServiceAccount",
+    "--allow-privileged=true",
+    "--endpoint-reconciler-type=none",
+    "--v=0",
+    ...at.extra,
+  ], `${dir}/kube-apiserver.log`);
 }
 
 /** The parts of a running control plane a {@link ControlPlane} handle is made of. */
