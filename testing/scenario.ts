@@ -10,7 +10,7 @@ import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { MACHINES } from "../core/nio.ts";
-import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import type { Machine, NioGeneration, NixosConfiguration } from "../core/nio.ts";
 import { CLUSTER_LABEL, ROLE_LABEL } from "../core/labels.ts";
 import type { ControlPlane } from "./envtest/controlplane.ts";
 import { eventually } from "./helpers.ts";
@@ -34,6 +34,8 @@ export interface ScenarioOptions {
   apiBrokenBy?: (cfg: NixosConfiguration) => boolean;
   /** Nodes name the configuration they run on their Node (default true; see testing/workload.ts). */
   reportConfiguration?: boolean;
+  /** Which NIO the simulator plays, and NICO is told (default `v1`). */
+  generation?: NioGeneration;
 }
 
 /** A cluster spec as a test writes it: explicit Machine lists, anything else as the CRD takes it. */
@@ -48,8 +50,12 @@ export interface Scenario {
   nio: SimNio;
   nico: RunningNico;
   workloads: WorkloadClusters;
-  /** Creates Machines on loopback hosts, with annotations if given. */
-  machines(names: string[], annotations?: Record<string, Record<string, string>>): Promise<void>;
+  /** Creates Machines on loopback hosts, with annotations and labels if given. */
+  machines(
+    names: string[],
+    annotations?: Record<string, Record<string, string>>,
+    labels?: Record<string, string>,
+  ): Promise<void>;
   /** Creates the Machines `spec` names (explicit lists) and cluster `c` with `spec`. */
   createCluster(spec: ClusterSpecInput): Promise<void>;
   /** The cluster as stored now. */
@@ -77,6 +83,7 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
   });
   const nio = startSimNio(client, {
     namespace: ns,
+    generation: o.generation ?? "v1",
     applyDelayMs: o.applyDelayMs ?? 300,
     removeDelayMs: o.removeDelayMs ?? 300,
     onBootstrapApplied: workloads.onBootstrapApplied,
@@ -90,13 +97,23 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
     onApplyStarted: workloads.onApplyStarted,
     onRemoved: workloads.onRemoved,
   });
-  const nico = startNico(client, { namespace: ns, workloadProbeMs: 300, nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000 });
+  const nico = startNico(client, {
+    namespace: ns,
+    workloadProbeMs: 300,
+    nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000,
+    nio: o.generation ?? "v1",
+  });
   let n = 1;
   const get = (name = "c") => client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
-  const machines: Scenario["machines"] = async (names, annotations = {}) => {
+  const machines: Scenario["machines"] = async (names, annotations = {}, labels) => {
     for (const name of names) {
       await client.create<Machine>(MACHINES, {
-        metadata: { name, namespace: ns, ...(annotations[name] ? { annotations: annotations[name] } : {}) },
+        metadata: {
+          name,
+          namespace: ns,
+          ...(annotations[name] ? { annotations: annotations[name] } : {}),
+          ...(labels ? { labels } : {}),
+        },
         spec: { host: `127.0.${o.hostBlock}.${++n}`, sshUser: "root", sshKeySecretRef: { name: `${name}-ssh` } },
       });
     }

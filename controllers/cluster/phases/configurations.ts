@@ -113,8 +113,9 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
 /**
  * Departing nodes: configurations of Machines that are no longer members, each down when its Machine was taken
  * out of service or its Node is not Ready; and a control-plane Machine this cluster took out of service whose
- * configuration is gone but that is not released yet, as still leaving (no other control-plane node changes
- * before it has left: its Node, and with it its etcd member, goes once its configuration is gone).
+ * configuration is gone but that is not released yet or whose Node is still registered, as still leaving (no
+ * other control-plane node changes before it has left: its Node, and with it its etcd member, goes once its
+ * configuration is gone).
  */
 function departingNodes(s: ClusterScope): DepartingNode[] {
   const members = new Set(s.members);
@@ -127,10 +128,15 @@ function departingNodes(s: ClusterScope): DepartingNode[] {
     deleting: c.metadata.deletionTimestamp !== undefined,
     ...(down(c.spec.machineRef.name) ? { down: true } : {}),
   }));
-  for (const m of stillReleasing(s)) {
-    const mark = markOf(s.machines.get(m))?.mark;
-    if (mark?.cluster === s.name && mark.plane === "controlPlane") {
-      out.push({ machine: m, plane: "controlPlane", deleting: true, down: true });
+  const releasing = new Set(stillReleasing(s));
+  const configured = new Set(s.ours.map((c) => c.spec.machineRef.name));
+  for (const [name, m] of s.machines) {
+    const mark = markOf(m)?.mark;
+    if (mark?.cluster !== s.name || mark.plane !== "controlPlane" || members.has(name) || configured.has(name)) {
+      continue;
+    }
+    if (releasing.has(name) || nodes?.has(name)) {
+      out.push({ machine: name, plane: "controlPlane", deleting: true, down: true });
     }
   }
   return out;
