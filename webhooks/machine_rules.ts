@@ -49,7 +49,7 @@ const ADVICE: Partial<Record<UnavailableReason, string>> = {
   InOtherPlane: "a Machine serves one plane only",
   NameTooLong: "shorten the cluster's or the Machine's name",
   InvalidHost: "fix spec.host of the Machine (a DNS name or an IP address; punycode for internationalised names)",
-  OutOfService: "pick another Machine, or repair it and remove the mark",
+  OutOfService: "or pick another Machine",
 };
 
 const PLANES: Plane[] = ["controlPlane", "dataPlane"];
