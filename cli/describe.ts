@@ -6,6 +6,7 @@
  * @module
  */
 import type { Condition } from "../crds/kubernetescluster.ts";
+import { markOf, REMEDIATED_ANNOTATION } from "../core/marks.ts";
 import { commandHelp, type FlagSpec } from "./flags.ts";
 import {
   type AnyCondition,
@@ -60,7 +61,7 @@ const POSITION_PAINT: Record<string, Paint> = {
   "up to date": "green",
 };
 
-/** A cluster condition that is not fine: RollingOut is fine only once complete. */
+/** A cluster condition that is not fine: RollingOut is fine only once complete (Remediating: see isAbnormal). */
 function clusterAbnormal(c: Condition): boolean {
   if (c.type === "RollingOut") return c.reason !== "RolloutComplete";
   return isAbnormal(c);
@@ -99,8 +100,13 @@ function nodeRow(prefix: string, n: NodeView, cluster: string, o: DescribeOption
   // NICO's judgement first (NIO v1's own conditions can say Ready before the host ran anything).
   let note = n.state !== "Ready" ? n.detail : cond ? conditionText(cond) : "";
   if (!n.machineObj) note = `Machine ${n.machine} not found${note ? `; ${note}` : ""}`;
-  const tags = [n.bootstrap ? "bootstrap" : "", n.config ? "" : `no ${configNameOf(cluster, n.machine)} yet`]
-    .filter(Boolean);
+  const mark = markOf(n.machineObj);
+  if (mark) note = `out of service (${REMEDIATED_ANNOTATION}: ${mark.text || "set"})${note ? `; ${note}` : ""}`;
+  const tags = [
+    n.bootstrap ? "bootstrap" : "",
+    mark ? "out of service" : "",
+    n.config ? "" : `no ${configNameOf(cluster, n.machine)} yet`,
+  ].filter(Boolean);
   const position = n.order && n.position !== "up to date" ? `${n.position} #${n.order}` : n.position;
   return [
     `${prefix}Machine/${n.machine}${tags.length ? ` (${tags.join(", ")})` : ""}`,

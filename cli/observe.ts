@@ -18,6 +18,7 @@ import { type DetectedNio, detectNioGeneration } from "./niogen.ts";
 import { nodeReport, type NodeState } from "../core/readiness.ts";
 import { type PlanNode, planNodeOf, type RolloutInput } from "../core/rollout.ts";
 import { isOwnedBy, type Plane } from "../core/selection.ts";
+import { markOf } from "../core/marks.ts";
 import { type FlagSpec, parseArgs, type ParsedArgs, targetFor, UsageError } from "./flags.ts";
 
 /** Where a node stands in the rollout. */
@@ -71,8 +72,9 @@ export interface AnyCondition {
 /** Conditions whose True is the bad news (NIO's kstatus-style conditions). */
 const ABNORMAL_WHEN_TRUE = new Set(["Stalled", "Degraded", "Reconciling", "Paused"]);
 
-/** Whether a condition reports a problem or work in progress. */
+/** Whether a condition reports a problem or work in progress (`Remediating`: in flight, or refused). */
 export function isAbnormal(c: AnyCondition): boolean {
+  if (c.type === "Remediating") return c.status === "True" || c.reason !== "NoUnhealthyNodes";
   return ABNORMAL_WHEN_TRUE.has(c.type) ? c.status === "True" : c.status !== "True";
 }
 
@@ -202,6 +204,7 @@ export function rolloutInput(v: ClusterView): RolloutInput {
       machine: n.machine,
       plane: n.plane,
       deleting: n.config?.metadata.deletionTimestamp !== undefined,
+      ...(markOf(n.machineObj) ? { down: true } : {}),
     })),
     bootstrap: v.cluster.status?.bootstrapNode ?? nodes.find((n) => n.plane === "controlPlane")?.machine ?? "",
     order: spec.rollout?.order ?? "WorkersFirst",

@@ -65,3 +65,10 @@ export const DRAIN_STARTED_ANNOTATION = `${PREFIX}/drain-started`;
  * `configuration` of the `cluster.nix` it runs. On NixosConfigurations, written by NICO: the one it should run.
  */
 export const CONFIGURATION_ANNOTATION = `${PREFIX}/configuration`;
+
+/**
+ * On a Machine: taken out of service (by NICO's remediation, or by a person), so no cluster selects it until
+ * a person removes the annotation. NICO writes `<cluster>/<role> at <time>: <reason>: <message>` (see
+ * core/marks.ts); any other value is a person's, and means the same.
+ */
+export const REMEDIATED_ANNOTATION = `${PREFIX}/remediated`;

@@ -12,7 +12,9 @@
  *   recovers or the spec changes (then only failed nodes are re-rendered);
  * - control-plane nodes are created, updated and removed strictly one at a
  *   time, and only while every other control-plane node is available, so at
- *   least floor(n/2)+1 stay up;
+ *   least floor(n/2)+1 stay up; a departing control-plane node that is down
+ *   (a remediated one) is removed before any other one is updated (its
+ *   replacement may be created first: 3 → 4 → 3);
  * - workers are updated at most `maxUnavailable` at a time (unavailable
  *   workers count against it) and removed one at a time; new workers are
  *   created as soon as the bootstrap node is up;
@@ -80,6 +82,11 @@ export interface DepartingNode {
   plane: Plane;
   /** Its deletion is in progress (NIO applies #minimal). */
   deleting: boolean;
+  /**
+   * It is down (taken out of service, or its Node is not Ready): removing it takes nothing away, and a
+   * control-plane node that is down leaves before any other control-plane node changes (etcd still counts it).
+   */
+  down?: boolean;
 }
 
 export interface RolloutInput {
@@ -267,6 +274,7 @@ function planPass(i: RolloutInput): RolloutPlan {
   // Control plane: one at a time, only while every control-plane node is available.
   const cpBusy = cp.find((n) => n.exists && !n.available);
   const cpLeaving = i.departing.find((d) => d.plane === "controlPlane" && d.deleting);
+  const cpDownLeaving = i.departing.find((d) => d.plane === "controlPlane" && d.down && !d.deleting);
   const nextCp = cp.find((n) => !n.exists) ?? cp.find((n) => !n.upToDate);
   if (nextCp) {
     const cpDown = cp.filter((n) => n.exists && !n.available).length;
@@ -279,6 +287,9 @@ function planPass(i: RolloutInput): RolloutPlan {
       );
     } else if (cpLeaving) {
       reasons.push(`control plane: waiting for ${cpLeaving.machine} to be removed before touching another`);
+    } else if (cpDownLeaving && nextCp.exists) {
+      // Its replacement may join (above); a running member restarted now would leave etcd one vote short.
+      reasons.push(`control plane: ${cpDownLeaving.machine} is down and leaves before another member changes`);
     } else if (nextCp.exists && i.order === "WorkersFirst" && !wSettled) {
       reasons.push("control plane waits for the workers (WorkersFirst)");
     } else {

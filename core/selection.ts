@@ -3,32 +3,24 @@
  *
  * Pure: a function of the cluster, the Machines and the NixosConfigurations
  * in its namespace. Deterministic and sticky: current members stay while
- * they may, vacancies are filled in name order, and a Machine is in one
- * plane only.
+ * they may, vacancies are filled in name order (an explicit list's from its
+ * `spares`, in their order), and a Machine is in one plane only. A Machine
+ * out of service (core/marks.ts) is never picked, and leaves a selector
+ * plane; a listed one leaves only for a spare.
  *
  * @module
  */
-import { durationMs, type KubernetesClusterSpec, type LabelSelector } from "../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL, type Plane, planeOfRole, ROLE_LABEL } from "./labels.ts";
+import type { KubernetesClusterSpec, LabelSelector } from "../crds/kubernetescluster.ts";
+import { type Plane, planeOfRole, ROLE_LABEL } from "./labels.ts";
 import { type ClusterRef, isOwnedBy } from "./owner.ts";
-import { type Machine, machineAddress, type NixosConfiguration } from "./nio.ts";
-import { normalizeHost } from "./hosts.ts";
+import type { Machine, NixosConfiguration } from "./nio.ts";
 import { describeSelector, matches } from "../lib/selector.ts";
-import { configName, configNameFits, legacyConfigName, MAX_NAME } from "./names.ts";
+import { configName } from "./names.ts";
+import { type Availability, availability, LOSES_MEMBERSHIP, type UnavailableReason } from "./availability.ts";
 
 export type { Plane } from "./labels.ts";
 export { type ClusterRef, isOwnedBy } from "./owner.ts";
-
-export type UnavailableReason =
-  | "NotFound"
-  | "ClaimedByOther"
-  | "TargetedByOther"
-  | "ConfiguredByOther"
-  | "NotDiscoverable"
-  | "InOtherPlane"
-  | "Replaced"
-  | "NameTooLong"
-  | "InvalidHost";
+export { type Availability, availability, type UnavailableReason } from "./availability.ts";
 
 export interface MachineProblem {
   plane: Plane;
@@ -45,8 +37,6 @@ export interface SelectionInput {
   configurations: NixosConfiguration[];
   /** The bootstrap node, which a scale-down never drops. */
   bootstrap?: string | undefined;
-  /** For `replaceUnhealthyAfter` (default: never replace). */
-  now?: Date | undefined;
 }
 
 export interface PlaneSelection {
@@ -120,94 +110,15 @@ export function currentMembers(cluster: ClusterRef, configurations: NixosConfigu
   return out;
 }
 
-export type Availability = { ok: true } | { ok: false; reason: UnavailableReason; message: string };
-
-/**
- * Whether `machine` may serve `cluster`: it exists, is not claimed or
- * targeted or configured by anyone else, and NIO can reach it.
- *
- * @example
- * ```ts
- * import { availability } from "./selection.ts";
- * const cluster = { name: "c", namespace: "ns" };
- * const w1 = { metadata: { name: "w-1", namespace: "ns" }, spec: { host: "127.0.0.1" }, status: { discoverable: true } };
- * availability("w-1", w1, cluster, []); // { ok: true }
- * availability("w-2", undefined, cluster, []); // { ok: false, reason: "NotFound", message: "Machine w-2 does not exist in namespace ns" }
- * ```
- */
-export function availability(
-  name: string,
-  machine: Machine | undefined,
-  cluster: ClusterRef,
-  configurations: NixosConfiguration[],
-): Availability {
-  if (!machine) {
-    return {
-      ok: false,
-      reason: "NotFound",
-      message: `Machine ${name} does not exist in namespace ${cluster.namespace}`,
-    };
-  }
-  const address = machineAddress(machine);
-  const host = address === undefined ? undefined : normalizeHost(address);
-  if (host?.error) {
-    return { ok: false, reason: "InvalidHost", message: `Machine ${name}: its host ${host.error}` };
-  }
-  const claim = machine.metadata.labels?.[CLUSTER_LABEL];
-  if (claim && claim !== cluster.name) {
-    return { ok: false, reason: "ClaimedByOther", message: `Machine ${name} is claimed by cluster ${claim}` };
-  }
-  const other = configurations.find((c) => c.spec?.machineRef?.name === name && !isOwnedBy(c, cluster));
-  if (other) {
-    return {
-      ok: false,
-      reason: "TargetedByOther",
-      message: `Machine ${name} is already the target of NixosConfiguration ${other.metadata.name}`,
-    };
-  }
-  const applied = machine.status?.appliedConfiguration;
-  // For one Machine the legacy name is unambiguous too: `<c1>-<m>` equals `<c2>-<m>` only when c1 is c2.
-  const ownName = (n: string) =>
-    n === configName(cluster.name, name) || n === legacyConfigName(cluster.name, name) ||
-    configurations.some((c) => c.metadata.name === n && c.spec?.machineRef?.name === name && isOwnedBy(c, cluster));
-  if (machine.status?.hasConfiguration && applied && !ownName(applied)) {
-    return {
-      ok: false,
-      reason: "ConfiguredByOther",
-      message: `Machine ${name} is configured by NixosConfiguration ${applied}`,
-    };
-  }
-  if (
-    !configNameFits(cluster.name, name) &&
-    !configurations.some((c) => isOwnedBy(c, cluster) && c.spec?.machineRef?.name === name)
-  ) {
-    return {
-      ok: false,
-      reason: "NameTooLong",
-      message:
-        `Machine ${name}: its configuration name ${cluster.name}.${name} would be longer than ${MAX_NAME} characters; use a shorter cluster or Machine name`,
-    };
-  }
-  if (machine.status?.discoverable !== true) {
-    return {
-      ok: false,
-      reason: "NotDiscoverable",
-      message: `Machine ${name} is not discoverable: NIO cannot reach it`,
-    };
-  }
-  return { ok: true };
+/** What picking one plane reads and where it records problems. */
+interface PickContext {
+  input: SelectionInput;
+  byName: Map<string, Machine>;
+  current: Record<Plane, string[]>;
+  problems: MachineProblem[];
 }
 
-/** Reasons that take a Machine away from a cluster even when it is already a member. */
-const LOSES_MEMBERSHIP = new Set<UnavailableReason>(["NotFound", "ClaimedByOther", "TargetedByOther"]);
-
-/** Whether NIO has reported `m` undiscoverable for longer than `after` (needs the newer NIO's condition). */
-function unhealthyTooLong(m: Machine, after: string | undefined, now: Date | undefined): boolean {
-  if (!after || !now) return false;
-  const c = m.status?.conditions?.find((x) => x.type === "Discoverable");
-  if (c?.status !== "False" || !c.lastTransitionTime) return false;
-  return now.getTime() - new Date(c.lastTransitionTime).getTime() > durationMs(after);
-}
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Selects the Machines of both planes.
@@ -238,109 +149,111 @@ export function selectMachines(input: SelectionInput): Selection {
   return { controlPlane, dataPlane, problems: ctx.problems };
 }
 
-/** What picking both planes shares: the input, Machines by name, the current members, the problems found. */
-interface PickContext {
-  input: SelectionInput;
-  byName: Map<string, Machine>;
-  current: Record<Plane, string[]>;
-  problems: MachineProblem[];
-}
-
-/** Whether a Machine may serve the cluster, by name. */
 function checker(ctx: PickContext): (name: string) => Availability {
   const { cluster, configurations } = ctx.input;
   return (name) => availability(name, ctx.byName.get(name), cluster, configurations);
 }
 
-/** An explicit list: each listed Machine that may serve, or already serves and has not lost its place. */
+/**
+ * An explicit list: each listed Machine that may serve, or already serves and has not lost its place; a
+ * listed Machine that cannot serve leaves room for a spare (those already serving first, then in list order).
+ * A listed member out of service stays until a spare takes its place.
+ */
 function pickExplicit(ctx: PickContext, plane: Plane, taken: Set<string>): PlaneSelection {
-  const { problems } = ctx;
-  const explicit = ctx.input.cluster.spec[plane].machines ?? [];
+  const spec = ctx.input.cluster.spec[plane];
+  const listed = spec.machines ?? [];
   const mine = new Set(ctx.current[plane]);
   const check = checker(ctx);
+  const problem = (machine: string, reason: UnavailableReason, message: string, kept: boolean) =>
+    ctx.problems.push({ plane, machine, reason, message, kept });
   const members: string[] = [];
-  for (const name of explicit) {
+  const outOfService: { name: string; message: string }[] = [];
+  for (const name of listed) {
     if (taken.has(name)) {
-      problems.push({
-        plane,
-        machine: name,
-        reason: "InOtherPlane",
-        message: `Machine ${name} is already in the other plane`,
-        kept: false,
-      });
+      problem(name, "InOtherPlane", `Machine ${name} is already in the other plane`, false);
       continue;
     }
     const a = check(name);
-    if (a.ok) {
+    if (a.ok) members.push(name);
+    else if (mine.has(name) && a.reason === "OutOfService") outOfService.push({ name, message: a.message });
+    else if (mine.has(name) && !LOSES_MEMBERSHIP.has(a.reason)) {
       members.push(name);
-    } else if (mine.has(name) && !LOSES_MEMBERSHIP.has(a.reason)) {
-      members.push(name);
-      problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: true });
-    } else {
-      problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: false });
-    }
+      problem(name, a.reason, a.message, true);
+    } else problem(name, a.reason, a.message, false);
   }
+  const otherLists = new Set([...listed, ...(ctx.input.cluster.spec[other(plane)].machines ?? [])]);
+  const spares = (spec.spares ?? []).filter((n) => !otherLists.has(n) && !taken.has(n));
+  const serving = spares.filter((n) => mine.has(n));
+  const stand: string[] = [];
+  for (const name of [...serving, ...spares.filter((n) => !mine.has(n))]) {
+    if (members.length + stand.length >= listed.length) break;
+    const a = check(name);
+    // A spare that serves stays as long as a listed member would; a new one must be free.
+    if (a.ok || (mine.has(name) && !LOSES_MEMBERSHIP.has(a.reason) && a.reason !== "OutOfService")) stand.push(name);
+  }
+  // A listed member out of service leaves only for a spare; without one it stays (and says so).
+  const unfilled = listed.length - members.length - stand.length;
+  const keep = new Set(members);
+  outOfService.forEach((o, i) => {
+    const replaced = i >= unfilled;
+    if (!replaced) keep.add(o.name);
+    const how = replaced
+      ? "a spare takes its place"
+      : `no spare is free: list another Machine or add spec.${plane}.spares`;
+    problem(o.name, "OutOfService", `${o.message}; ${how}`, !replaced);
+  });
+  members.splice(0, members.length, ...listed.filter((n) => keep.has(n)), ...stand);
   return {
     members,
-    wanted: explicit.length,
-    shortfall: explicit.length - members.length,
+    wanted: listed.length,
+    shortfall: Math.max(0, listed.length - members.length),
     mode: "explicit",
     selector: "",
   };
 }
 
+const other = (plane: Plane): Plane => plane === "controlPlane" ? "dataPlane" : "controlPlane";
+
 /**
- * A selector and a count: the current members that still match and may stay (the bootstrap node first,
- * then the lowest names, on a scale down), then free matching Machines in name order.
+ * A selector: current members that still match and have not lost their place (the bootstrap node first on a
+ * scale-down), then free matching Machines in name order. A member out of service leaves.
  */
 function pickSelector(ctx: PickContext, plane: Plane, taken: Set<string>): PlaneSelection {
-  const { input, byName, problems } = ctx;
-  const spec = input.cluster.spec[plane];
+  const spec = ctx.input.cluster.spec[plane];
   const mine = new Set(ctx.current[plane]);
   const check = checker(ctx);
   const selector: LabelSelector | undefined = spec.machineSelector;
   const wanted = spec.count ?? (selector ? undefined : 0);
   const limit = wanted ?? Number.POSITIVE_INFINITY;
+  const matching = (n: string) => matches(selector, ctx.byName.get(n)?.metadata.labels);
   const kept: string[] = [];
   for (const name of ctx.current[plane]) {
-    const m = byName.get(name);
+    if (taken.has(name) || !ctx.byName.has(name) || !matching(name)) continue;
     const a = check(name);
-    if (taken.has(name) || !m || !matches(selector, m.metadata.labels)) continue;
-    if (!a.ok && LOSES_MEMBERSHIP.has(a.reason)) {
-      problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: false });
-      continue;
-    }
-    if (!a.ok && a.reason === "NotDiscoverable" && unhealthyTooLong(m, spec.replaceUnhealthyAfter, input.now)) {
-      problems.push({
-        plane,
-        machine: name,
-        reason: "Replaced",
-        message: `Machine ${name} has been undiscoverable for over ${spec.replaceUnhealthyAfter}; replacing it`,
-        kept: false,
-      });
-      continue;
-    }
-    if (!a.ok) problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: true });
-    kept.push(name);
+    const leaves = !a.ok && (LOSES_MEMBERSHIP.has(a.reason) || a.reason === "OutOfService");
+    if (!a.ok) ctx.problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: !leaves });
+    if (!leaves) kept.push(name);
   }
-  // Scale down: the bootstrap node stays, then the lowest names.
-  kept.sort((a, b) => Number(b === input.bootstrap) - Number(a === input.bootstrap) || (a < b ? -1 : a > b ? 1 : 0));
+  const boot = ctx.input.bootstrap;
+  kept.sort((a, b) => Number(b === boot) - Number(a === boot) || byName(a, b));
   const members = kept.slice(0, Math.min(kept.length, limit));
-  const candidates = input.machines
-    .map((m) => m.metadata.name)
-    .filter((n) => !taken.has(n) && !members.includes(n) && !mine.has(n))
-    .filter((n) => matches(selector, byName.get(n)!.metadata.labels))
-    .sort();
+  const candidates = [...ctx.byName.keys()]
+    .filter((n) => !taken.has(n) && !members.includes(n) && !mine.has(n) && matching(n))
+    .sort(byName);
   for (const name of candidates) {
     if (members.length >= limit) break;
     if (check(name).ok) members.push(name);
   }
-  members.sort();
-  return {
-    members,
-    wanted,
-    shortfall: wanted === undefined ? 0 : Math.max(0, wanted - members.length),
-    mode: "selector",
-    selector: describeSelector(selector),
-  };
+  members.sort(byName);
+  const shortfall = wanted === undefined ? 0 : Math.max(0, wanted - members.length);
+  if (shortfall > 0) {
+    // Say which matching Machines are out of service: the plane is short because of them.
+    for (const name of candidates) {
+      const a = check(name);
+      if (!a.ok && a.reason === "OutOfService") {
+        ctx.problems.push({ plane, machine: name, reason: a.reason, message: a.message, kept: false });
+      }
+    }
+  }
+  return { members, wanted, shortfall, mode: "selector", selector: describeSelector(selector) };
 }

@@ -204,6 +204,7 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
     paused: i.rollout?.paused ?? false,
     blocked: i.blocked,
     unresolved: i.unresolved,
+    remediating: i.extra?.find((c) => c.type === "Remediating"),
   });
   const observed = i.evaluated === false ? i.previous?.observedGeneration : i.generation;
   const conditions = mergeConditions(

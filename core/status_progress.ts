@@ -8,8 +8,11 @@
  * problem the user must fix, a failed node, a halted rollout, a ref that does
  * not resolve); otherwise `Reconciling=True` while anything is in progress
  * (provisioning, a rollout, a ref being resolved, Machines awaited, a paused
- * change); never both. A health problem with nothing to roll out (a Node
- * NotReady, the workload API away) is neither: `Ready=False` says it.
+ * change, a remediation in flight); never both. A health problem with
+ * nothing to roll out (a Node NotReady, the workload API away) is neither:
+ * `Ready=False` says it; nor is a remediation NICO refuses (too many
+ * unhealthy, quorum): `Remediating=False` says why and what to do, and a
+ * node down past the node timeout is `Failed` (Stalled) as without it.
  *
  * @module
  */
@@ -72,6 +75,8 @@ export interface ProgressInput {
   paused: boolean;
   blocked?: Blocked | undefined;
   unresolved?: { reason: string; message: string } | undefined;
+  /** The `Remediating` condition, when remediation is on: True makes the cluster Reconciling. */
+  remediating?: ConditionInput | undefined;
 }
 
 /**
@@ -159,6 +164,8 @@ function reconcilingCondition(i: ProgressInput): ConditionInput {
     return yes("Paused", `paused: the change waits until spec.paused and the paused annotation are cleared${count}`);
   }
   if (i.phase === "Provisioning") return yes("Provisioning", i.ready.message);
+  // A Machine taken out of service that has not left yet: NICO is working, though no spec changed.
+  if (i.remediating?.status === "True") return yes("Remediating", i.remediating.message);
   if (work && i.rolling?.status === "True") return yes("RollingOut", i.rolling.message);
   if (work || i.phase === "Updating") return yes("RollingOut", i.ready.message);
   if (i.machines.status !== "True") return yes("WaitingForMachines", i.machines.message);

@@ -17,7 +17,10 @@ import type { KubernetesClusterStatus } from "../crds/kubernetescluster.ts";
 export const STATUS_DELAY_MS = 10_000;
 
 /** Conditions readers act on: turning True, or no longer True, is written at once. */
-const WATCHED = ["Ready", "Reconciling", "Stalled", "Paused"] as const;
+const WATCHED = ["Ready", "Reconciling", "Stalled", "Paused", "Remediating"] as const;
+
+/** Reasons of `Remediating=False` that are no problem: any other says why NICO replaces nothing. */
+const REMEDIATION_FINE = new Set(["NoUnhealthyNodes"]);
 
 /**
  * Reasons of `Ready=False` that are plain progress (waiting for something under way). Any other reason is a
@@ -83,6 +86,13 @@ function urgency(previous: KubernetesClusterStatus | undefined, next: Kubernetes
     // Absent, False and Unknown all read "not so": only turning True or ceasing to be is a flip.
     if ((a?.status === "True") !== (b?.status === "True")) return type;
     if (type === "Stalled" && b?.status === "True" && a?.reason !== b.reason) return "Stalled reason";
+  }
+  const remediating = condition(next, "Remediating");
+  if (
+    remediating?.status === "False" && !REMEDIATION_FINE.has(remediating.reason) &&
+    condition(previous, "Remediating")?.reason !== remediating.reason
+  ) {
+    return "remediation refused";
   }
   const ready = condition(next, "Ready");
   if (

@@ -21,14 +21,21 @@ const DROPPED_KEYS = new Set(["$schema", "$id", "id", "title", "examples"]);
 /**
  * Rewrites zod's OpenAPI 3.0 output into a Kubernetes structural schema:
  * drops keys the API server refuses, removes `additionalProperties` beside
- * `properties`, and the ±2^53 integer bounds zod adds to every `z.int()`.
+ * `properties`, the ±2^53 integer bounds zod adds to every `z.int()`, and
+ * the constraints inside an int-or-string's `anyOf`.
  */
 export function structural(node: Json): Json {
   if (Array.isArray(node)) return node.map(structural);
   if (node === null || typeof node !== "object") return node;
   const out: JsonObject = {};
+  const intOrString = node["x-kubernetes-int-or-string"] === true;
   for (const [key, value] of Object.entries(node)) {
     if (DROPPED_KEYS.has(key)) continue;
+    // The one shape Kubernetes accepts: the two types, nothing else (bounds and patterns go in a CEL rule).
+    if (key === "anyOf" && intOrString) {
+      out[key] = [{ type: "integer" }, { type: "string" }];
+      continue;
+    }
     if (key === "additionalProperties" && (value === false || "properties" in node)) continue;
     if (
       (key === "maximum" || key === "minimum") && typeof value === "number" &&

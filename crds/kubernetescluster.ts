@@ -11,6 +11,7 @@ import type { ObjectMeta } from "../lib/kube/meta.ts";
 import { resource } from "../lib/kube/resources.ts";
 import { durationPattern, parseDuration } from "../lib/duration.ts";
 import { NioSettings } from "./nio.ts";
+import { Remediation, Spares } from "./remediation.ts";
 
 /** A host as the CRD accepts it: an ASCII DNS name, an IPv4 or an IPv6 address, nothing else. */
 export const HOST_PATTERN = "^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$|^[0-9A-Fa-f:.]+$";
@@ -77,7 +78,14 @@ export function durationMs(d: string): number {
 /** A duration in the unit it reads back in (`20s`, `30m`): the one definition is in `lib/duration.ts`. */
 export { formatDuration } from "../lib/duration.ts";
 
-function planeSchema(plane: "control plane" | "worker") {
+/** Spares stand in for an explicit list only. */
+const SPARES_NEED_LIST: CelRule = {
+  rule: "!has(self.spares) || size(self.spares) == 0 || (has(self.machines) && size(self.machines) > 0)",
+  message: "spares stand in for an explicit machines list; a machineSelector plane takes its spares from the pool",
+  fieldPath: ".spares",
+};
+
+function planeSchema(plane: "control plane" | "worker", description: string, ...rules: CelRule[]) {
   return z.object({
     machines: z.array(MachineName).max(128).optional()
       .describe(
@@ -94,27 +102,27 @@ function planeSchema(plane: "control plane" | "worker") {
         `How many ${plane} Machines to take from machineSelector; ignored when machines is non-empty.` +
           (plane === "worker" ? " Absent with a machineSelector: every matching Machine." : ""),
       ),
+    spares: Spares.optional(),
+    remediation: Remediation.optional(),
     replaceUnhealthyAfter: Duration.optional()
       .describe(
-        `With machineSelector: replace a ${plane} Machine that NIO has reported undiscoverable for this long by a free matching one. ` +
-          "Absent: never replace automatically" +
-          (plane === "control plane" ? " (the safe default for the control plane)." : "."),
+        "Deprecated: use remediation. Set alone, it means remediation with machineUnreachableTimeout set to this " +
+          "value and the other checks off (the replaced Machine is marked out of service like any remediated one).",
       ),
-  });
+  }).describe(description).meta(cel(SPARES_NEED_LIST, ...rules));
 }
 
-export const ControlPlane = planeSchema("control plane")
-  .describe(
-    "Machines that run the Kubernetes control plane. An odd number (3 or 5) keeps quorum through the loss of one (or two).",
-  )
-  .meta(cel({
+export const ControlPlane = planeSchema(
+  "control plane",
+  "Machines that run the Kubernetes control plane. An odd number (3 or 5) keeps quorum through the loss of one (or two).",
+  {
     rule: "(has(self.machines) && size(self.machines) > 0) || (has(self.count) && self.count >= 1)",
     message:
       "the control plane needs at least one machine: list spec.controlPlane.machines or set spec.controlPlane.count >= 1",
-  }));
+  },
+);
 
-export const DataPlane = planeSchema("worker")
-  .describe("Machines that run workloads only (workers).");
+export const DataPlane = planeSchema("worker", "Machines that run workloads only (workers).");
 
 export const SecretReference = z.object({
   name: z.string().min(1).max(253).regex(DNS_SUBDOMAIN).describe("Name of a Secret in the cluster's namespace."),

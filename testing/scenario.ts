@@ -10,7 +10,7 @@ import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { MACHINES } from "../core/nio.ts";
-import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import type { Machine, NioGeneration, NixosConfiguration } from "../core/nio.ts";
 import { CLUSTER_LABEL, ROLE_LABEL } from "../core/labels.ts";
 import type { ControlPlane } from "./envtest/controlplane.ts";
 import { eventually } from "./helpers.ts";
@@ -34,6 +34,8 @@ export interface ScenarioOptions {
   apiBrokenBy?: (cfg: NixosConfiguration) => boolean;
   /** Nodes name the configuration they run on their Node (default true; see testing/workload.ts). */
   reportConfiguration?: boolean;
+  /** Which NIO the simulator plays, and NICO is told (default `v1`). */
+  generation?: NioGeneration;
 }
 
 /** A cluster spec as a test writes it: explicit Machine lists, anything else as the CRD takes it. */
@@ -48,8 +50,12 @@ export interface Scenario {
   nio: SimNio;
   nico: RunningNico;
   workloads: WorkloadClusters;
-  /** Creates Machines on loopback hosts, with annotations if given. */
-  machines(names: string[], annotations?: Record<string, Record<string, string>>): Promise<void>;
+  /** Creates Machines on loopback hosts, with annotations and labels if given. */
+  machines(
+    names: string[],
+    annotations?: Record<string, Record<string, string>>,
+    labels?: Record<string, string>,
+  ): Promise<void>;
   /** Creates the Machines `spec` names (explicit lists) and cluster `c` with `spec`. */
   createCluster(spec: ClusterSpecInput): Promise<void>;
   /** The cluster as stored now. */
@@ -67,16 +73,29 @@ export interface Scenario {
 export const condition = (c: KubernetesCluster | undefined, type: string) =>
   c?.status?.conditions?.find((x) => x.type === type);
 
-/** Starts the scenario's NIO, workload clusters and NICO in a fresh namespace of `cp`. */
-export async function startScenario(cp: ControlPlane, prefix: string, o: ScenarioOptions): Promise<Scenario> {
-  const client = cp.client;
-  const ns = await cp.namespace(prefix);
-  const workloads = workloadClusters(client, {
-    ...(o.controllers ? { controllers: o.controllers } : {}),
-    ...(o.reportConfiguration === false ? { reportConfiguration: false } : {}),
-  });
-  const nio = startSimNio(client, {
+/** Creates Machines on loopback hosts 127.0.<hostBlock>.2, .3, … */
+function machineMaker(client: KubeClient, ns: string, hostBlock: number): Scenario["machines"] {
+  let n = 1;
+  return async (names, annotations = {}, labels) => {
+    for (const name of names) {
+      await client.create<Machine>(MACHINES, {
+        metadata: {
+          name,
+          namespace: ns,
+          ...(annotations[name] ? { annotations: annotations[name] } : {}),
+          ...(labels ? { labels } : {}),
+        },
+        spec: { host: `127.0.${hostBlock}.${++n}`, sshUser: "root", sshKeySecretRef: { name: `${name}-ssh` } },
+      });
+    }
+  };
+}
+
+/** The scenario's simulated NIO, telling the workload clusters what the hosts did (and breaking the API if asked). */
+function scenarioNio(client: KubeClient, ns: string, o: ScenarioOptions, workloads: WorkloadClusters): SimNio {
+  return startSimNio(client, {
     namespace: ns,
+    generation: o.generation ?? "v1",
     applyDelayMs: o.applyDelayMs ?? 300,
     removeDelayMs: o.removeDelayMs ?? 300,
     onBootstrapApplied: workloads.onBootstrapApplied,
@@ -90,17 +109,25 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
     onApplyStarted: workloads.onApplyStarted,
     onRemoved: workloads.onRemoved,
   });
-  const nico = startNico(client, { namespace: ns, workloadProbeMs: 300, nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000 });
-  let n = 1;
+}
+
+/** Starts the scenario's NIO, workload clusters and NICO in a fresh namespace of `cp`. */
+export async function startScenario(cp: ControlPlane, prefix: string, o: ScenarioOptions): Promise<Scenario> {
+  const client = cp.client;
+  const ns = await cp.namespace(prefix);
+  const workloads = workloadClusters(client, {
+    ...(o.controllers ? { controllers: o.controllers } : {}),
+    ...(o.reportConfiguration === false ? { reportConfiguration: false } : {}),
+  });
+  const nio = scenarioNio(client, ns, o, workloads);
+  const nico = startNico(client, {
+    namespace: ns,
+    workloadProbeMs: 300,
+    nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000,
+    nio: o.generation ?? "v1",
+  });
   const get = (name = "c") => client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
-  const machines: Scenario["machines"] = async (names, annotations = {}) => {
-    for (const name of names) {
-      await client.create<Machine>(MACHINES, {
-        metadata: { name, namespace: ns, ...(annotations[name] ? { annotations: annotations[name] } : {}) },
-        spec: { host: `127.0.${o.hostBlock}.${++n}`, sshUser: "root", sshKeySecretRef: { name: `${name}-ssh` } },
-      });
-    }
-  };
+  const machines = machineMaker(client, ns, o.hostBlock);
   return {
     ns,
     client,

@@ -49,6 +49,7 @@ const ADVICE: Partial<Record<UnavailableReason, string>> = {
   InOtherPlane: "a Machine serves one plane only",
   NameTooLong: "shorten the cluster's or the Machine's name",
   InvalidHost: "fix spec.host of the Machine (a DNS name or an IP address; punycode for internationalised names)",
+  OutOfService: "or pick another Machine",
 };
 
 const PLANES: Plane[] = ["controlPlane", "dataPlane"];
@@ -140,8 +141,11 @@ export function quorumWarnings(spec: KubernetesClusterSpec): string[] {
   const n = explicit.length || (spec.controlPlane.count ?? 0);
   const at = explicit.length ? "spec.controlPlane.machines" : "spec.controlPlane.count";
   if (n === 1) {
+    const never = spec.controlPlane.remediation
+      ? "; spec.controlPlane.remediation never replaces its only member (it holds the cluster's state)"
+      : "";
     return [
-      `${at}: a single-node control plane has no redundancy: while that Machine updates or if it fails the Kubernetes API is down; use 3 for availability`,
+      `${at}: a single-node control plane has no redundancy: while that Machine updates or if it fails the Kubernetes API is down; use 3 for availability${never}`,
     ];
   }
   if (n >= 2 && n % 2 === 0) {

@@ -90,10 +90,32 @@ export function listProblems(spec: Spec): string[] {
       );
     }
   });
+  out.push(...spareProblems(spec));
   if (cp.length === 0 && (spec.controlPlane.count ?? 0) < 1) {
     out.push(
       "spec.controlPlane: the control plane needs at least one machine: list spec.controlPlane.machines or set spec.controlPlane.count >= 1",
     );
+  }
+  return out;
+}
+
+/** A spare must be free to stand in: not listed in either plane, and a spare of one plane only. */
+function spareProblems(spec: Spec): string[] {
+  const out: string[] = [];
+  const listed = new Map<string, string>();
+  for (const plane of ["controlPlane", "dataPlane"] as const) {
+    for (const m of spec[plane].machines ?? []) listed.set(m, `spec.${plane}.machines`);
+  }
+  const spared = new Map<string, string>();
+  for (const plane of ["controlPlane", "dataPlane"] as const) {
+    (spec[plane].spares ?? []).forEach((name, i) => {
+      const at = `spec.${plane}.spares[${i}]`;
+      const where = listed.get(name) ?? spared.get(name);
+      if (where) {
+        out.push(`${at}: Machine ${name} is also in ${where}; a spare stands by for one plane: remove it from one`);
+      }
+      spared.set(name, `spec.${plane}.spares`);
+    });
   }
   return out;
 }

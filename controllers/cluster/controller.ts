@@ -145,7 +145,7 @@ export function machineChangeMatters(old: Machine, m: Machine): boolean {
   return !isDeepStrictEqual(facts(old), facts(m));
 }
 
-/** Clusters of the namespace that may want this Machine: claimant, explicit lists, matching selectors. */
+/** Clusters of the namespace that may want this Machine: claimant, explicit lists and spares, matching selectors. */
 export function clustersInterestedIn(clusters: KubernetesCluster[], machine: Machine, old?: Machine): string[] {
   const name = machine.metadata.name;
   const ns = machine.metadata.namespace;
@@ -154,11 +154,12 @@ export function clustersInterestedIn(clusters: KubernetesCluster[], machine: Mac
   for (const c of clusters) {
     if (c.metadata.namespace !== ns) continue;
     const planes = [c.spec?.controlPlane, c.spec?.dataPlane];
-    const wants = claims.has(c.metadata.name) || planes.some((p) =>
-      p && ((p.machines ?? []).includes(name) ||
-        (!(p.machines?.length) && (matches(p.machineSelector, machine.metadata.labels) ||
-          (old !== undefined && matches(p.machineSelector, old.metadata.labels)))))
-    );
+    const wants = claims.has(c.metadata.name) ||
+      planes.some((p) =>
+        p && ((p.machines ?? []).includes(name) || (p.spares ?? []).includes(name) ||
+          (!(p.machines?.length) && (matches(p.machineSelector, machine.metadata.labels) ||
+            (old !== undefined && matches(p.machineSelector, old.metadata.labels)))))
+      );
     if (wants) keys.push(keyOf(ns, c.metadata.name));
   }
   return keys;

@@ -3,7 +3,7 @@
  *
  * Shape: get the cluster (gone: done) → deleting? {@link reconcileDelete} →
  * ensure the finalizer → build the {@link ClusterScope} once → run the
- * phases (secrets, claims, configurations, releases, kubeconfig) → compute
+ * phases (secrets, claims, configurations, releases, remediation, kubeconfig) → compute
  * the status with {@link clusterStatus} and write it, on every exit, error or
  * not. A known failure ({@link ClusterProblem}) or an unexpected error shows
  * up as `Ready=False` with its reason and a Warning Event; a lost claim race
@@ -33,6 +33,7 @@ import { reconcileConfigurations } from "./phases/configurations.ts";
 import { reconcileDelete } from "./phases/delete.ts";
 import { reconcileKubeconfig } from "./phases/kubeconfig.ts";
 import { reconcileReleases } from "./phases/releases.ts";
+import { reconcileRemediation } from "./phases/remediation.ts";
 import { reconcileSecrets } from "./phases/secrets.ts";
 import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
@@ -207,6 +208,7 @@ export class ClusterReconciler {
       await reconcileConfigurations(s);
       await reconcileReleases(s);
       nodes = s.out.blocked ? [] : nodeReports(s);
+      if (!s.out.blocked) await reconcileRemediation(s, nodes);
       await reconcileKubeconfig(s, nodes);
       await settleWorkloadNodes(s, nodes);
     } catch (err) {

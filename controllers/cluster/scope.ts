@@ -166,7 +166,6 @@ export function buildScope(
     machines: cache.machines,
     configurations: cache.configs,
     bootstrap: recordedBootstrap,
-    now,
   });
   const cpMembers = selection.controlPlane.members;
   // The bootstrap node stays the bootstrap while it is a member; a departing bootstrap node that is

@@ -56,6 +56,14 @@ Deno.test("structural() drops what Kubernetes refuses and keeps the rest", async
       want: { type: "integer" },
     },
     {
+      name: "int-or-string: only the two bare types inside anyOf (its bounds go in a CEL rule)",
+      input: {
+        "x-kubernetes-int-or-string": true,
+        anyOf: [{ type: "integer", minimum: 0 }, { type: "string", pattern: "^a$" }],
+      },
+      want: { "x-kubernetes-int-or-string": true, anyOf: [{ type: "integer" }, { type: "string" }] },
+    },
+    {
       name: "real bounds kept",
       input: { type: "integer", minimum: 1, maximum: 5 },
       want: { type: "integer", minimum: 1, maximum: 5 },

@@ -104,7 +104,8 @@ const cases: {
     reason: "RunFailed",
   },
   {
-    name: "v1: the run gave up, and NIO's next scheduled run of the same spec runs: still Failed (a retry, not a recovery)",
+    name:
+      "v1: the run gave up, and NIO's next scheduled run of the same spec runs: still Failed (a retry, not a recovery)",
     nio: "v1",
     config: cfg(v1Ready),
     runs: [

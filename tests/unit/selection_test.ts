@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { selectMachines, type UnavailableReason } from "../../core/selection.ts";
 import type { KubernetesClusterSpecInput } from "../../crds/kubernetescluster.ts";
 import type { Machine, NixosConfiguration } from "../../core/nio.ts";
+import { REMEDIATED_ANNOTATION } from "../../core/labels.ts";
 import { cluster, foreignConfig, machine, ownedConfig } from "../../testing/objects.ts";
 
 interface Case {
@@ -185,42 +186,103 @@ Deno.test("selectMachines", async (t) => {
   }
 });
 
-Deno.test("replaceUnhealthyAfter swaps a long-undiscoverable member for a free one, and only then", async (t) => {
-  const now = new Date("2026-01-01T12:00:00Z");
-  const down = (since: string) => {
-    const m = wk("w-1", { discoverable: false, applied: "prod-w-1" });
-    m.status!.conditions = [{ type: "Discoverable", status: "False", lastTransitionTime: since }];
-    return m;
-  };
-  const spec = (after?: string): KubernetesClusterSpecInput => ({
-    controlPlane: { machines: ["cp-1"] },
-    dataPlane: {
-      machineSelector: { matchLabels: { role: "worker" } },
-      count: 1,
-      ...(after ? { replaceUnhealthyAfter: after } : {}),
-    },
-  });
-  const configs = [ownedConfig("prod", "w-1", "worker")];
-  const run = (after: string | undefined, since: string) =>
-    selectMachines({
-      cluster: cluster(spec(after)),
-      machines: [cp("cp-1"), down(since), wk("w-2")],
-      configurations: configs,
-      now,
+/** A Machine out of service: NICO's mark, or a person's words. */
+const marked = (m: Machine, text = "prod/worker at 2026-01-01T00:00:00Z: NodeNotReady: Node down"): Machine => ({
+  ...m,
+  metadata: { ...m.metadata, annotations: { [REMEDIATED_ANNOTATION]: text } },
+});
+
+const ownedWorker = (w: string) => ownedConfig("prod", w, "worker");
+const listed = (machines: string[], spares?: string[]): KubernetesClusterSpecInput => ({
+  controlPlane: { machines: ["cp-1"] },
+  dataPlane: { machines, ...(spares ? { spares } : {}) },
+});
+
+/** Machines out of service, in selector and explicit planes, with and without spares. */
+const OUT_OF_SERVICE: Case[] = [
+  {
+    name: "selector: a marked member leaves and the next free Machine fills its place",
+    spec: bySelector(1, 2),
+    machines: [cp("cp-1"), marked(wk("w-1", { claim: "prod" })), wk("w-2", { claim: "prod" }), wk("w-3")],
+    configs: [ownedWorker("w-1"), ownedWorker("w-2")],
+    controlPlane: ["cp-1"],
+    workers: ["w-2", "w-3"],
+    problems: [["w-1", "OutOfService", false]],
+  },
+  {
+    name: "selector: a Machine a person marked (any words) is not picked",
+    spec: bySelector(1, 1),
+    machines: [cp("cp-1"), marked(wk("w-1"), "dead PSU"), wk("w-2")],
+    controlPlane: ["cp-1"],
+    workers: ["w-2"],
+  },
+  {
+    name: "selector: short because of marked Machines, which the problems name",
+    spec: bySelector(1, 2),
+    machines: [cp("cp-1"), marked(wk("w-1", { claim: "prod" })), wk("w-2", { claim: "prod" })],
+    configs: [ownedWorker("w-2")],
+    controlPlane: ["cp-1"],
+    workers: ["w-2"],
+    problems: [["w-1", "OutOfService", false]],
+    shortfall: [0, 1],
+  },
+  {
+    name: "explicit: a marked member stays while no spare is free",
+    spec: listed(["w-1", "w-2"]),
+    machines: [cp("cp-1"), marked(wk("w-1", { claim: "prod" })), wk("w-2", { claim: "prod" })],
+    configs: [ownedWorker("w-1"), ownedWorker("w-2")],
+    controlPlane: ["cp-1"],
+    workers: ["w-1", "w-2"],
+    problems: [["w-1", "OutOfService", true]],
+  },
+  {
+    name: "explicit: a spare takes a marked member's place",
+    spec: listed(["w-1", "w-2"], ["s-1", "s-2"]),
+    machines: [cp("cp-1"), marked(wk("w-1", { claim: "prod" })), wk("w-2", { claim: "prod" }), wk("s-1"), wk("s-2")],
+    configs: [ownedWorker("w-1"), ownedWorker("w-2")],
+    controlPlane: ["cp-1"],
+    workers: ["w-2", "s-1"],
+    problems: [["w-1", "OutOfService", false]],
+  },
+  {
+    name: "explicit: spares in order, one that is not free skipped; a serving spare goes first",
+    spec: listed(["w-1", "w-2", "w-3"], ["s-1", "s-2", "s-3"]),
+    machines: [cp("cp-1"), wk("w-2"), wk("s-1", { discoverable: false }), wk("s-2"), wk("s-3", { claim: "prod" })],
+    configs: [ownedWorker("s-3")],
+    controlPlane: ["cp-1"],
+    workers: ["w-2", "s-3", "s-2"],
+    problems: [["w-1", "NotFound", false], ["w-3", "NotFound", false]],
+  },
+  {
+    name: "explicit: a listed Machine that may serve again takes its place back from the spare",
+    spec: listed(["w-1", "w-2"], ["s-1"]),
+    machines: [cp("cp-1"), wk("w-1"), wk("w-2", { claim: "prod" }), wk("s-1", { claim: "prod" })],
+    configs: [ownedWorker("w-2"), ownedWorker("s-1")],
+    controlPlane: ["cp-1"],
+    workers: ["w-1", "w-2"],
+  },
+  {
+    name: "explicit: a spare listed in a plane's machines is no spare",
+    spec: { controlPlane: { machines: ["cp-1"], spares: ["w-3"] }, dataPlane: { machines: ["w-3"] } },
+    machines: [marked(cp("cp-1", { role: "cp" }, { claim: "prod" })), wk("w-3")],
+    configs: [ownedConfig("prod", "cp-1", "control-plane")],
+    controlPlane: ["cp-1"],
+    workers: ["w-3"],
+    problems: [["cp-1", "OutOfService", true]],
+  },
+];
+
+Deno.test("a Machine out of service is never picked, leaves a selector plane, and a listed one leaves only for a spare", async (t) => {
+  const table = OUT_OF_SERVICE;
+  for (const c of table) {
+    await t.step(c.name, () => {
+      const s = selectMachines({ cluster: cluster(c.spec), machines: c.machines, configurations: c.configs ?? [] });
+      assert.deepEqual(s.controlPlane.members, c.controlPlane, "control plane");
+      assert.deepEqual(s.dataPlane.members, c.workers, "workers");
+      assert.deepEqual(s.problems.map((p) => [p.machine, p.reason, p.kept]), c.problems ?? []);
+      if (c.shortfall) assert.deepEqual([s.controlPlane.shortfall, s.dataPlane.shortfall], c.shortfall);
     });
-  await t.step(
-    "off by default: the member stays",
-    () => assert.deepEqual(run(undefined, "2026-01-01T10:00:00Z").dataPlane.members, ["w-1"]),
-  );
-  await t.step(
-    "not yet long enough: stays",
-    () => assert.deepEqual(run("15m", "2026-01-01T11:50:00Z").dataPlane.members, ["w-1"]),
-  );
-  await t.step("past the limit: replaced", () => {
-    const s = run("15m", "2026-01-01T11:40:00Z");
-    assert.deepEqual(s.dataPlane.members, ["w-2"]);
-    assert.deepEqual(s.problems.map((p) => [p.machine, p.reason]), [["w-1", "Replaced"]]);
-  });
+  }
 });
 
 Deno.test("selection is deterministic whatever the input order", () => {

@@ -266,3 +266,22 @@ Deno.test("never Reconciling and Stalled at once, over every mix of node states"
     }
   }
 });
+
+Deno.test("a remediation in flight is Reconciling; one NICO refuses is not Stalled", () => {
+  const notReady: Node = { state: "Joining", reason: "NodeNotReady", detail: "applied; Node w-3 not Ready" };
+  const remediating = (status: "True" | "False", reason: string) => ({
+    type: "Remediating",
+    status,
+    reason,
+    message: reason === "Remediating" ? "w-3 (NodeNotReady) is replaced by w-4 (joining)" : "quorum",
+  });
+  const inFlight = computeStatus(
+    pass({ "w-3": notReady }, { previous: SETTLED, extra: [remediating("True", "Remediating")] }),
+  );
+  assert.equal(pair(inFlight, "Reconciling"), "True/Remediating");
+  assert.match(cond(inFlight, "Reconciling").message, /replaced by w-4/);
+  const refused = computeStatus(
+    pass({ "w-3": notReady }, { previous: SETTLED, extra: [remediating("False", "TooManyUnhealthy")] }),
+  );
+  assert.deepEqual([pair(refused, "Reconciling"), pair(refused, "Stalled")], ["False/Settled", "False/NotStalled"]);
+});

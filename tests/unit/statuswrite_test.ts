@@ -63,6 +63,18 @@ Deno.test("statusWrite: what cannot wait goes out at once, progress waits at mos
     ["Reconciling flips", provisioning, edit(provisioning, (s) => cond(s, "Reconciling").status = "False"), "now"],
     ["Stalled flips", provisioning, edit(provisioning, (s) => cond(s, "Stalled").status = "True"), "now"],
     [
+      "a remediation starts",
+      edit(provisioning, (s) => s.conditions!.push(c("Remediating", "False", "NoUnhealthyNodes"))),
+      edit(provisioning, (s) => s.conditions!.push(c("Remediating", "True", "Remediating"))),
+      "now",
+    ],
+    [
+      "a remediation refused",
+      edit(provisioning, (s) => s.conditions!.push(c("Remediating", "False", "NoUnhealthyNodes"))),
+      edit(provisioning, (s) => s.conditions!.push(c("Remediating", "False", "QuorumWouldBeLost"))),
+      "now",
+    ],
+    [
       "a problem as Ready's reason",
       provisioning,
       edit(provisioning, (s) => Object.assign(cond(s, "Ready"), { reason: "IdentityLost" })),

@@ -1,5 +1,6 @@
 /** Admission webhook: every validation rule on CREATE (cases run through the Hono app). */
 import { type KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import { REMEDIATED_ANNOTATION as REMEDIATED } from "../../core/labels.ts";
 import {
   Case,
   cluster,
@@ -270,6 +271,32 @@ const createCases: Case[] = [
       /^spec\.controlPlane\.machines\[0\]: Machine cp-1 is not discoverable/,
       /^spec\.controlPlane\.machines\[1\]: Machine cp-2 does not exist/,
       /^spec\.controlPlane\.machines\[2\]: Machine cp-3 does not exist/,
+    ],
+  },
+  {
+    name: "a spare also listed, or a spare of both planes",
+    objects: { machines: fleet(3, 3) },
+    object: cluster(withRepo({
+      ...three,
+      controlPlane: { machines: ["cp-1", "cp-2", "cp-3"], spares: ["w-3"] },
+      dataPlane: { machines: ["w-1", "w-2"], spares: ["w-2", "w-3"] },
+    })),
+    errors: [
+      "spec.dataPlane.spares[0]: Machine w-2 is also in spec.dataPlane.machines; a spare stands by for one plane: remove it from one",
+      "spec.dataPlane.spares[1]: Machine w-3 is also in spec.controlPlane.spares; a spare stands by for one plane: remove it from one",
+    ],
+  },
+  {
+    name: "an explicit Machine out of service",
+    objects: {
+      machines: [
+        ...fleet(2),
+        { ...machine("cp-3"), metadata: { ...machine("cp-3").metadata, annotations: { [REMEDIATED]: "bad disk" } } },
+      ],
+    },
+    object: cluster(withRepo(three)),
+    errors: [
+      "spec.controlPlane.machines[2]: Machine cp-3 is out of service (nico.homystack.com/remediated: bad disk); remove the annotation once the host is repaired to use it again; or pick another Machine",
     ],
   },
 ];

@@ -9,7 +9,8 @@ import { NIXOS_CONFIGURATIONS } from "../../../core/nio.ts";
 import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
 import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
 import { endpointUrl } from "../../../core/kubeconfig.ts";
-import { planNodeOf, planRollout } from "../../../core/rollout.ts";
+import { type DepartingNode, planNodeOf, planRollout } from "../../../core/rollout.ts";
+import { markOf } from "../../../core/marks.ts";
 import { runsOf, scheduleFor } from "../../../core/runs.ts";
 import { sameSecondAsLast, specChangedAt } from "../../../core/readiness.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
@@ -52,15 +53,10 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     out.wantedHash.set(d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!);
     out.wantedSpec.set(d.metadata.name, d.spec);
   }
-  const members = new Set(s.members);
   const reports = nodeReports(s);
   const plan = planRollout({
     nodes: reports.map(planNodeOf),
-    departing: s.ours.filter((c) => !members.has(c.spec.machineRef.name)).map((c) => ({
-      machine: c.spec.machineRef.name,
-      plane: planeOfRole(c.metadata.labels?.[ROLE_LABEL]),
-      deleting: c.metadata.deletionTimestamp !== undefined,
-    })),
+    departing: departingNodes(s),
     bootstrap,
     order: spec.rollout.order,
     maxUnavailable: spec.rollout.maxUnavailable,
@@ -112,6 +108,38 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     });
     if (deleted) s.log.info("deleted configuration of a departed node", { configuration: c.metadata.name });
   }
+}
+
+/**
+ * Departing nodes: configurations of Machines that are no longer members, each down when its Machine was taken
+ * out of service or its Node is not Ready; and a control-plane Machine this cluster took out of service whose
+ * configuration is gone but that is not released yet or whose Node is still registered, as still leaving (no
+ * other control-plane node changes before it has left: its Node, and with it its etcd member, goes once its
+ * configuration is gone).
+ */
+function departingNodes(s: ClusterScope): DepartingNode[] {
+  const members = new Set(s.members);
+  const nodes = s.out.workload?.api.state === "Available" ? s.out.workload.nodes : undefined;
+  const down = (m: string) =>
+    markOf(s.machines.get(m)) !== undefined || (nodes !== undefined && nodes.get(m)?.ready !== "True");
+  const out: DepartingNode[] = s.ours.filter((c) => !members.has(c.spec.machineRef.name)).map((c) => ({
+    machine: c.spec.machineRef.name,
+    plane: planeOfRole(c.metadata.labels?.[ROLE_LABEL]),
+    deleting: c.metadata.deletionTimestamp !== undefined,
+    ...(down(c.spec.machineRef.name) ? { down: true } : {}),
+  }));
+  const releasing = new Set(stillReleasing(s));
+  const configured = new Set(s.ours.map((c) => c.spec.machineRef.name));
+  for (const [name, m] of s.machines) {
+    const mark = markOf(m)?.mark;
+    if (mark?.cluster !== s.name || mark.plane !== "controlPlane" || members.has(name) || configured.has(name)) {
+      continue;
+    }
+    if (releasing.has(name) || nodes?.has(name)) {
+      out.push({ machine: name, plane: "controlPlane", deleting: true, down: true });
+    }
+  }
+  return out;
 }
 
 /** Departed nodes this cluster still claims although their configuration is gone (not released yet). */

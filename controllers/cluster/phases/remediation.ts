@@ -1,0 +1,126 @@
+/**
+ * Phase: remediation. Decides per plane (core/remediation.ts) from what the
+ * pass saw (controllers/cluster/remediation.ts), marks the Machine taken out
+ * of service (annotation nico.homystack.com/remediated; the next pass's
+ * selection drops it and picks its replacement, and the planner does the
+ * rest), records Events for each step, and adds the `Remediating` condition.
+ * Nothing is written while paused.
+ *
+ * @module
+ */
+import { REMEDIATED_ANNOTATION } from "../../../core/labels.ts";
+import { CLUSTER_LABEL } from "../../../core/labels.ts";
+import { markValue } from "../../../core/marks.ts";
+import { MACHINES } from "../../../core/nio.ts";
+import type { NodeReport } from "../../../core/readiness.ts";
+import { decideRemediation, type PlaneDecision } from "../../../core/remediation.ts";
+import { type InFlightStep, remediationCondition, stepText } from "../../../core/remediation_status.ts";
+import { keyOf } from "../../../lib/runtime/keys.ts";
+import { WarningLimiter } from "../problem.ts";
+import { remediationView } from "../remediation.ts";
+import { type ClusterScope, nextLookMs } from "../scope.ts";
+
+/** What the phase did. */
+export interface RemediationOutcome {
+  /** Machines marked out of service in this pass. */
+  marked: string[];
+  /** Planes NICO refused to remediate, with why. */
+  refused: { plane: string; reason: string }[];
+  /** Remediations in flight (marked Machines not gone yet). */
+  inFlight: string[];
+}
+
+/** A refusal is told again only when its reason changes, or every 10 minutes. */
+const refusals = new WarningLimiter();
+/** The steps already told, by `<cluster key>/<machine>`. */
+const told = new Map<string, Set<string>>();
+
+/** Decides, marks, tells. `nodes` are the members' reports after the workload cluster was consulted. */
+export async function reconcileRemediation(s: ClusterScope, nodes: NodeReport[]): Promise<RemediationOutcome> {
+  const view = remediationView(s, nodes);
+  const done: RemediationOutcome = { marked: [], refused: [], inFlight: view.inFlight.map((f) => f.machine) };
+  await tellSteps(s, view.inFlight);
+  if (!view.planes.length && !view.inFlight.length && !view.short.length) return done;
+  const decisions = view.planes.map(decideRemediation);
+  for (const d of decisions) {
+    if (d.kind === "take") {
+      if (await mark(s, d)) done.marked.push(d.target.machine);
+    } else if (d.kind === "refuse") {
+      done.refused.push({ plane: d.plane, reason: d.reason });
+      if (refusals.allow(`${keyOf(s.namespace, s.name)}/${d.plane}`, d.reason, "", s.now.getTime())) {
+        await s.deps.recorder.event(s.cluster, "Warning", "RemediationRefused", `${d.reason}: ${d.message}`);
+      }
+    } else refusals.clear(`${keyOf(s.namespace, s.name)}/${d.plane}`);
+  }
+  s.out.extra.push(remediationCondition({ decisions, inFlight: view.inFlight, short: view.short }));
+  if (view.dueAt) {
+    // Look again when the next member would cross its deadline (no event says so).
+    const at = Math.max(1000, view.dueAt.getTime() - s.now.getTime() + 500);
+    s.out.requeueMs = Math.min(s.out.requeueMs ?? nextLookMs(s, nodes), at);
+  }
+  if (done.marked.length) s.out.requeueMs = Math.min(s.out.requeueMs ?? nextLookMs(s, nodes), 1000);
+  return done;
+}
+
+/** Marks the target's Machine out of service (only a Machine this cluster holds) and says so. */
+async function mark(s: ClusterScope, d: Extract<PlaneDecision, { kind: "take" }>): Promise<boolean> {
+  const machine = s.machines.get(d.target.machine);
+  // Only this cluster releases its claims, so a Machine it holds now is still its own when the mark lands.
+  if (!machine || machine.metadata.labels?.[CLUSTER_LABEL] !== s.name || s.paused) return false;
+  const value = markValue({
+    cluster: s.name,
+    plane: d.plane,
+    at: s.now,
+    reason: d.target.reason,
+    message: d.target.message,
+  });
+  const written = await s.deps.client.mergePatch<typeof machine>(MACHINES, d.target.machine, s.namespace, {
+    metadata: { annotations: { [REMEDIATED_ANNOTATION]: value } },
+  });
+  s.machines.set(d.target.machine, written);
+  s.log.info("took a machine out of service", { machine: d.target.machine, reason: d.target.reason });
+  const plane = d.plane === "controlPlane" ? "control-plane" : "worker";
+  const by = d.spare
+    ? `${d.spare} takes its place`
+    : `no spare is free: the ${plane} plane is Underprovisioned until a Machine matching ` +
+      `${s.selection[d.plane].selector || "the selector"} is`;
+  await s.deps.recorder.event(
+    s.cluster,
+    "Warning",
+    "RemediationStarted",
+    `took Machine ${d.target.machine} out of service (${d.target.reason}: ${d.target.message}); ${by}; ` +
+      `it stays marked (${REMEDIATED_ANNOTATION}) until a person removes the mark`,
+  );
+  return true;
+}
+
+/** Events for each step of the remediations in flight, once each, and when one is finished. */
+async function tellSteps(s: ClusterScope, inFlight: InFlightStep[]): Promise<void> {
+  const prefix = `${keyOf(s.namespace, s.name)}/`;
+  const now = new Set(inFlight.map((f) => prefix + f.machine));
+  for (const [key] of told) {
+    if (!key.startsWith(prefix) || now.has(key)) continue;
+    told.delete(key);
+    const machine = key.slice(prefix.length);
+    await s.deps.recorder.event(
+      s.cluster,
+      "Normal",
+      "RemediationFinished",
+      `Machine ${machine} has left the cluster; it stays out of service until a person removes ${REMEDIATED_ANNOTATION}`,
+    );
+  }
+  for (const f of inFlight) {
+    const seen = told.get(prefix + f.machine) ?? new Set<string>();
+    told.set(prefix + f.machine, seen);
+    const ready = f.replacements.length > 0 && f.replacements.every((r) => r.ready);
+    const steps: [boolean, string][] = [
+      [ready, "RemediationSpareReady"],
+      [f.stage !== "waiting", "RemediationRemoving"],
+    ];
+    for (const [now, reason] of steps) {
+      if (!now || seen.has(reason)) continue;
+      seen.add(reason);
+      await s.deps.recorder.event(s.cluster, "Normal", reason, stepText(f));
+    }
+  }
+}
