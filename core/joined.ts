@@ -96,7 +96,7 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
     const before = joinOne(r, {
       ...i,
       now: api.since,
-      workload: { ...i.workload, api: { ...api, state: "Available" } },
+      workload: { ...i.workload, api: { ...api, state: "Available", since: new Date(0) } },
     }, reports);
     if (before.state === "Failed") {
       return { ...before, detail: `${before.detail}; the workload API has not answered since (${api.message})` };
@@ -130,8 +130,15 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
       detail: `applied; the workload API cannot be checked (${api.message})${seen}${why}`,
     };
   }
+  // The time the workload API could not be read is not held against a node: after an outage its deadline runs
+  // from when the API came back (Nodes register and report again), and a node that ran its change before then is
+  // only settling until it shows itself or that deadline passes.
+  const back = (d: Date | undefined) => latest(d, api.since);
+  const settling = r.appliedAt !== undefined && r.appliedAt < api.since && !overdue(api.since)
+    ? { settling: true as const }
+    : {};
   if (!node) {
-    if (overdue(changed)) {
+    if (overdue(back(changed))) {
       return {
         ...applied,
         state: "Failed",
@@ -141,15 +148,25 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
         } of the apply (the flake must register the Node under the Machine's name)`,
       };
     }
-    return { ...applied, state: "Joining", reason: "NodeMissing", detail: `applied; waiting for Node ${r.machine}` };
+    return {
+      ...applied,
+      ...settling,
+      state: "Joining",
+      reason: "NodeMissing",
+      detail: `applied; waiting for Node ${r.machine}`,
+    };
   }
   if (node.ready !== "True") {
-    const since = latest(changed, node.since);
+    const since = back(latest(changed, node.since));
     const why = node.why ? ` (${node.why})` : "";
     if (overdue(since)) {
       // Name the deadline that fired: counted from the change, or from the Node's last transition.
       const deadline = seconds(i.timeoutMs);
-      const after = since === changed ? `within ${deadline} of its last change` : `for more than ${deadline}`;
+      const after = since === changed
+        ? `within ${deadline} of its last change`
+        : since === api.since
+        ? `within ${deadline} of the workload API's return`
+        : `for more than ${deadline}`;
       return {
         ...applied,
         state: "Failed",
@@ -159,6 +176,7 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
     }
     return {
       ...applied,
+      ...settling,
       state: "Joining",
       reason: "NodeNotReady",
       detail: `applied; Node ${r.machine} not Ready${why}${
@@ -169,7 +187,7 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
   const want = reports ? i.expected?.(r.machine) : undefined;
   if (want && node.configuration !== want) {
     const says = node.configuration ? `still names configuration ${node.configuration}` : "names no configuration";
-    if (overdue(latest(changed, r.appliedAt))) {
+    if (overdue(back(latest(changed, r.appliedAt)))) {
       return {
         ...applied,
         state: "Failed",
@@ -179,6 +197,7 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
     }
     return {
       ...applied,
+      ...settling,
       state: "Joining",
       reason: "ConfigurationNotReported",
       detail: `applied; Node ${r.machine} is Ready but ${says}; waiting for it to name ${want}`,

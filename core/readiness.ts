@@ -45,6 +45,11 @@ export interface NodeReport {
    * change may be why. Only such a node may still be changed (toward a newer spec) while the API is away.
    */
   suspect?: boolean;
+  /**
+   * It ran its change before the workload API came back from an outage, moments ago, and its Node has not shown
+   * it working since: not counted available, yet not down either (nothing is changed out of order for it).
+   */
+  settling?: boolean;
 }
 
 export interface NodeInput {

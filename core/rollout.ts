@@ -49,6 +49,11 @@ export interface PlanNode {
   detail?: string;
   /** The workload API went away after this node's current change, which was not seen working (core/joined.ts). */
   suspect?: boolean;
+  /**
+   * Not available only because the workload API came back moments ago and its Node has not shown itself since
+   * (core/joined.ts): it counts as unavailable, but is not treated as down (no change out of order for it).
+   */
+  settling?: boolean;
 }
 
 /**
@@ -63,7 +68,15 @@ export interface PlanNode {
  * ```
  */
 export function planNodeOf(
-  n: { machine: string; plane: Plane; state: string; upToDate: boolean; detail: string; suspect?: boolean },
+  n: {
+    machine: string;
+    plane: Plane;
+    state: string;
+    upToDate: boolean;
+    detail: string;
+    suspect?: boolean;
+    settling?: boolean;
+  },
 ): PlanNode {
   return {
     machine: n.machine,
@@ -74,6 +87,7 @@ export function planNodeOf(
     failed: n.state === "Failed",
     detail: n.detail,
     ...(n.suspect ? { suspect: true } : {}),
+    ...(n.settling ? { settling: true } : {}),
   };
 }
 
@@ -257,7 +271,7 @@ function planPass(i: RolloutInput): RolloutPlan {
     }
   } else {
     // Outdated workers that are down already cost nothing to update; then the budget applies.
-    for (const n of workers) if (n.exists && !n.upToDate && !n.available) plan.update.push(n.machine);
+    for (const n of workers) if (n.exists && !n.upToDate && !n.available && !n.settling) plan.update.push(n.machine);
     let budget = i.maxUnavailable - workers.filter((n) => n.exists && !n.available).length;
     for (const n of workers) {
       if (budget <= 0) break;
@@ -278,7 +292,8 @@ function planPass(i: RolloutInput): RolloutPlan {
   const nextCp = cp.find((n) => !n.exists) ?? cp.find((n) => !n.upToDate);
   if (nextCp) {
     const cpDown = cp.filter((n) => n.exists && !n.available).length;
-    if (cpBusy && !cpBusy.upToDate && cpDown === 1 && cpBusy.plane === "controlPlane" && !cpLeaving) {
+    const lone = cpBusy && !cpBusy.upToDate && !cpBusy.settling && cpDown === 1 && !cpLeaving;
+    if (cpBusy && lone) {
       // The one control-plane node that is down is outdated: re-render it, touching nothing else.
       act(cpBusy);
     } else if (cpBusy) {

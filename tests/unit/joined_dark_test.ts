@@ -142,3 +142,71 @@ Deno.test("an outage never lifts a verdict reached while the API answered: a nod
   // Never listed: nothing was seen, nothing is concluded.
   assert.equal(join(applied("w-1"), { ...down([]), nodes: undefined }, 20 * 60).state, "Joining");
 });
+
+Deno.test("after an outage a node that ran its change before it is settling until the node timeout from the API's return", async (t) => {
+  const back = (s: number): WorkloadFacts["api"] => ({
+    state: "Available",
+    message: "/readyz answers ok",
+    since: ago(s),
+  });
+  const ran = { ...applied("cp-1", "controlPlane", false), appliedAt: ago(300) };
+  const TIMEOUT_S = TIMEOUT / 1000;
+  await t.step("its Node not back yet, moments after the API returned: settling, not Failed", () => {
+    const r = join(ran, { api: back(2), nodes: new Map() }, 300 + TIMEOUT_S);
+    assert.equal(r.state, "Joining");
+    assert.equal(r.reason, "NodeMissing");
+    assert.equal(r.settling, true);
+  });
+  await t.step("its Node NotReady since long before the outage: settling, not Failed", () => {
+    const nodes = new Map([["cp-1", node("cp-1", { ready: "Unknown", since: ago(5000), why: "NodeStatusUnknown" })]]);
+    const r = join(ran, { api: back(2), nodes }, 300 + TIMEOUT_S);
+    assert.equal(r.state, "Joining");
+    assert.equal(r.settling, true);
+  });
+  await t.step("the node timeout passed since the API returned: Failed, naming the return", () => {
+    const missing = join(ran, { api: back(TIMEOUT_S + 5), nodes: new Map() }, 300 + TIMEOUT_S);
+    assert.equal(missing.state, "Failed");
+    assert.equal(missing.settling, undefined);
+    const nodes = new Map([["cp-1", node("cp-1", { ready: "False", since: ago(5000) })]]);
+    const notReady = join(ran, { api: back(TIMEOUT_S + 5), nodes }, 300 + TIMEOUT_S);
+    assert.equal(notReady.state, "Failed");
+    assert.match(notReady.detail, /within 10m of the workload API's return/);
+  });
+  await t.step("a change run after the API returned is judged as ever (not settling)", () => {
+    const fresh = { ...ran, appliedAt: ago(1) };
+    const r = join(fresh, { api: back(30), nodes: new Map() }, 5);
+    assert.equal(r.reason, "NodeMissing");
+    assert.equal(r.settling, undefined);
+  });
+});
+
+Deno.test("a settling node is waited for, not changed out of order", () => {
+  const n = (machine: string, o: Partial<PlanNode> = {}): PlanNode => ({
+    machine,
+    plane: machine.startsWith("cp") ? "controlPlane" : "dataPlane",
+    exists: true,
+    upToDate: false,
+    available: true,
+    failed: false,
+    ...o,
+  });
+  const input = (settling: boolean) => ({
+    nodes: [
+      n("cp-1"),
+      n("cp-2", { upToDate: true }),
+      n("cp-3", { available: false, ...(settling ? { settling } : {}) }),
+      n("w-1", { available: false, ...(settling ? { settling } : {}) }),
+      n("w-2"),
+    ],
+    departing: [],
+    bootstrap: "cp-1",
+    order: "WorkersFirst" as const,
+    maxUnavailable: 1,
+    paused: false,
+  });
+  const down = planRollout(input(false));
+  assert.deepEqual(down.update, ["w-1", "cp-3"], "nodes really down are updated out of order (they cost nothing)");
+  const settling = planRollout(input(true));
+  assert.deepEqual(settling.update, [], "nothing changes while the node may only not have shown itself yet");
+  assert.match(settling.waiting ?? "", /waiting for cp-3/);
+});
