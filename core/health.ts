@@ -30,6 +30,11 @@ export interface MemberFacts {
   report: NodeReport;
   /** The workload API answers and its Nodes are listed: a Node's absence or state means something. */
   nodesKnown: boolean;
+  /**
+   * Since when the workload API has answered. The Node checks count from then at the earliest: while it could
+   * not be read nothing was seen, and Nodes take a moment to show themselves again after it comes back.
+   */
+  apiSince?: Date | undefined;
   /** Its Node, when registered. */
   node?: NodeView | undefined;
   machineObj?: Machine | undefined;
@@ -91,6 +96,11 @@ export function judgeMember(f: MemberFacts, checks: HealthChecks, now: Date): Ve
   return due === undefined ? {} : { dueAt: new Date(due) };
 }
 
+/** `since`, or when the workload API came back if that is later. */
+function seenFrom(f: MemberFacts, since: Date): Date {
+  return f.apiSince && f.apiSince > since ? f.apiSince : since;
+}
+
 /** `since` plus `ms`: unhealthy once passed, else due then. */
 function deadline(since: Date, ms: number, now: Date, make: () => Omit<Unhealthy, "since">): Verdict {
   const due = since.getTime() + ms;
@@ -115,7 +125,7 @@ function notReady(f: MemberFacts, c: HealthChecks, now: Date): Verdict {
   const node = f.node;
   if (!c.notReadyMs || !f.nodesKnown || !node || node.ready === "True" || !node.since) return {};
   if (!notBlamedOnChange(f, node)) return {};
-  const since = f.changedAt && f.changedAt > node.since ? f.changedAt : node.since;
+  const since = seenFrom(f, f.changedAt && f.changedAt > node.since ? f.changedAt : node.since);
   const why = node.why ? ` (${node.why})` : "";
   return deadline(since, c.notReadyMs, now, () => ({
     machine: f.machine,
@@ -127,7 +137,7 @@ function notReady(f: MemberFacts, c: HealthChecks, now: Date): Verdict {
 
 function neverRegistered(f: MemberFacts, c: HealthChecks, now: Date): Verdict {
   if (!c.startupMs || !f.nodesKnown || f.node || !f.createdAt || !f.report.applied) return {};
-  const since = f.createdAt;
+  const since = seenFrom(f, f.createdAt);
   return deadline(since, c.startupMs, now, () => ({
     machine: f.machine,
     reason: "NodeStartupTimeout",
