@@ -31,8 +31,8 @@ export interface MemberFacts {
   /** The workload API answers and its Nodes are listed: a Node's absence or state means something. */
   nodesKnown: boolean;
   /**
-   * Since when the workload API has answered. The Node checks count from then at the earliest: while it could
-   * not be read nothing was seen, and Nodes take a moment to show themselves again after it comes back.
+   * When the workload API last came back from an outage. The Node checks count from then at the earliest: while
+   * it could not be read nothing was seen, and Nodes take a moment to show themselves again after it returns.
    */
   apiSince?: Date | undefined;
   /** Its Node, when registered. */

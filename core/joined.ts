@@ -13,7 +13,16 @@ import type { NodeView } from "./workload.ts";
 export interface WorkloadFacts {
   /** Workload connections are turned off: applied counts as Ready (the previous meaning). */
   disabled?: boolean;
-  api: { state: "Available" | "Unavailable" | "Unknown"; message: string; since: Date };
+  api: {
+    state: "Available" | "Unavailable" | "Unknown";
+    message: string;
+    since: Date;
+    /**
+     * The last time the API was away and came back (its first answer is no return): when it went, when it came
+     * back, and the Nodes as last seen before it went (`undefined`: not listed by then).
+     */
+    outage?: { from: Date; to: Date; nodes?: Map<string, NodeView> | undefined } | undefined;
+  };
   /** Nodes as last seen; `undefined` before the first list. */
   nodes?: Map<string, NodeView> | undefined;
 }
@@ -96,7 +105,7 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
     const before = joinOne(r, {
       ...i,
       now: api.since,
-      workload: { ...i.workload, api: { ...api, state: "Available", since: new Date(0) } },
+      workload: { ...i.workload, api: { state: "Available", message: api.message, since: new Date(0) } },
     }, reports);
     if (before.state === "Failed") {
       return { ...before, detail: `${before.detail}; the workload API has not answered since (${api.message})` };
@@ -132,9 +141,10 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
   }
   // The time the workload API could not be read is not held against a node: after an outage its deadline runs
   // from when the API came back (Nodes register and report again), and a node that ran its change before then is
-  // only settling until it shows itself or that deadline passes.
-  const back = (d: Date | undefined) => latest(d, api.since);
-  const settling = r.appliedAt !== undefined && r.appliedAt < api.since && !overdue(api.since)
+  // only settling until it shows itself or that deadline passes. A verdict reached before the outage stands.
+  const returned = api.outage && !failedBefore(r, i, reports) ? api.outage.to : undefined;
+  const back = (d: Date | undefined) => latest(d, returned);
+  const settling = returned && r.appliedAt !== undefined && r.appliedAt < returned && !overdue(returned)
     ? { settling: true as const }
     : {};
   if (!node) {
@@ -164,7 +174,7 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
       const deadline = seconds(i.timeoutMs);
       const after = since === changed
         ? `within ${deadline} of its last change`
-        : since === api.since
+        : since === returned
         ? `within ${deadline} of the workload API's return`
         : `for more than ${deadline}`;
       return {
@@ -214,6 +224,15 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
   }
   const runs = want ? `; runs configuration ${want}` : "";
   return { ...applied, reason: "Joined", detail: `applied; Node Ready${runs}` };
+}
+
+/** Whether the node was Failed as last seen before the outage: judged then, with the Nodes as they were. */
+function failedBefore(r: NodeReport, i: JoinInput, reports: boolean): boolean {
+  const outage = i.workload.api.outage;
+  if (!outage?.nodes) return false;
+  const api = { state: "Available" as const, message: i.workload.api.message, since: new Date(0) };
+  const workload = { ...i.workload, api, nodes: outage.nodes };
+  return joinOne(r, { ...i, now: outage.from, workload }, reports).state === "Failed";
 }
 
 /** A deadline as written in specs: `90s`, `10m`, `2h`. */

@@ -144,33 +144,47 @@ Deno.test("an outage never lifts a verdict reached while the API answered: a nod
 });
 
 Deno.test("after an outage a node that ran its change before it is settling until the node timeout from the API's return", async (t) => {
-  const back = (s: number): WorkloadFacts["api"] => ({
+  const TIMEOUT_S = TIMEOUT / 1000;
+  const readyBefore = new Map([["cp-1", node("cp-1")]]);
+  /** The API answering again for `s` seconds after an outage of a minute; the Nodes as seen before it went. */
+  const back = (s: number, before: Map<string, NodeView> | undefined = readyBefore): WorkloadFacts["api"] => ({
     state: "Available",
     message: "/readyz answers ok",
     since: ago(s),
+    outage: { from: ago(s + 60), to: ago(s), nodes: before },
   });
   const ran = { ...applied("cp-1", "controlPlane", false), appliedAt: ago(300) };
-  const TIMEOUT_S = TIMEOUT / 1000;
+  const changed = 300 + TIMEOUT_S;
   await t.step("its Node not back yet, moments after the API returned: settling, not Failed", () => {
-    const r = join(ran, { api: back(2), nodes: new Map() }, 300 + TIMEOUT_S);
+    const r = join(ran, { api: back(2), nodes: new Map() }, changed);
     assert.equal(r.state, "Joining");
     assert.equal(r.reason, "NodeMissing");
     assert.equal(r.settling, true);
   });
-  await t.step("its Node NotReady since long before the outage: settling, not Failed", () => {
+  await t.step("its Node NotReady since long before (a transition time from then): settling, not Failed", () => {
     const nodes = new Map([["cp-1", node("cp-1", { ready: "Unknown", since: ago(5000), why: "NodeStatusUnknown" })]]);
-    const r = join(ran, { api: back(2), nodes }, 300 + TIMEOUT_S);
+    const r = join(ran, { api: back(2), nodes }, changed);
     assert.equal(r.state, "Joining");
     assert.equal(r.settling, true);
   });
   await t.step("the node timeout passed since the API returned: Failed, naming the return", () => {
-    const missing = join(ran, { api: back(TIMEOUT_S + 5), nodes: new Map() }, 300 + TIMEOUT_S);
+    const missing = join(ran, { api: back(TIMEOUT_S + 5), nodes: new Map() }, changed);
     assert.equal(missing.state, "Failed");
     assert.equal(missing.settling, undefined);
     const nodes = new Map([["cp-1", node("cp-1", { ready: "False", since: ago(5000) })]]);
-    const notReady = join(ran, { api: back(TIMEOUT_S + 5), nodes }, 300 + TIMEOUT_S);
+    const notReady = join(ran, { api: back(TIMEOUT_S + 5), nodes }, changed);
     assert.equal(notReady.state, "Failed");
     assert.match(notReady.detail, /within 10m of the workload API's return/);
+  });
+  await t.step("Failed before the outage (its Node missing then too): still Failed, the outage lifts no halt", () => {
+    const r = join(ran, { api: back(2, new Map()), nodes: new Map() }, changed + 120);
+    assert.equal(r.state, "Failed");
+    assert.equal(r.settling, undefined);
+  });
+  await t.step("no outage, only NICO's first look (a restart): judged as ever", () => {
+    const first = { state: "Available" as const, message: "/readyz answers ok", since: ago(2) };
+    const r = join(ran, { api: first, nodes: new Map() }, changed);
+    assert.equal(r.state, "Failed");
   });
   await t.step("a change run after the API returned is judged as ever (not settling)", () => {
     const fresh = { ...ran, appliedAt: ago(1) };

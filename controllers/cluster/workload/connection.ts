@@ -25,6 +25,11 @@ export interface WorkloadView {
     since: Date;
     /** The last answer from `/readyz` (any answer). */
     checkedAt?: Date | undefined;
+    /**
+     * The last time it was away and came back (not the first connection): when it went away, when it returned,
+     * and the Nodes as last seen before it went away.
+     */
+    outage?: { from: Date; to: Date; nodes?: Map<string, NodeView> | undefined } | undefined;
   };
   /** Nodes as last seen; `undefined` until the first list succeeded. */
   nodes?: Map<string, NodeView> | undefined;
@@ -55,6 +60,8 @@ export class WorkloadConnection {
   #lastGood: Date | undefined;
   /** The Node informer's list and error counts when the API last went away (see {@link view}). */
   #atOutage: { lists: number; errors: number } | undefined;
+  /** The Nodes as last seen when the API went away. */
+  #nodesAtOutage: Map<string, NodeView> | undefined;
   #loop: Promise<void> | undefined;
 
   constructor(o: ConnectionOptions) {
@@ -111,8 +118,17 @@ export class WorkloadConnection {
     if (changed && state === "Unavailable") {
       const { lists, errors } = this.#nodes.stats();
       this.#atOutage = { lists, errors };
+      this.#nodesAtOutage = this.#nodes.hasSynced() ? this.#nodeViews() : undefined;
     }
-    this.#api = { state, message, since: changed ? now : this.#api.since, checkedAt: now };
+    const back = changed && state === "Available" && this.#api.state === "Unavailable";
+    const outage = back ? { from: this.#api.since, to: now, nodes: this.#nodesAtOutage } : this.#api.outage;
+    this.#api = {
+      state,
+      message,
+      since: changed ? now : this.#api.since,
+      checkedAt: now,
+      ...(outage ? { outage } : {}),
+    };
     if (changed) {
       this.#o.log.info("workload API availability changed", { state, message });
       this.#o.onChange();
@@ -133,11 +149,13 @@ export class WorkloadConnection {
     const synced = this.#nodes.hasSynced() && (this.#api.state !== "Available" || !stale);
     return {
       api: { ...this.#api },
-      nodes: synced
-        ? new Map(this.#nodes.list().map((n) => [n.metadata.name, viewNode(n, DRAIN_STARTED_ANNOTATION)]))
-        : undefined,
+      nodes: synced ? this.#nodeViews() : undefined,
       nodesAsOf: synced ? this.#lastGood : undefined,
     };
+  }
+
+  #nodeViews(): Map<string, NodeView> {
+    return new Map(this.#nodes.list().map((n) => [n.metadata.name, viewNode(n, DRAIN_STARTED_ANNOTATION)]));
   }
 
   /** The cached Node object, for writes that need its resourceVersion. */
