@@ -17,6 +17,7 @@ import { type BatchJob, runsOf } from "../core/runs.ts";
 import { type DetectedNio, detectNioGeneration } from "./niogen.ts";
 import { nodeReport, type NodeState } from "../core/readiness.ts";
 import { type PlanNode, planNodeOf, type RolloutInput } from "../core/rollout.ts";
+import type { StepDrains } from "../core/rolloutsteps.ts";
 import { isOwnedBy, type Plane } from "../core/selection.ts";
 import { markOf } from "../core/marks.ts";
 import { type FlagSpec, parseArgs, type ParsedArgs, targetFor, UsageError } from "./flags.ts";
@@ -40,6 +41,8 @@ export interface NodeView {
   position: Position;
   /** 1-based place in status.rollout.pending. */
   order?: number | undefined;
+  /** The rollout holds it until its drain finishes (status.rollout.draining). */
+  drain?: { state: "Draining" | "TimedOut"; message: string } | undefined;
 }
 
 export interface ClusterView {
@@ -141,6 +144,7 @@ export function clusterView(
   const pending = s?.rollout?.pending ?? [];
   const updating = new Set(s?.rollout?.updating ?? []);
   const removing = new Set(s?.rollout?.removing ?? []);
+  const drains = new Map((s?.rollout?.draining ?? []).map((d) => [d.node, d]));
   const paused = cluster.spec.paused === true || cluster.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
   const halted = s?.conditions?.some((c) => c.type === "RollingOut" && c.reason === "RolloutStalled") ?? false;
   const timeoutMs = cluster.spec.rollout?.nodeTimeout
@@ -167,7 +171,8 @@ export function clusterView(
     if (departing || removing.has(machine)) position = "removing";
     else if (r.state === "Failed") position = "failed";
     else if (updating.has(machine)) position = "updating";
-    else if (inPlan >= 0) position = paused || halted ? "held" : "pending";
+    else if (inPlan >= 0) position = paused || halted || drains.has(machine) ? "held" : "pending";
+    const drain = drains.get(machine);
     return {
       machine,
       plane,
@@ -181,6 +186,7 @@ export function clusterView(
       revision: appliedRevision(config, machineByName.get(machine), generation, r.state),
       position,
       order: inPlan >= 0 ? inPlan + 1 : undefined,
+      ...(drain ? { drain: { state: drain.state, message: drain.message } } : {}),
     };
   };
   const nodes: NodeView[] = [];
@@ -213,6 +219,14 @@ export function rolloutInput(v: ClusterView): RolloutInput {
     endpointIsBootstrap: !spec.controlPlaneEndpoint,
     provisioning: spec.rollout?.provisioning ?? "Parallel",
     firstBringUp: !v.cluster.status?.kubeconfigSecret,
+  };
+}
+
+/** The drains the status recorded as holding nodes, as the planner takes them (core/drainhold.ts). */
+export function rolloutDrains(v: ClusterView): StepDrains {
+  return {
+    drains: v.nodes.flatMap((n) => (n.drain ? [{ machine: n.machine, ...n.drain }] : [])),
+    onTimeout: v.cluster.spec.rollout?.drain?.onTimeout ?? "Halt",
   };
 }
 
