@@ -10,7 +10,8 @@ import { durationMs, type KubernetesCluster } from "../crds/kubernetescluster.ts
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { JOBS, MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
-import { CLUSTER_LABEL, PAUSED_ANNOTATION, ROLE_LABEL } from "../core/labels.ts";
+import { CLUSTER_LABEL, ROLE_LABEL } from "../core/labels.ts";
+import { isPaused } from "../core/pause.ts";
 import { configName } from "../core/names.ts";
 import type { Machine, NioGeneration, NixosConfiguration } from "../core/nio.ts";
 import { type BatchJob, runsOf } from "../core/runs.ts";
@@ -145,7 +146,7 @@ export function clusterView(
   const updating = new Set(s?.rollout?.updating ?? []);
   const removing = new Set(s?.rollout?.removing ?? []);
   const drains = new Map((s?.rollout?.draining ?? []).map((d) => [d.node, d]));
-  const paused = cluster.spec.paused === true || cluster.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
+  const paused = isPaused(cluster.spec, cluster.metadata.annotations);
   const halted = s?.conditions?.some((c) => c.type === "RollingOut" && c.reason === "RolloutStalled") ?? false;
   const timeoutMs = cluster.spec.rollout?.nodeTimeout
     ? durationMs(cluster.spec.rollout.nodeTimeout)

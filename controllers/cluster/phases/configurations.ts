@@ -69,7 +69,7 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     releasing: stillReleasing(s),
   });
   out.plan = planned;
-  if (s.paused) return;
+  if (!s.writes.configurations) return;
   const plan = out.plan = await drainBeforeChange(s, planned, new Set(s.ours.map((c) => c.spec.machineRef.name)));
   const renderNow = new Set(plan.create);
   for (const m of plan.update) {

@@ -61,7 +61,7 @@ export async function drainBeforeChange(
   const settings = drainSettings(s);
   const conn = s.deps.workloads?.connection(clusterKey(s));
   const w = s.out.workload;
-  if (!settings.enabled || !conn || w?.api.state !== "Available" || !w.nodes) return plan;
+  if (!settings.enabled || !s.writes.drains || !conn || w?.api.state !== "Available" || !w.nodes) return plan;
   const nodes = w.nodes;
   const targets = drainTargets(plan, existing, (m) => nodes.get(m)?.ready === "True");
   const draining = s.out.draining ??= new Set();
@@ -110,7 +110,7 @@ async function announceDrain(s: ClusterScope, machine: string, p: DrainProgress,
 export async function settleWorkloadNodes(s: ClusterScope, nodes: NodeReport[]): Promise<void> {
   const conn = s.deps.workloads?.connection(clusterKey(s));
   const w = s.out.workload;
-  if (!conn || w?.api.state !== "Available" || !w.nodes || s.paused) return;
+  if (!conn || w?.api.state !== "Available" || !w.nodes || !s.writes.workloadNodes) return;
   for (const n of nodes) {
     // Ready again at what NIO applied, and not being drained or changed in this pass.
     if (n.state !== "Ready" || s.out.draining?.has(n.machine) || !w.nodes.get(n.machine)?.drainStarted) continue;
