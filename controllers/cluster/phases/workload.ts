@@ -81,8 +81,7 @@ export async function drainBeforeChange(
   const held = holdForDrains(plan, drains, settings.onTimeout);
   for (const d of drains) {
     if (d.state !== "TimedOut") continue;
-    const proceeding = !held.drainHeld?.some((h) => h.machine === d.machine);
-    const note = proceeding ? `${d.message}; proceeding (onTimeout: Proceed)` : d.message;
+    const note = settings.onTimeout === "Proceed" ? `${d.message}; proceeding (onTimeout: Proceed)` : d.message;
     await s.deps.recorder.event(s.cluster, "Warning", "DrainTimeout", note);
   }
   if (drains.some((d) => d.state !== "Drained")) s.out.requeueSoon = true;
