@@ -102,6 +102,7 @@ function nodeRow(prefix: string, n: NodeView, cluster: string, o: DescribeOption
   if (!n.machineObj) note = `Machine ${n.machine} not found${note ? `; ${note}` : ""}`;
   const mark = markOf(n.machineObj);
   if (mark) note = `out of service (${REMEDIATED_ANNOTATION}: ${mark.text || "set"})${note ? `; ${note}` : ""}`;
+  if (n.drain) note = `held: ${n.drain.message}${note ? `; ${note}` : ""}`;
   const tags = [
     n.bootstrap ? "bootstrap" : "",
     mark ? "out of service" : "",

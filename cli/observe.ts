@@ -10,13 +10,15 @@ import { durationMs, type KubernetesCluster } from "../crds/kubernetescluster.ts
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { JOBS, MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
-import { CLUSTER_LABEL, PAUSED_ANNOTATION, ROLE_LABEL } from "../core/labels.ts";
+import { CLUSTER_LABEL, ROLE_LABEL } from "../core/labels.ts";
+import { isPaused } from "../core/pause.ts";
 import { configName } from "../core/names.ts";
 import type { Machine, NioGeneration, NixosConfiguration } from "../core/nio.ts";
 import { type BatchJob, runsOf } from "../core/runs.ts";
 import { type DetectedNio, detectNioGeneration } from "./niogen.ts";
 import { nodeReport, type NodeState } from "../core/readiness.ts";
 import { type PlanNode, planNodeOf, type RolloutInput } from "../core/rollout.ts";
+import type { StepDrains } from "../core/rolloutsteps.ts";
 import { isOwnedBy, type Plane } from "../core/selection.ts";
 import { markOf } from "../core/marks.ts";
 import { type FlagSpec, parseArgs, type ParsedArgs, targetFor, UsageError } from "./flags.ts";
@@ -40,6 +42,8 @@ export interface NodeView {
   position: Position;
   /** 1-based place in status.rollout.pending. */
   order?: number | undefined;
+  /** The rollout holds it until its drain finishes (status.rollout.draining). */
+  drain?: { state: "Draining" | "TimedOut"; message: string } | undefined;
 }
 
 export interface ClusterView {
@@ -141,7 +145,8 @@ export function clusterView(
   const pending = s?.rollout?.pending ?? [];
   const updating = new Set(s?.rollout?.updating ?? []);
   const removing = new Set(s?.rollout?.removing ?? []);
-  const paused = cluster.spec.paused === true || cluster.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
+  const drains = new Map((s?.rollout?.draining ?? []).map((d) => [d.node, d]));
+  const paused = isPaused(cluster.spec, cluster.metadata.annotations);
   const halted = s?.conditions?.some((c) => c.type === "RollingOut" && c.reason === "RolloutStalled") ?? false;
   const timeoutMs = cluster.spec.rollout?.nodeTimeout
     ? durationMs(cluster.spec.rollout.nodeTimeout)
@@ -167,7 +172,8 @@ export function clusterView(
     if (departing || removing.has(machine)) position = "removing";
     else if (r.state === "Failed") position = "failed";
     else if (updating.has(machine)) position = "updating";
-    else if (inPlan >= 0) position = paused || halted ? "held" : "pending";
+    else if (inPlan >= 0) position = paused || halted || drains.has(machine) ? "held" : "pending";
+    const drain = drains.get(machine);
     return {
       machine,
       plane,
@@ -181,6 +187,7 @@ export function clusterView(
       revision: appliedRevision(config, machineByName.get(machine), generation, r.state),
       position,
       order: inPlan >= 0 ? inPlan + 1 : undefined,
+      ...(drain ? { drain: { state: drain.state, message: drain.message } } : {}),
     };
   };
   const nodes: NodeView[] = [];
@@ -213,6 +220,14 @@ export function rolloutInput(v: ClusterView): RolloutInput {
     endpointIsBootstrap: !spec.controlPlaneEndpoint,
     provisioning: spec.rollout?.provisioning ?? "Parallel",
     firstBringUp: !v.cluster.status?.kubeconfigSecret,
+  };
+}
+
+/** The drains the status recorded as holding nodes, as the planner takes them (core/drainhold.ts). */
+export function rolloutDrains(v: ClusterView): StepDrains {
+  return {
+    drains: v.nodes.flatMap((n) => (n.drain ? [{ machine: n.machine, ...n.drain }] : [])),
+    onTimeout: v.cluster.spec.rollout?.drain?.onTimeout ?? "Halt",
   };
 }
 

@@ -7,7 +7,7 @@
  */
 import { type RolloutSteps, rolloutSteps } from "../core/rolloutsteps.ts";
 import { commandHelp, type FlagSpec } from "./flags.ts";
-import { type ClusterView, rolloutInput, showCluster } from "./observe.ts";
+import { type ClusterView, rolloutDrains, rolloutInput, showCluster } from "./observe.ts";
 import { type Cell, paint, stdoutStyle, type Style, table } from "./term.ts";
 
 const FLAGS: FlagSpec[] = [
@@ -38,7 +38,11 @@ function stepRows(steps: RolloutSteps): Cell[][] {
         why ?? "",
       ]);
     }
-    previous = { nodes: [...step.waitingFor, ...step.actions.map((a) => a.machine)].sort(), why: step.waiting };
+    const drains = (step.held ?? []).map((h) => `${h.machine} (drain)`);
+    previous = {
+      nodes: [...step.waitingFor, ...step.actions.map((a) => a.machine), ...drains].sort(),
+      why: step.waiting,
+    };
   }
   return rows;
 }
@@ -46,7 +50,7 @@ function stepRows(steps: RolloutSteps): Cell[][] {
 /** The plan, as text. Pure apart from the style. */
 export function renderPlan(v: ClusterView, style: Style): string {
   const input = rolloutInput(v);
-  const steps = rolloutSteps(input);
+  const steps = rolloutSteps(input, rolloutDrains(v));
   const c = v.cluster;
   const r = c.status?.rollout;
   const counted = r ? `${r.upToDate}/${r.total} nodes up to date` : "no rollout recorded yet";
@@ -56,6 +60,9 @@ export function renderPlan(v: ClusterView, style: Style): string {
   ];
   const updating = v.nodes.filter((x) => x.position === "updating").map((x) => `${x.machine} (${x.detail})`);
   if (updating.length) lines.push(`Updating now: ${updating.join(", ")}`);
+  for (const h of steps.steps[0]?.index === 0 ? steps.steps[0].held ?? [] : []) {
+    lines.push(`${paint(style, "yellow", `${h.machine} held`)}: ${h.message}`);
+  }
   if (steps.stopped) {
     const what = steps.stopped.reason === "halted"
       ? paint(style, "red", `Halted at ${steps.stopped.machine} (${steps.stopped.detail})`) +

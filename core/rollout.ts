@@ -125,6 +125,13 @@ export interface RolloutInput {
   releasing?: string[];
 }
 
+/** A node the plan would change or remove, held back until its drain finishes (core/drainhold.ts). */
+export interface DrainHold {
+  machine: string;
+  state: "Draining" | "TimedOut";
+  message: string;
+}
+
 export interface RolloutPlan {
   create: string[];
   update: string[];
@@ -141,6 +148,8 @@ export interface RolloutPlan {
   updating: string[];
   /** Departing nodes kept on purpose (the bootstrap node while it is the API endpoint), with why. */
   held?: { machine: string; why: string } | undefined;
+  /** Nodes the planner chose that wait for their drain (core/drainhold.ts), with what each waits for. */
+  drainHeld?: DrainHold[] | undefined;
 }
 
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

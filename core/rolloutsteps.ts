@@ -2,10 +2,13 @@
  * The whole pending rollout, step by step: runs the rollout planner
  * (core/rollout.ts) pass after pass, assuming every node it touches
  * converges before the next pass, and records what each pass starts and why
- * the rest waits. `nico plan` prints it. Pure.
+ * the rest waits. The drains under way hold their nodes in the first pass
+ * (core/drainhold.ts) and are assumed finished after it. `nico plan` prints
+ * it. Pure.
  *
  * @module
  */
+import { type DrainHold, holdForDrains, type NodeDrain } from "./drainhold.ts";
 import { planRollout, type RolloutInput } from "./rollout.ts";
 
 export type StepAction = "create" | "update" | "remove";
@@ -19,6 +22,14 @@ export interface RolloutStep {
   waitingFor: string[];
   /** The planner's reason for not starting more in this pass. */
   waiting?: string | undefined;
+  /** Nodes this pass would change or remove but holds until their drain finishes (the first pass only). */
+  held?: DrainHold[] | undefined;
+}
+
+/** The drains under way when the simulation starts, and what a drain past its timeout does. */
+export interface StepDrains {
+  drains: readonly NodeDrain[];
+  onTimeout: "Halt" | "Proceed";
 }
 
 export interface RolloutSteps {
@@ -45,12 +56,14 @@ export interface RolloutSteps {
  * r.steps.map((s) => s.actions.map((a) => a.machine)); // [["w-1"], ["w-2"], ["cp-1"]]
  * ```
  */
-export function rolloutSteps(input: RolloutInput, maxSteps = 200): RolloutSteps {
+export function rolloutSteps(input: RolloutInput, drains?: StepDrains, maxSteps = 200): RolloutSteps {
   let nodes = input.nodes.map((n) => ({ ...n }));
   let departing = input.departing.map((d) => ({ ...d }));
   const steps: RolloutStep[] = [];
   for (let index = 0; index < maxSteps; index++) {
-    const plan = planRollout({ ...input, nodes, departing });
+    const planned = planRollout({ ...input, nodes, departing });
+    const plan = index === 0 && drains ? holdForDrains(planned, drains.drains, drains.onTimeout) : planned;
+    const held = plan.drainHeld ? { held: plan.drainHeld } : {};
     const actions = [
       ...plan.create.map((machine) => ({ machine, action: "create" as const })),
       ...plan.update.map((machine) => ({ machine, action: "update" as const })),
@@ -62,7 +75,7 @@ export function rolloutSteps(input: RolloutInput, maxSteps = 200): RolloutSteps 
     ].filter((m) => !actions.some((a) => a.machine === m)).sort();
     if (plan.halted || input.paused) {
       if (actions.length || converging.length) {
-        steps.push({ index, actions, waitingFor: converging, waiting: plan.waiting });
+        steps.push({ index, actions, waitingFor: converging, waiting: plan.waiting, ...held });
       }
       return {
         steps,
@@ -74,7 +87,7 @@ export function rolloutSteps(input: RolloutInput, maxSteps = 200): RolloutSteps 
     }
     const done = !plan.pending.length && !plan.removing.length && !converging.length;
     if (done) return { steps, unfinished: [] };
-    steps.push({ index, actions, waitingFor: converging, waiting: plan.waiting });
+    steps.push({ index, actions, waitingFor: converging, waiting: plan.waiting, ...held });
     // The next pass: whatever was started or converging has finished.
     const started = new Set(actions.map((a) => a.machine));
     nodes = nodes.map((n) =>

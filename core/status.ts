@@ -233,6 +233,9 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
           updating: inFlight(i.nodes),
           pending: r.plan.pending,
           removing: r.plan.removing,
+          ...(r.plan.drainHeld?.length
+            ? { draining: r.plan.drainHeld.map((h) => ({ node: h.machine, state: h.state, message: h.message })) }
+            : {}),
         },
       }
       : {}),

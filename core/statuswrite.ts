@@ -123,3 +123,31 @@ function canonical(v: unknown): unknown {
   }
   return out;
 }
+
+/**
+ * The JSON merge patch (RFC 7396) that turns `previous` into `next`: every field `next` lacks, at any depth of
+ * nested objects, is set to null (a merge patch leaves a field it does not name as it was); lists are replaced
+ * whole, as a merge patch does.
+ *
+ * @example
+ * ```ts
+ * import { statusPatch } from "./statuswrite.ts";
+ * const previous = { phase: "Updating" as const, rollout: { upToDate: 1, total: 2, draining: [] }, revision: "abc" };
+ * const patch = statusPatch(previous, { phase: "Ready", rollout: { upToDate: 2, total: 2 } });
+ * patch.rollout; // { upToDate: 2, total: 2, draining: null }
+ * patch.revision; // null
+ * ```
+ */
+export function statusPatch(previous: KubernetesClusterStatus, next: KubernetesClusterStatus): Record<string, unknown> {
+  return mergePatch(previous, next) as Record<string, unknown>;
+}
+
+function mergePatch(previous: unknown, next: unknown): unknown {
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === "object" && !Array.isArray(v);
+  if (!isObject(previous) || !isObject(next)) return next;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(previous)) if (next[k] === undefined && previous[k] !== undefined) out[k] = null;
+  for (const [k, v] of Object.entries(next)) if (v !== undefined) out[k] = mergePatch(previous[k], v);
+  return out;
+}

@@ -308,6 +308,15 @@ export const KubernetesClusterStatus = z.object({
       "The plan: nodes still to update, in the order NICO will update them.",
     ),
     removing: z.array(z.string()).optional().describe("Departing nodes, in the order NICO will remove them."),
+    draining: z.array(z.object({
+      node: z.string().describe("The node the rollout would change or remove now."),
+      state: z.enum(["Draining", "TimedOut"]).describe(
+        "Draining: its pods are still leaving; TimedOut: past spec.rollout.drain.timeout with onTimeout Halt.",
+      ),
+      message: z.string().describe("What the drain did and waits for (the PodDisruptionBudget or pods it names)."),
+    })).optional().describe(
+      "Nodes held back in this pass until their drain finishes (see spec.rollout.drain); absent when none is.",
+    ),
   }).optional().describe("Progress of the current rollout."),
   conditions: z.array(Condition).optional().describe(
     "Ready (the summary), Reconciling and Stalled (the kstatus conditions: in progress, or stuck until the user acts), ControlPlaneReady, DataPlaneReady, MachinesAvailable, RollingOut, UpToDate and others.",

@@ -12,7 +12,8 @@ import type { EventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import type { KeyPair } from "../../lib/pki.ts";
 import type { Logger } from "../../lib/runtime/log.ts";
-import { BOOTSTRAP_LABEL, CONFIGURATION_ANNOTATION, PAUSED_ANNOTATION } from "../../core/labels.ts";
+import { BOOTSTRAP_LABEL, CONFIGURATION_ANNOTATION } from "../../core/labels.ts";
+import { isPaused, type PassWrites, passWrites } from "../../core/pause.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
 import { type BatchJob, RUN_SOON_GRACE_MS, runsOf } from "../../core/runs.ts";
 import { RunFailures } from "./runs.ts";
@@ -138,6 +139,8 @@ export interface ClusterScope {
   /** What is known of the commit `gitRepo` and `ref` resolve to, looked up once per pass; none without pinning. */
   readonly revision: Revision | undefined;
   readonly paused: boolean;
+  /** What this pass may write (core/pause.ts): the one pause gate the phases ask. */
+  readonly writes: PassWrites;
   readonly timeoutMs: number;
   readonly out: PassOutcome;
 }
@@ -178,6 +181,7 @@ export function buildScope(
   // A cluster that cannot start (no repository, no control plane, a ref that does not resolve) and has nothing
   // yet holds no Machines: others may use them. It claims them again once it can start.
   const refFails = revision !== undefined && !revision.commit && revision.error !== undefined;
+  const paused = isPaused(spec, cluster.metadata.annotations);
   const canStart = ours.length > 0 || (gitRepo !== undefined && cpMembers.length > 0 && !refFails);
   return {
     deps,
@@ -197,7 +201,8 @@ export function buildScope(
     bootstrap: recordedStays ? recordedBootstrap : cpMembers[0],
     gitRepo,
     revision,
-    paused: spec.paused || cluster.metadata.annotations?.[PAUSED_ANNOTATION] === "true",
+    paused,
+    writes: passWrites(paused),
     timeoutMs: spec.rollout.nodeTimeout ? durationMs(spec.rollout.nodeTimeout) : deps.nodeTimeoutMs,
     out: { extra: [], written: new Map(), wantedHash: new Map(), wantedSpec: new Map() },
   };

@@ -14,11 +14,12 @@ import { kubeconfigSecret } from "../../core/names.ts";
 import type { NodeReport } from "../../core/readiness.ts";
 import type { ClusterStatusInput, Problem } from "../../core/status.ts";
 import { workloadConditions } from "../../core/workloadstatus.ts";
+import { statusPatch } from "../../core/statuswrite.ts";
 import type { ClusterScope } from "./scope.ts";
 
 /**
  * Merge-patches `status` when it differs from what `cluster` carries; fields
- * it lacks are removed. Answers the resourceVersion the write produced
+ * it lacks are removed, nested ones too. Answers the resourceVersion the write produced
  * (undefined when nothing was written).
  */
 export async function writeStatus(
@@ -27,14 +28,12 @@ export async function writeStatus(
   status: KubernetesClusterStatus,
 ): Promise<string | undefined> {
   if (isDeepStrictEqual(stripUndefined(status), stripUndefined(cluster.status ?? {}))) return undefined;
-  const nulls: Record<string, null> = {};
-  for (const k of Object.keys(cluster.status ?? {})) if (!(k in status)) nulls[k] = null;
   try {
     const written = await client.mergePatch<KubernetesCluster>(
       KUBERNETES_CLUSTERS,
       cluster.metadata.name,
       cluster.metadata.namespace,
-      { status: { ...nulls, ...status } },
+      { status: statusPatch(cluster.status ?? {}, status) },
       "status",
     );
     return written.metadata.resourceVersion;

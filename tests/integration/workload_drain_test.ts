@@ -15,6 +15,8 @@ import type { KubeNode, KubePod } from "../../core/workload.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, startScenario } from "../../testing/scenario.ts";
 import { TERMINATION_HOLD_ANNOTATION } from "../../testing/kubelet.ts";
+import { readCluster } from "../../cli/observe.ts";
+import { renderPlan } from "../../cli/plan.ts";
 
 const env = sharedControlPlane();
 const V1 = "https://git.example.test/v1.git";
@@ -75,6 +77,15 @@ Deno.test({
       assert.equal(condition(waiting, "RollingOut")?.status, "True");
       assert.match(condition(waiting, "RollingOut")!.message, /PodDisruptionBudget apps\/web: needs 1 healthy/);
       assert.match(condition(waiting, "NodesHealthy")!.message, /cordoned: w-1 \(drained by NICO/);
+      // The hold is in the status, so `nico plan` (the pure planner over the stored status) shows it.
+      const held = waiting.status?.rollout?.draining ?? [];
+      assert.deepEqual(held.map((d) => [d.node, d.state]), [["w-1", "Draining"]]);
+      assert.match(
+        held[0]!.message,
+        /^draining w-1: eviction refused for apps\/web-1 \(PodDisruptionBudget apps\/web: /,
+      );
+      const view = await readCluster(s.client, s.ns, "c", new Date());
+      assert.match(renderPlan(view!, { color: false, width: Infinity }), /^w-1 held: draining w-1: eviction refused/m);
       // The wait and the cordon are Events too, naming the budget.
       type Event = KubeObject & { reason?: string; note?: string };
       const told = await eventually("NodeCordoned and DrainWaiting Events", async () => {
@@ -129,6 +140,7 @@ Deno.test({
         60_000,
       );
       assert.equal(done.status!.dataPlane!.ready, 2);
+      assert.equal(done.status!.rollout?.draining, undefined, "no hold is left in the status");
       for (const n of ["cp-1", "w-1", "w-2"]) {
         const node = await wl.get<KubeNode>(NODES, n);
         assert.notEqual(node?.spec?.unschedulable, true, `${n} is left cordoned`);

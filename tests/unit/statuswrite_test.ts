@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
-import { sameStatus, statusWrite } from "../../core/statuswrite.ts";
+import { sameStatus, statusPatch, statusWrite } from "../../core/statuswrite.ts";
 
 type Cond = NonNullable<KubernetesClusterStatus["conditions"]>[number];
 const c = (type: string, status: "True" | "False" | "Unknown", reason: string, message = ""): Cond => ({
@@ -117,4 +117,27 @@ Deno.test("sameStatus ignores key order and undefined fields, nothing else", () 
   assert.ok(sameStatus({ phase: "Ready", endpoint: undefined }, { phase: "Ready" }));
   assert.ok(sameStatus({ phase: "Ready", endpoint: "e" }, { endpoint: "e", phase: "Ready" }));
   assert.ok(!sameStatus({ phase: "Ready", endpoint: "e" }, { phase: "Ready" }));
+});
+
+Deno.test("statusPatch: a field the new status lacks is removed at any depth; lists are replaced whole", () => {
+  const previous = {
+    phase: "Updating" as const,
+    revision: "abc",
+    rollout: {
+      upToDate: 1,
+      total: 2,
+      pending: ["w-1"],
+      draining: [{ node: "w-1", state: "Draining" as const, message: "m" }],
+    },
+    initialization: { provisioned: true },
+  };
+  const next = { phase: "Ready" as const, rollout: { upToDate: 2, total: 2, pending: [] }, initialization: {} };
+  assert.deepEqual(statusPatch(previous, next), {
+    phase: "Ready",
+    revision: null,
+    rollout: { upToDate: 2, total: 2, pending: [], draining: null },
+    initialization: { provisioned: null },
+  });
+  assert.deepEqual(statusPatch({}, next), next, "nothing to remove from an empty status");
+  assert.deepEqual(statusPatch(previous, { ...previous, revision: undefined }), { ...previous, revision: null });
 });

@@ -54,7 +54,7 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     out.wantedSpec.set(d.metadata.name, d.spec);
   }
   const reports = nodeReports(s);
-  const plan = planRollout({
+  const planned = planRollout({
     nodes: reports.map(planNodeOf),
     departing: departingNodes(s),
     bootstrap,
@@ -68,9 +68,9 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     hold: workloadHold(s),
     releasing: stillReleasing(s),
   });
-  out.plan = plan;
-  if (s.paused) return;
-  await drainBeforeChange(s, plan, new Set(s.ours.map((c) => c.spec.machineRef.name)));
+  out.plan = planned;
+  if (!s.writes.configurations) return;
+  const plan = out.plan = await drainBeforeChange(s, planned, new Set(s.ours.map((c) => c.spec.machineRef.name)));
   const renderNow = new Set(plan.create);
   for (const m of plan.update) {
     // Not in the second of the node's last apply, run or change: afterwards no one could tell them apart.

@@ -12,7 +12,7 @@ import type { ClusterScope } from "../scope.ts";
 
 /** Releases this cluster's claims it no longer needs (nothing while paused); answers their names. */
 export async function reconcileReleases(s: ClusterScope): Promise<string[]> {
-  if (s.paused) return [];
+  if (!s.writes.releases) return [];
   const members = new Set(s.members);
   const busy = new Set(s.ours.map((c) => c.spec.machineRef.name));
   const released: string[] = [];

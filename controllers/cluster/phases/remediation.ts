@@ -66,7 +66,7 @@ export async function reconcileRemediation(s: ClusterScope, nodes: NodeReport[])
 async function mark(s: ClusterScope, d: Extract<PlaneDecision, { kind: "take" }>): Promise<boolean> {
   const machine = s.machines.get(d.target.machine);
   // Only this cluster releases its claims, so a Machine it holds now is still its own when the mark lands.
-  if (!machine || machine.metadata.labels?.[CLUSTER_LABEL] !== s.name || s.paused) return false;
+  if (!machine || machine.metadata.labels?.[CLUSTER_LABEL] !== s.name || !s.writes.remediation) return false;
   const value = markValue({
     cluster: s.name,
     plane: d.plane,

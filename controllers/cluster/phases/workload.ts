@@ -13,6 +13,7 @@ import { kubeconfigSecret } from "../../../core/names.ts";
 import type { NodeReport } from "../../../core/readiness.ts";
 import type { RolloutPlan } from "../../../core/rollout.ts";
 import type { DrainSettings } from "../../../core/workload.ts";
+import { drainTargets, holdForDrains, type NodeDrain } from "../../../core/drainhold.ts";
 import { deleteNode, drainNode, type DrainProgress, uncordon } from "../workload/drain.ts";
 import { secretValue } from "../secrets.ts";
 import { WarningLimiter } from "../problem.ts";
@@ -47,46 +48,44 @@ export function drainSettings(s: ClusterScope): DrainSettings {
 
 /**
  * Before the planner's updates and removals are written: each node whose
- * Node is Ready is cordoned and drained first. Nodes still draining are
- * taken out of the plan for this pass; a drain past its timeout halts the
+ * Node is Ready is cordoned and drained first (core/drainhold.ts chooses
+ * which). Answers the plan with the drains as its input: nodes still
+ * draining are held for this pass; a drain past its timeout halts the
  * rollout there (or lets it proceed, per `onTimeout`).
  */
-export async function drainBeforeChange(s: ClusterScope, plan: RolloutPlan, existing: Set<string>): Promise<void> {
+export async function drainBeforeChange(
+  s: ClusterScope,
+  plan: RolloutPlan,
+  existing: ReadonlySet<string>,
+): Promise<RolloutPlan> {
   const settings = drainSettings(s);
   const conn = s.deps.workloads?.connection(clusterKey(s));
   const w = s.out.workload;
-  if (!settings.enabled || !conn || w?.api.state !== "Available" || !w.nodes) return;
-  const waiting: string[] = [];
-  const hold = new Set<string>();
+  if (!settings.enabled || !s.writes.drains || !conn || w?.api.state !== "Available" || !w.nodes) return plan;
+  const nodes = w.nodes;
+  const targets = drainTargets(plan, existing, (m) => nodes.get(m)?.ready === "True");
   const draining = s.out.draining ??= new Set();
-  for (const machine of [...plan.update.filter((m) => existing.has(m)), ...plan.remove]) {
-    draining.add(machine);
-    if (w.nodes.get(machine)?.ready !== "True") continue; // nothing can be evicted gracefully from it
+  for (const m of targets.touched) draining.add(m);
+  const drains: NodeDrain[] = [];
+  for (const machine of targets.drain) {
     let progress: DrainProgress;
     try {
       progress = await drainNode(conn, machine, settings, s.now);
     } catch (err) {
       progress = { state: "Draining", message: `draining ${machine}: ${errorMessage(err)}` };
     }
-    const { state, message } = progress;
-    s.log.debug("drain pass", { node: machine, state, message });
+    s.log.debug("drain pass", { node: machine, state: progress.state, message: progress.message });
     await announceDrain(s, machine, progress, plan.remove.includes(machine));
-    if (state === "Drained") continue;
-    s.out.requeueSoon = true;
-    if (state === "TimedOut" && settings.onTimeout === "Proceed") {
-      await s.deps.recorder.event(s.cluster, "Warning", "DrainTimeout", `${message}; proceeding (onTimeout: Proceed)`);
-      continue;
-    }
-    hold.add(machine);
-    if (state === "TimedOut") {
-      plan.halted ??= { machine, detail: `DrainTimeout: ${message}` };
-      await s.deps.recorder.event(s.cluster, "Warning", "DrainTimeout", message);
-    } else waiting.push(message);
+    drains.push({ machine, state: progress.state, message: progress.message });
   }
-  if (!hold.size) return;
-  plan.update = plan.update.filter((m) => !hold.has(m));
-  plan.remove = plan.remove.filter((m) => !hold.has(m));
-  if (waiting.length) plan.waiting = [...waiting, plan.waiting].filter(Boolean).join("; ");
+  const held = holdForDrains(plan, drains, settings.onTimeout);
+  for (const d of drains) {
+    if (d.state !== "TimedOut") continue;
+    const note = settings.onTimeout === "Proceed" ? `${d.message}; proceeding (onTimeout: Proceed)` : d.message;
+    await s.deps.recorder.event(s.cluster, "Warning", "DrainTimeout", note);
+  }
+  if (drains.some((d) => d.state !== "Drained")) s.out.requeueSoon = true;
+  return held;
 }
 
 /** Events of a drain pass: the cordon, and what a waiting drain waits for (told again when that changes). */
@@ -110,7 +109,7 @@ async function announceDrain(s: ClusterScope, machine: string, p: DrainProgress,
 export async function settleWorkloadNodes(s: ClusterScope, nodes: NodeReport[]): Promise<void> {
   const conn = s.deps.workloads?.connection(clusterKey(s));
   const w = s.out.workload;
-  if (!conn || w?.api.state !== "Available" || !w.nodes || s.paused) return;
+  if (!conn || w?.api.state !== "Available" || !w.nodes || !s.writes.workloadNodes) return;
   for (const n of nodes) {
     // Ready again at what NIO applied, and not being drained or changed in this pass.
     if (n.state !== "Ready" || s.out.draining?.has(n.machine) || !w.nodes.get(n.machine)?.drainStarted) continue;
