@@ -68,15 +68,7 @@ export interface PlanNode {
  * ```
  */
 export function planNodeOf(
-  n: {
-    machine: string;
-    plane: Plane;
-    state: string;
-    upToDate: boolean;
-    detail: string;
-    suspect?: boolean;
-    settling?: boolean;
-  },
+  n: Pick<PlanNode, "machine" | "plane" | "upToDate" | "suspect" | "settling"> & { state: string; detail: string },
 ): PlanNode {
   return {
     machine: n.machine,

@@ -1,7 +1,7 @@
 /**
  * The test launcher behind `deno task test`: starts one control plane, runs
  * `deno test --allow-all` with the given arguments (default
- * `--parallel tests/`) and the control plane's folder in
+ * `--parallel tests/`, two files per CPU at once) and the control plane's folder in
  * {@link SHARED_CONTROL_PLANE_ENV}, then stops the control plane however the
  * run ends (a failure, Ctrl-C, SIGTERM; if this
  * process is killed outright, the process guard stops etcd and
@@ -21,11 +21,15 @@ import { shareControlPlane, SHARED_CONTROL_PLANE_ENV } from "./shared.ts";
 const SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
 
 /**
- * Every test, files side by side (as many at once as there are CPUs, or
- * DENO_JOBS): the integration tests mostly wait on API servers and on
- * simulated NIO, and each works in namespaces of its own.
+ * Every test, files side by side (twice as many at once as there are CPUs,
+ * or DENO_JOBS): the integration tests mostly wait on API servers and on
+ * simulated NIO (a run keeps two CPUs about a third busy with one file per
+ * CPU), and each works in namespaces of its own.
  */
 const DEFAULT_ARGS = ["--parallel", "tests/"];
+
+/** How many test files run at once, unless DENO_JOBS says. */
+const jobs = () => Deno.env.get("DENO_JOBS") ?? String(2 * navigator.hardwareConcurrency);
 
 /** `deno test` with these arguments, sharing the control plane in `dir`; answers its exit code. */
 async function runTests(args: string[], dir: string): Promise<number> {
@@ -35,7 +39,7 @@ async function runTests(args: string[], dir: string): Promise<number> {
   const [cmd, ...rest] = setpriv.success ? ["setpriv", "--pdeathsig", "TERM", "--", ...test] : test;
   const child = new Deno.Command(cmd!, {
     args: rest,
-    env: { [SHARED_CONTROL_PLANE_ENV]: dir },
+    env: { [SHARED_CONTROL_PLANE_ENV]: dir, DENO_JOBS: jobs() },
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",
