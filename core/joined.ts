@@ -81,7 +81,14 @@ export function joinReports(i: JoinInput): NodeReport[] {
   // Where Nodes name the configuration they run (the flake contract), a node is Ready only once its Node names the
   // one its spec carries; where none does, NIO's run result is all there is.
   const reports = [...(i.workload.nodes?.values() ?? [])].some((n) => n.configuration !== undefined);
-  return i.reports.map((r) => joinOne(r, i, reports));
+  return i.reports.map((r) => {
+    const j = joinOne(r, i, reports);
+    // A node NICO changed while the API was away (a fix forward) has not been seen working since.
+    const changed = i.changedAt(r.machine);
+    const { api } = i.workload;
+    const redone = api.state === "Unavailable" && changed !== undefined && changed > api.since && j.state !== "Ready";
+    return redone ? { ...j, changedInOutage: true } : j;
+  });
 }
 
 function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {

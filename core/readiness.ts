@@ -50,6 +50,8 @@ export interface NodeReport {
    * it working since: not counted available, yet not down either (nothing is changed out of order for it).
    */
   settling?: boolean;
+  /** NICO changed it while the workload API was away, so it has not been seen working since. */
+  changedInOutage?: boolean;
 }
 
 export interface NodeInput {

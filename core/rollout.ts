@@ -49,11 +49,10 @@ export interface PlanNode {
   detail?: string;
   /** The workload API went away after this node's current change, which was not seen working (core/joined.ts). */
   suspect?: boolean;
-  /**
-   * Not available only because the workload API came back moments ago and its Node has not shown itself since
-   * (core/joined.ts): it counts as unavailable, but is not treated as down (no change out of order for it).
-   */
+  /** Unseen since the workload API came back moments ago: unavailable, but not down (core/joined.ts). */
   settling?: boolean;
+  /** Changed while the workload API was away: in flight until it is seen working (core/joined.ts). */
+  changedInOutage?: boolean;
 }
 
 /**
@@ -68,7 +67,7 @@ export interface PlanNode {
  * ```
  */
 export function planNodeOf(
-  n: Pick<PlanNode, "machine" | "plane" | "upToDate" | "suspect" | "settling"> & { state: string; detail: string },
+  n: Omit<PlanNode, "exists" | "available" | "failed" | "detail"> & { state: string; detail: string },
 ): PlanNode {
   return {
     machine: n.machine,
@@ -80,6 +79,7 @@ export function planNodeOf(
     detail: n.detail,
     ...(n.suspect ? { suspect: true } : {}),
     ...(n.settling ? { settling: true } : {}),
+    ...(n.changedInOutage ? { changedInOutage: true } : {}),
   };
 }
 
@@ -184,12 +184,14 @@ export function planRollout(i: RolloutInput): RolloutPlan {
 /**
  * The one rule while the workload API cannot be read: no node is changed or removed except a suspect (a node
  * whose change in this step came before the outage and was not seen working), and then only toward a newer
- * spec, one control-plane node at a time (none while another control-plane suspect is already re-rendered and
- * not seen working). New nodes are still created.
+ * spec, one control-plane node at a time (none while another control-plane node changed for it, or re-rendered
+ * during the outage, is not seen working). New nodes are still created.
  */
 function darkPlan(i: RolloutInput, plan: RolloutPlan): RolloutPlan {
   const fixable = i.nodes.filter((n) => n.exists && !n.upToDate && n.suspect);
-  const cpInFlight = i.nodes.some((n) => n.plane === "controlPlane" && n.suspect && n.upToDate && !n.available);
+  const cpInFlight = i.nodes.some((n) =>
+    n.plane === "controlPlane" && !n.available && n.upToDate && (n.suspect || n.changedInOutage)
+  );
   const cp = cpOrder(fixable.filter((n) => n.plane === "controlPlane"), i.bootstrap);
   plan.update = [
     ...fixable.filter((n) => n.plane === "dataPlane").map((n) => n.machine).sort(byName),

@@ -123,8 +123,19 @@ Deno.test({
       await s.workloads.startApi(s.ns, "c");
       await upAt(s, "v3");
       await watcher.stop();
-      const cpChanges = watcher.changes.filter((x) => x.name.startsWith("c.cp-")).map((x) => x.name);
-      assert.deepEqual(cpChanges, ["c.cp-2", "c.cp-3", "c.cp-1"], "ControlPlaneFirst, bootstrap last, one each");
+      const cpChanges = watcher.changes.filter((x) => x.name.startsWith("c.cp-"));
+      assert.deepEqual(
+        cpChanges.map((x) => x.name),
+        ["c.cp-2", "c.cp-3", "c.cp-1"],
+        "ControlPlaneFirst, bootstrap last",
+      );
+      // One at a time: each control-plane node changes only after the one before it applied its change.
+      for (const [a, b] of cpChanges.slice(0, -1).map((x, k) => [x, cpChanges[k + 1]!] as const)) {
+        const applied = s.nio.history.some((e) =>
+          e.kind === "applied" && e.name === a.name && e.at >= a.at && e.at <= b.at
+        );
+        assert.ok(applied, `${b.name} changed before ${a.name} had applied its change`);
+      }
     } finally {
       await s.stop();
     }

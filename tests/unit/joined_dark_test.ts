@@ -224,3 +224,30 @@ Deno.test("a settling node is waited for, not changed out of order", () => {
   assert.deepEqual(settling.update, [], "nothing changes while the node may only not have shown itself yet");
   assert.match(settling.waiting ?? "", /waiting for cp-3/);
 });
+
+Deno.test("a node changed while the API is away is in flight: no second control-plane node changes meanwhile", () => {
+  const down = { ...facts([node("cp-1"), node("cp-3")], "Unavailable") }; // away since 90 s ago
+  const fixed = join({ ...applied("cp-3", "controlPlane"), appliedAt: ago(5) }, down, 10);
+  assert.equal(fixed.changedInOutage, true, "changed 10 s ago, during the outage");
+  assert.equal(join({ ...applied("cp-1", "controlPlane"), appliedAt: ago(200) }, down, 300).changedInOutage, undefined);
+  const n = (machine: string, o: Partial<PlanNode>): PlanNode => ({
+    machine,
+    plane: "controlPlane",
+    exists: true,
+    upToDate: false,
+    available: false,
+    failed: false,
+    ...o,
+  });
+  const input = (cp3: Partial<PlanNode>) => ({
+    nodes: [n("cp-1", { suspect: true }), n("cp-2", { upToDate: true }), n("cp-3", { upToDate: true, ...cp3 })],
+    departing: [],
+    bootstrap: "cp-2",
+    order: "ControlPlaneFirst" as const,
+    maxUnavailable: 1,
+    paused: false,
+    hold: "the workload API cannot be read",
+  });
+  assert.deepEqual(planRollout(input({})).update, ["cp-1"], "nothing else in flight: the suspect is fixed forward");
+  assert.deepEqual(planRollout(input({ changedInOutage: true })).update, [], "cp-3 was re-rendered in the outage");
+});

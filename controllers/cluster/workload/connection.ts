@@ -147,9 +147,12 @@ export class WorkloadConnection {
     }
     const stale = this.#atOutage !== undefined && stats.errors > this.#atOutage.errors;
     const synced = this.#nodes.hasSynced() && (this.#api.state !== "Available" || !stale);
+    // While the API is away the Nodes are as last seen before it went: a list taken from a server that is coming
+    // back (Nodes registering again one by one) would make nodes seen working look as if they never were.
+    const away = this.#api.state === "Unavailable" && this.#nodesAtOutage !== undefined;
     return {
       api: { ...this.#api },
-      nodes: synced ? this.#nodeViews() : undefined,
+      nodes: away ? new Map(this.#nodesAtOutage) : synced ? this.#nodeViews() : undefined,
       nodesAsOf: synced ? this.#lastGood : undefined,
     };
   }
