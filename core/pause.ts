@@ -2,7 +2,9 @@
  * The one pause gate: whether a cluster is paused, and what a pass over it
  * may still write. A paused cluster keeps its status, Secrets, claims and
  * kubeconfig current (they change no node), and changes nothing that moves
- * a node: no configuration written or deleted, no drain, no Node uncordoned
+ * a node: no configuration written or deleted (but a node's run schedule
+ * goes back to its resting one, so NIO does not run it every minute while
+ * paused), no drain, no Node uncordoned
  * or deleted, no Machine released or taken out of service. The phases ask
  * here instead of reading `paused` each on its own. Pure; table-tested.
  *
@@ -20,6 +22,12 @@ export interface PassWrites {
   claims: boolean;
   /** NixosConfigurations created, updated or deleted (the rollout). */
   configurations: boolean;
+  /**
+   * A node's NIO v1 `dayTwoSchedule` put back to its resting one after NICO had set `* * * * *` for its step (always:
+   * paused or not, NIO runs what it was given on the node's schedule, and a pause must not keep it running every
+   * minute).
+   */
+  restSchedules: boolean;
   /** Nodes of the workload cluster cordoned and drained before a change. */
   drains: boolean;
   /** Nodes of the workload cluster uncordoned after a drain, or deleted once their machine left. */
@@ -66,6 +74,7 @@ export function passWrites(paused: boolean): PassWrites {
     secrets: true,
     claims: true,
     configurations: moves,
+    restSchedules: true,
     drains: moves,
     workloadNodes: moves,
     releases: moves,

@@ -23,7 +23,10 @@ export interface ReleaseInput {
   decommissions: readonly DecommissionJob[];
   /** Whether a NixosConfiguration of that name exists (being deleted or not). */
   configExists: (name: string) => boolean;
-  /** When NICO first saw the Machine without a configuration. */
+  /**
+   * When NICO first saw the Machine without a configuration or a decommission NixJob (the settle counts from
+   * there: a decision with `jobSeen` asks the caller to start it again).
+   */
   freeSince: Date;
   now: Date;
   settleMs?: number;
@@ -31,7 +34,7 @@ export interface ReleaseInput {
 
 export type ReleaseDecision =
   | { release: true }
-  | { release: false; waiting: string; removeLeaked?: string | undefined };
+  | { release: false; waiting: string; removeLeaked?: string | undefined; jobSeen?: true };
 
 const finished = (j: DecommissionJob) =>
   (j.status?.succeeded ?? 0) > 0 || j.status?.phase === "Ready" || j.status?.phase === "Failed";
@@ -51,27 +54,31 @@ const finished = (j: DecommissionJob) =>
 export function releaseDecision(i: ReleaseInput): ReleaseDecision {
   if (i.nio !== "v1") return { release: true };
   const jobs = i.decommissions.filter((j) => j.metadata.labels?.[NIO_MACHINE_LABEL] === i.machine);
+  const decide = (d: Omit<ReleaseDecision & { release: false }, "jobSeen">): ReleaseDecision => ({
+    ...d,
+    jobSeen: true,
+  });
   for (const j of jobs) {
     const name = j.metadata.name;
     const config = j.metadata.labels?.[NIO_CONFIG_LABEL] ?? "";
     if (i.configExists(config)) {
-      return { release: false, waiting: `NIO is applying the removal flake (NixJob ${name})` };
+      return decide({ release: false, waiting: `NIO is applying the removal flake (NixJob ${name})` });
     }
     if (j.metadata.deletionTimestamp) {
-      return { release: false, waiting: `NixJob ${name} is being removed` };
+      return decide({ release: false, waiting: `NixJob ${name} is being removed` });
     }
     if (!finished(j)) {
-      return {
+      return decide({
         release: false,
         waiting: `NIO started the removal flake again after configuration ${config} was gone (NixJob ${name}); ` +
           `NICO removes that NixJob once its run finished`,
-      };
+      });
     }
-    return {
+    return decide({
       release: false,
       waiting: `removing NixJob ${name}, which NIO left behind (it would run the removal flake again)`,
       removeLeaked: name,
-    };
+    });
   }
   const settle = i.settleMs ?? RELEASE_SETTLE_MS;
   if (i.now.getTime() - i.freeSince.getTime() < settle) {

@@ -212,7 +212,7 @@ export const KubernetesClusterSpec = z.object({
   dataPlane: DataPlane.default({}),
   paused: z.boolean().default(false)
     .describe(
-      "When true NICO changes no child object (no creation, update or deletion); status still updates. The annotation nico.homystack.com/paused does the same.",
+      "When true NICO changes no child object (no creation, update or deletion), except that on NIO v1 a node NICO had asked to run every minute gets its resting dayTwoSchedule back; status still updates. The annotation nico.homystack.com/paused does the same.",
     ),
   rollout: z.object({
     provisioning: z.enum(["Parallel", "BootstrapFirst"]).default("Parallel")

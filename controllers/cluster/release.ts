@@ -42,6 +42,8 @@ export async function releaseWhenDone(
     deps.freeSince.delete(key);
     return { released };
   }
+  // The settle starts again once the last NixJob is gone: NIO may start another run after a leftover too.
+  if (d.jobSeen) deps.freeSince.set(key, now.getTime());
   if (d.removeLeaked) {
     const nj = cache.decommissions.find((j) => j.metadata.name === d.removeLeaked);
     if (

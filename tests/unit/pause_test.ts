@@ -23,6 +23,7 @@ const WHILE_PAUSED: Record<keyof PassWrites, boolean> = {
   secrets: true,
   claims: true,
   configurations: false,
+  restSchedules: true,
   drains: false,
   workloadNodes: false,
   releases: false,

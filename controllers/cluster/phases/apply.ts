@@ -45,12 +45,14 @@ export async function applyConfiguration(
       metadata: { ...desired.metadata, annotations: { ...desired.metadata.annotations, ...stamp } },
       spec: withSchedule(desired.spec),
     };
+    let existed = false;
     const created = await client.create(NIXOS_CONFIGURATIONS, obj).catch(async (err) => {
       if (!isConflict(err)) throw err;
+      existed = true; // an earlier pass created it and the cache has not seen it yet
       return await client.get<NixosConfiguration>(NIXOS_CONFIGURATIONS, name, s.namespace);
     });
     if (created && !isOwnedBy(created, s.ref)) throw foreign(s, created, desired);
-    s.log.info("created configuration", { configuration: name });
+    if (!existed) s.log.info("created configuration", { configuration: name });
     return created;
   }
   if (!isOwnedBy(existing, s.ref)) throw foreign(s, existing, desired);

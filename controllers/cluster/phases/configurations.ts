@@ -5,13 +5,13 @@
  *
  * @module
  */
-import { NIXOS_CONFIGURATIONS } from "../../../core/nio.ts";
+import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../../core/nio.ts";
 import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
 import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
 import { endpointUrl } from "../../../core/kubeconfig.ts";
 import { type DepartingNode, planNodeOf, planRollout } from "../../../core/rollout.ts";
 import { markOf } from "../../../core/marks.ts";
-import { runsOf, scheduleFor } from "../../../core/runs.ts";
+import { RUN_SOON_SCHEDULE, runsOf, sameSchedule, scheduleFor } from "../../../core/runs.ts";
 import { sameSecondAsLast, specChangedAt } from "../../../core/readiness.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { type ClusterScope, nodeReports, WRITES_IN_FLIGHT } from "../scope.ts";
@@ -69,7 +69,10 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     releasing: stillReleasing(s),
   });
   out.plan = planned;
-  if (!s.writes.configurations) return;
+  if (!s.writes.configurations) {
+    if (s.writes.restSchedules) await restSchedules(s, desired);
+    return;
+  }
   const plan = out.plan = await drainBeforeChange(s, planned, new Set(s.ours.map((c) => c.spec.machineRef.name)));
   const renderNow = new Set(plan.create);
   for (const m of plan.update) {
@@ -107,6 +110,22 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
       uid: c.metadata.uid!,
     });
     if (deleted) s.log.info("deleted configuration of a departed node", { configuration: c.metadata.name });
+  }
+}
+
+/**
+ * Puts back the resting `dayTwoSchedule` of nodes NICO had given `* * * * *` for their step, touching nothing else
+ * (NIO v1 only): while the rollout is paused NIO would otherwise run them every minute.
+ */
+async function restSchedules(s: ClusterScope, desired: NixosConfiguration[]): Promise<void> {
+  if (s.deps.nio !== "v1") return;
+  for (const d of desired) {
+    const existing = s.cache.config(d.metadata.name);
+    if (existing?.spec.dayTwoSchedule !== RUN_SOON_SCHEDULE || sameSchedule(RUN_SOON_SCHEDULE, d.spec.dayTwoSchedule)) {
+      continue;
+    }
+    const w = await applyConfiguration(s, d, existing, false, d.spec.dayTwoSchedule);
+    if (w) s.out.written.set(d.metadata.name, w);
   }
 }
 
