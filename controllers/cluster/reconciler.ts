@@ -41,15 +41,13 @@ import { ClusterProblem, problemOf, WarningLimiter } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import {
   buildScope,
-  BUSY_REQUEUE_MS,
   type ClusterCache,
   type ClusterDeps,
   clusterDeps,
   type ClusterScope,
-  DRAIN_REQUEUE_MS,
-  nextLookMs,
   nodeReports,
 } from "./scope.ts";
+import { BUSY_REQUEUE_MS, DRAIN_REQUEUE_MS, nextLook, type Requeue } from "./requeue.ts";
 import type { Secret } from "./secrets.ts";
 import { type PassResult, passStatusInput, withHeld, writeStatus } from "./status.ts";
 
@@ -199,16 +197,17 @@ export class ClusterReconciler {
     let problem: Problem | undefined;
     let error: unknown;
     let raced = false;
+    const wishes: (Requeue | undefined)[] = [];
     const key = keyOf(s.namespace, s.name);
     try {
       await reconcileSecrets(s);
       await reconcileClaims(s);
       await observeRuns(s);
       observeWorkload(s);
-      await reconcileConfigurations(s);
-      await reconcileReleases(s);
+      wishes.push((await reconcileConfigurations(s)).requeue);
+      wishes.push((await reconcileReleases(s)).requeue);
       nodes = s.out.blocked ? [] : nodeReports(s);
-      if (!s.out.blocked) await reconcileRemediation(s, nodes);
+      if (!s.out.blocked) wishes.push((await reconcileRemediation(s, nodes)).requeue);
       await reconcileKubeconfig(s, nodes);
       await settleWorkloadNodes(s, nodes);
     } catch (err) {
@@ -233,7 +232,9 @@ export class ClusterReconciler {
     this.#races.delete(key);
     const held = await this.#finish(s.deps, cluster, input, error, s.log);
     if (problem) return withHeld({ requeueAfter: PROBLEM_REQUEUE_MS }, held);
-    return withHeld({ requeueAfter: nextLookMs(s, nodes) }, held);
+    const next = nextLook(s, nodes, wishes);
+    s.log.debug("looking again", { inMs: next.after, why: next.why });
+    return withHeld({ requeueAfter: next.after }, held);
   }
 
   async #delete(

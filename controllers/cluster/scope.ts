@@ -15,7 +15,7 @@ import type { Logger } from "../../lib/runtime/log.ts";
 import { BOOTSTRAP_LABEL, CONFIGURATION_ANNOTATION } from "../../core/labels.ts";
 import { isPaused, type PassWrites, passWrites } from "../../core/pause.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
-import { type BatchJob, RUN_SOON_GRACE_MS, runsOf } from "../../core/runs.ts";
+import { type BatchJob, runsOf } from "../../core/runs.ts";
 import { RunFailures } from "./runs.ts";
 import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
 import type { RolloutPlan } from "../../core/rollout.ts";
@@ -103,10 +103,6 @@ export interface PassOutcome {
   kubeconfig?: string | undefined;
   /** What is known about the workload cluster (set by the workload phase). */
   workload?: (WorkloadFacts & { hasKubeconfig?: boolean }) | undefined;
-  /** A drain is under way: look again soon. */
-  requeueSoon?: boolean;
-  /** Look again this soon at the latest (a write postponed by a second). */
-  requeueMs?: number;
   /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
   draining?: Set<string>;
   /** NIO v1: why each failing run failed, by Job name. */
@@ -268,29 +264,4 @@ export function appliedReports(s: ClusterScope): NodeReport[] {
     ...s.selection.controlPlane.members.map((m) => report(m, "controlPlane")),
     ...s.selection.dataPlane.members.map((m) => report(m, "dataPlane")),
   ];
-}
-
-/** Look again this soon while a drain is under way (PodDisruptionBudget changes raise no event NICO sees). */
-export const DRAIN_REQUEUE_MS = 5_000;
-/** Look again this often while something is in flight, to notice deadlines. */
-export const BUSY_REQUEUE_MS = 60_000;
-/** Look again this often when all is well: kubeconfig renewal, nothing else. */
-export const IDLE_REQUEUE_MS = 12 * 60 * 60_000;
-
-/** When to look again: by the earliest node deadline while nodes are in flight, rarely when all is settled. */
-export function nextLookMs(s: ClusterScope, nodes: NodeReport[]): number {
-  if (s.out.requeueMs !== undefined) return s.out.requeueMs;
-  if (s.out.requeueSoon) return DRAIN_REQUEUE_MS;
-  const inFlight = nodes.filter((n) => n.state !== "Ready" && n.state !== "Failed");
-  if (!inFlight.length && !s.out.blocked) return IDLE_REQUEUE_MS;
-  let next = BUSY_REQUEUE_MS;
-  for (const n of inFlight) {
-    const cfg = configOf(s, n.machine);
-    const changed = cfg && specChangedAt(cfg);
-    if (changed) next = Math.min(next, Math.max(1000, changed.getTime() + s.timeoutMs - s.now.getTime() + 1000));
-    // NIO v1 ran nothing yet: look again when NICO may ask it for a run (core/runs.ts scheduleFor).
-    const askAt = changed && changed.getTime() + RUN_SOON_GRACE_MS - s.now.getTime();
-    if (n.reason === "WaitingForRun" && askAt && askAt > 0) next = Math.min(next, askAt + 50);
-  }
-  return next;
 }

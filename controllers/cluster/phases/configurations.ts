@@ -18,23 +18,30 @@ import { type ClusterScope, nodeReports, WRITES_IN_FLIGHT } from "../scope.ts";
 import { applyConfiguration } from "./apply.ts";
 import { pinRevision } from "./revision.ts";
 import { drainBeforeChange } from "./workload.ts";
+import { type Requeue, soonest } from "../requeue.ts";
+
+/** What the configurations phase answers besides what it records in `s.out`. */
+export interface ConfigurationsOutcome {
+  /** When to look again: a drain under way, a change postponed to the next second. */
+  requeue?: Requeue | undefined;
+}
 
 /** Renders, plans and applies the configurations; records the plan, endpoint and hashes in `s.out`. */
-export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
+export async function reconcileConfigurations(s: ClusterScope): Promise<ConfigurationsOutcome> {
   const { spec, bootstrap, gitRepo, out } = s;
   if (gitRepo) pinRevision(s, gitRepo);
   if (!gitRepo) {
     out.blocked = { reason: "NoGitRepo", message: "no gitRepo: set spec.gitRepo, or run NICO with --default-git-repo" };
   }
-  if (out.blocked || !gitRepo) return;
+  if (out.blocked || !gitRepo) return {};
   if (!bootstrap) {
     out.blocked = { reason: "NoControlPlane", message: "no control plane machine is available; see MachinesAvailable" };
-    return;
+    return {};
   }
   const ep = resolveEndpoint(spec, s.machines.get(bootstrap), bootstrap);
   if (ep.error) {
     out.blocked = { reason: "InvalidEndpoint", message: `${ep.error}; fix it so NICO can build the kubeconfig` };
-    return;
+    return {};
   }
   out.endpoint = endpointUrl(ep.host, ep.port);
   const desired = desiredConfigurations({
@@ -69,15 +76,18 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     releasing: stillReleasing(s),
   });
   out.plan = planned;
-  if (!s.writes.configurations) return;
-  const plan = out.plan = await drainBeforeChange(s, planned, new Set(s.ours.map((c) => c.spec.machineRef.name)));
+  if (!s.writes.configurations) return {};
+  const drained = await drainBeforeChange(s, planned, new Set(s.ours.map((c) => c.spec.machineRef.name)));
+  const plan = out.plan = drained.plan;
+  let requeue = drained.requeue;
   const renderNow = new Set(plan.create);
   for (const m of plan.update) {
     // Not in the second of the node's last apply, run or change: afterwards no one could tell them apart.
     const cfg = s.cache.config(s.nameOf(m));
     const runs = s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(m)) : [];
-    if (cfg && sameSecondAsLast(cfg, runs, s.now)) out.requeueMs = Math.min(out.requeueMs ?? 1000, 1000);
-    else renderNow.add(m);
+    if (cfg && sameSecondAsLast(cfg, runs, s.now)) {
+      requeue = soonest(requeue, { after: 1000, why: `the change of ${m} waits for the next second` });
+    } else renderNow.add(m);
   }
   const reportOf = new Map(reports.map((r) => [r.machine, r]));
   // Each configuration is written on its own (the planner already chose what may change this pass).
@@ -108,6 +118,7 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     });
     if (deleted) s.log.info("deleted configuration of a departed node", { configuration: c.metadata.name });
   }
+  return { requeue };
 }
 
 /**

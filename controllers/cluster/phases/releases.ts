@@ -9,10 +9,19 @@ import { CLUSTER_LABEL } from "../../../core/labels.ts";
 import { listNames } from "../../../core/conditions.ts";
 import { releaseWhenDone, stillUsed } from "../release.ts";
 import type { ClusterScope } from "../scope.ts";
+import { DRAIN_REQUEUE_MS, type Requeue } from "../requeue.ts";
 
-/** Releases this cluster's claims it no longer needs (nothing while paused); answers their names. */
-export async function reconcileReleases(s: ClusterScope): Promise<string[]> {
-  if (!s.writes.releases) return [];
+/** What the releases phase did. */
+export interface ReleasesOutcome {
+  /** Machines released in this pass. */
+  released: string[];
+  /** Look again soon while a release waits for NIO. */
+  requeue?: Requeue | undefined;
+}
+
+/** Releases this cluster's claims it no longer needs (nothing while paused). */
+export async function reconcileReleases(s: ClusterScope): Promise<ReleasesOutcome> {
+  if (!s.writes.releases) return { released: [] };
   const members = new Set(s.members);
   const busy = new Set(s.ours.map((c) => c.spec.machineRef.name));
   const released: string[] = [];
@@ -32,7 +41,6 @@ export async function reconcileReleases(s: ClusterScope): Promise<string[]> {
     await s.deps.recorder.event(s.cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
   }
   if (waiting.length) {
-    s.out.requeueSoon = true;
     s.out.extra.push({
       type: "MachinesReleasing",
       status: "True",
@@ -40,5 +48,8 @@ export async function reconcileReleases(s: ClusterScope): Promise<string[]> {
       message: `a Machine goes back to the pool only when NIO is done with it: ${waiting.join("; ")}`,
     });
   }
-  return released;
+  return {
+    released,
+    requeue: waiting.length ? { after: DRAIN_REQUEUE_MS, why: "a release waits for NIO" } : undefined,
+  };
 }

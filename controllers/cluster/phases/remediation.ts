@@ -18,7 +18,8 @@ import { type InFlightStep, remediationCondition, stepText } from "../../../core
 import { keyOf } from "../../../lib/runtime/keys.ts";
 import { WarningLimiter } from "../problem.ts";
 import { remediationView } from "../remediation.ts";
-import { type ClusterScope, nextLookMs } from "../scope.ts";
+import type { ClusterScope } from "../scope.ts";
+import { type Requeue, soonest } from "../requeue.ts";
 
 /** What the phase did. */
 export interface RemediationOutcome {
@@ -28,6 +29,8 @@ export interface RemediationOutcome {
   refused: { plane: string; reason: string }[];
   /** Remediations in flight (marked Machines not gone yet). */
   inFlight: string[];
+  /** When to look again: a member nearing its deadline, or a Machine just marked. */
+  requeue?: Requeue | undefined;
 }
 
 /** A refusal is told again only when its reason changes, or every 10 minutes. */
@@ -56,9 +59,11 @@ export async function reconcileRemediation(s: ClusterScope, nodes: NodeReport[])
   if (view.dueAt) {
     // Look again when the next member would cross its deadline (no event says so).
     const at = Math.max(1000, view.dueAt.getTime() - s.now.getTime() + 500);
-    s.out.requeueMs = Math.min(s.out.requeueMs ?? nextLookMs(s, nodes), at);
+    done.requeue = { after: at, why: "a member nears its remediation deadline" };
   }
-  if (done.marked.length) s.out.requeueMs = Math.min(s.out.requeueMs ?? nextLookMs(s, nodes), 1000);
+  if (done.marked.length) {
+    done.requeue = soonest(done.requeue, { after: 1000, why: "a machine was taken out of service" });
+  }
   return done;
 }
 

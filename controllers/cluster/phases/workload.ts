@@ -18,6 +18,7 @@ import { deleteNode, drainNode, type DrainProgress, uncordon } from "../workload
 import { secretValue } from "../secrets.ts";
 import { WarningLimiter } from "../problem.ts";
 import type { ClusterScope } from "../scope.ts";
+import { DRAIN_REQUEUE_MS, type Requeue } from "../requeue.ts";
 
 const clusterKey = (s: ClusterScope) => keyOf(s.namespace, s.name);
 
@@ -51,17 +52,18 @@ export function drainSettings(s: ClusterScope): DrainSettings {
  * Node is Ready is cordoned and drained first (core/drainhold.ts chooses
  * which). Answers the plan with the drains as its input: nodes still
  * draining are held for this pass; a drain past its timeout halts the
- * rollout there (or lets it proceed, per `onTimeout`).
+ * rollout there (or lets it proceed, per `onTimeout`). While a drain is not
+ * finished, it asks to be looked at again soon.
  */
 export async function drainBeforeChange(
   s: ClusterScope,
   plan: RolloutPlan,
   existing: ReadonlySet<string>,
-): Promise<RolloutPlan> {
+): Promise<{ plan: RolloutPlan; requeue?: Requeue | undefined }> {
   const settings = drainSettings(s);
   const conn = s.deps.workloads?.connection(clusterKey(s));
   const w = s.out.workload;
-  if (!settings.enabled || !s.writes.drains || !conn || w?.api.state !== "Available" || !w.nodes) return plan;
+  if (!settings.enabled || !s.writes.drains || !conn || w?.api.state !== "Available" || !w.nodes) return { plan };
   const nodes = w.nodes;
   const targets = drainTargets(plan, existing, (m) => nodes.get(m)?.ready === "True");
   const draining = s.out.draining ??= new Set();
@@ -84,8 +86,11 @@ export async function drainBeforeChange(
     const note = settings.onTimeout === "Proceed" ? `${d.message}; proceeding (onTimeout: Proceed)` : d.message;
     await s.deps.recorder.event(s.cluster, "Warning", "DrainTimeout", note);
   }
-  if (drains.some((d) => d.state !== "Drained")) s.out.requeueSoon = true;
-  return held;
+  const busy = drains.filter((d) => d.state !== "Drained").map((d) => d.machine);
+  return {
+    plan: held,
+    requeue: busy.length ? { after: DRAIN_REQUEUE_MS, why: `draining ${busy.join(", ")}` } : undefined,
+  };
 }
 
 /** Events of a drain pass: the cordon, and what a waiting drain waits for (told again when that changes). */
