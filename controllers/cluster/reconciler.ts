@@ -27,26 +27,12 @@ import type { NodeReport } from "../../core/readiness.ts";
 import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core/status.ts";
 import { STATUS_DELAY_MS, statusWrite } from "../../core/statuswrite.ts";
 import { ClaimConflictError } from "./claims.ts";
-import { observeRuns } from "./phases/runs.ts";
-import { reconcileClaims } from "./phases/claims.ts";
-import { reconcileConfigurations } from "./phases/configurations.ts";
 import { reconcileDelete } from "./phases/delete.ts";
-import { reconcileKubeconfig } from "./phases/kubeconfig.ts";
-import { reconcileReleases } from "./phases/releases.ts";
-import { reconcileRemediation } from "./phases/remediation.ts";
-import { reconcileSecrets } from "./phases/secrets.ts";
-import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
+import { passNodes, type PassRecord, runPhases } from "./pass.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
 import { ClusterProblem, problemOf, WarningLimiter } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
-import {
-  buildScope,
-  type ClusterCache,
-  type ClusterDeps,
-  clusterDeps,
-  type ClusterScope,
-  nodeReports,
-} from "./scope.ts";
+import { buildScope, type ClusterCache, type ClusterDeps, clusterDeps, type ClusterScope } from "./scope.ts";
 import { BUSY_REQUEUE_MS, DRAIN_REQUEUE_MS, nextLook, type Requeue } from "./requeue.ts";
 import type { Secret } from "./secrets.ts";
 import { type PassResult, passStatusInput, withHeld, writeStatus } from "./status.ts";
@@ -197,19 +183,11 @@ export class ClusterReconciler {
     let problem: Problem | undefined;
     let error: unknown;
     let raced = false;
-    const wishes: (Requeue | undefined)[] = [];
+    let wishes: (Requeue | undefined)[] = [];
+    const rec: PassRecord = {};
     const key = keyOf(s.namespace, s.name);
     try {
-      await reconcileSecrets(s);
-      await reconcileClaims(s);
-      await observeRuns(s);
-      observeWorkload(s);
-      wishes.push((await reconcileConfigurations(s)).requeue);
-      wishes.push((await reconcileReleases(s)).requeue);
-      nodes = s.out.blocked ? [] : nodeReports(s);
-      if (!s.out.blocked) wishes.push((await reconcileRemediation(s, nodes)).requeue);
-      await reconcileKubeconfig(s, nodes);
-      await settleWorkloadNodes(s, nodes);
+      ({ nodes, wishes } = await runPhases(s, rec));
     } catch (err) {
       const races = (err instanceof ClaimConflictError || isConflict(err)) ? (this.#races.get(key) ?? 0) + 1 : 0;
       if (races > 0 && races < MAX_RACES) {
@@ -221,10 +199,10 @@ export class ClusterReconciler {
         problem = problemOf(err);
         error = err;
       }
-      nodes = s.out.blocked ? [] : nodeReports(s);
+      nodes = passNodes(s, rec);
     }
     const cluster = s.cluster;
-    const input = passStatusInput(s, nodes, problem, raced);
+    const input = passStatusInput(s, rec, nodes, problem, raced);
     if (raced) {
       const held = await this.#finish(s.deps, cluster, input, undefined, s.log);
       return withHeld({ requeueAfter: RACE_REQUEUE_MS * 2 ** ((this.#races.get(key) ?? 1) - 1) }, held);

@@ -14,7 +14,8 @@ import { type NodeReport, specChangedAt } from "../../core/readiness.ts";
 import { type PlaneFacts, remediationSettings } from "../../core/remediation.ts";
 import type { InFlightStep, ShortPlane } from "../../core/remediation_status.ts";
 import { type Plane, selectMachines } from "../../core/selection.ts";
-import { type ClusterScope, configOf } from "./scope.ts";
+import type { ClusterScope } from "./scope.ts";
+import { configOf, type WorkloadView } from "./view.ts";
 
 const PLANES: Plane[] = ["controlPlane", "dataPlane"];
 
@@ -39,10 +40,9 @@ function ourMarks(s: ClusterScope): Map<string, Mark> {
 }
 
 /** Gathers the view; `nodes` are the members' reports after the workload cluster was consulted. */
-export function remediationView(s: ClusterScope, nodes: NodeReport[]): RemediationView {
+export function remediationView(s: ClusterScope, nodes: NodeReport[], w: WorkloadView): RemediationView {
   const marks = ourMarks(s);
-  const w = s.out.workload;
-  const nodesKnown = !!w && !w.disabled && w.api.state === "Available" && w.nodes !== undefined;
+  const nodesKnown = !w.disabled && w.api.state === "Available" && w.nodes !== undefined;
   const planes: PlaneFacts[] = [];
   const inFlight = inFlightSteps(s, nodes, marks);
   let due: number | undefined;
@@ -60,8 +60,8 @@ export function remediationView(s: ClusterScope, nodes: NodeReport[]): Remediati
           machine,
           report,
           nodesKnown,
-          apiSince: w?.api.outage?.to,
-          node: w?.nodes?.get(machine),
+          apiSince: w.api.outage?.to,
+          node: w.nodes?.get(machine),
           machineObj: s.machines.get(machine),
           createdAt: cfg.metadata.creationTimestamp ? new Date(cfg.metadata.creationTimestamp) : undefined,
           changedAt: specChangedAt(cfg),

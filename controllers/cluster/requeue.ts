@@ -9,7 +9,8 @@ import type { NodeReport } from "../../core/readiness.ts";
 import { specChangedAt } from "../../core/readiness.ts";
 import { RUN_SOON_GRACE_MS } from "../../core/runs.ts";
 import type { NixosConfiguration } from "../../core/nio.ts";
-import { type ClusterScope, configOf } from "./scope.ts";
+import type { ClusterScope } from "./scope.ts";
+import { configOf } from "./view.ts";
 
 /** Look again this soon while a drain is under way (PodDisruptionBudget changes raise no event NICO sees). */
 export const DRAIN_REQUEUE_MS = 5_000;

@@ -10,28 +10,18 @@
 import { durationMs, type KubernetesCluster, type KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
 import type { EventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
-import type { KeyPair } from "../../lib/pki.ts";
 import type { Logger } from "../../lib/runtime/log.ts";
-import { BOOTSTRAP_LABEL, CONFIGURATION_ANNOTATION } from "../../core/labels.ts";
+import { BOOTSTRAP_LABEL } from "../../core/labels.ts";
 import { isPaused, type PassWrites, passWrites } from "../../core/pause.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
-import { type BatchJob, runsOf } from "../../core/runs.ts";
 import { RunFailures } from "./runs.ts";
-import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
 import type { RolloutPlan } from "../../core/rollout.ts";
-import {
-  type ClusterRef,
-  configNameOf,
-  isOwnedBy,
-  type Plane,
-  type Selection,
-  selectMachines,
-} from "../../core/selection.ts";
+import type { BatchJob } from "../../core/runs.ts";
+import { type ClusterRef, configNameOf, isOwnedBy, type Selection, selectMachines } from "../../core/selection.ts";
 import type { ConditionInput } from "../../core/conditions.ts";
 import type { Revision } from "../../lib/git/resolver.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
-import { joinReports, type WorkloadFacts } from "../../core/joined.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
 
 /** What the reconciler is given once, for every pass. */
@@ -79,9 +69,6 @@ export interface ClusterCache {
 
 /** What the phases found and did; the status is computed from it. */
 export interface PassOutcome {
-  ca?: KeyPair;
-  /** A digest of the cluster's identity (tokens and CA), for `cluster.nix`. */
-  identity?: string;
   /** The commit nodes are pinned to, and its condition. */
   revision?: string | undefined;
   extra: ConditionInput[];
@@ -101,12 +88,8 @@ export interface PassOutcome {
   pinnedRepo?: string | undefined;
   /** The kubeconfig Secret's name, once it exists. */
   kubeconfig?: string | undefined;
-  /** What is known about the workload cluster (set by the workload phase). */
-  workload?: (WorkloadFacts & { hasKubeconfig?: boolean }) | undefined;
   /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
   draining?: Set<string>;
-  /** NIO v1: why each failing run failed, by Job name. */
-  runFailures?: Map<string, string>;
 }
 
 /** One pass over one cluster. */
@@ -217,51 +200,4 @@ function lookupRevision(
     ref: spec.ref,
     credentialsSecret: spec.credentialsRef ? { namespace: ns, name: spec.credentialsRef.name } : undefined,
   });
-}
-
-/** The configuration of `machine` as of this pass: what was written, else the cache. */
-export function configOf(s: ClusterScope, machine: string): NixosConfiguration | undefined {
-  const cn = s.nameOf(machine);
-  return s.out.written.get(cn) ?? s.cache.config(cn);
-}
-
-/**
- * How every member node stands now, control plane first: NIO's view, then
- * the workload cluster's (an applied node is Ready only when its Node is).
- */
-export function nodeReports(s: ClusterScope): NodeReport[] {
-  const applied = appliedReports(s);
-  if (!s.out.workload) return applied;
-  return joinReports({
-    reports: applied,
-    workload: s.out.workload,
-    changedAt: (m) => {
-      const cfg = configOf(s, m);
-      return cfg && specChangedAt(cfg);
-    },
-    now: s.now,
-    timeoutMs: s.timeoutMs,
-    expected: (m) => configOf(s, m)?.metadata.annotations?.[CONFIGURATION_ANNOTATION],
-  });
-}
-
-/** How every member node stands as NIO reports it (Ready: applied), control plane first. */
-export function appliedReports(s: ClusterScope): NodeReport[] {
-  const report = (machine: string, plane: Plane) =>
-    nodeReport({
-      machine,
-      plane,
-      cluster: s.ref,
-      desired: s.out.wantedSpec.get(s.nameOf(machine)),
-      config: configOf(s, machine),
-      machineObj: s.machines.get(machine),
-      now: s.now,
-      timeoutMs: s.timeoutMs,
-      nio: s.deps.nio,
-      runs: s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(machine), s.out.runFailures) : undefined,
-    });
-  return [
-    ...s.selection.controlPlane.members.map((m) => report(m, "controlPlane")),
-    ...s.selection.dataPlane.members.map((m) => report(m, "dataPlane")),
-  ];
 }

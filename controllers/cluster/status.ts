@@ -16,6 +16,7 @@ import type { ClusterStatusInput, Problem } from "../../core/status.ts";
 import { workloadConditions } from "../../core/workloadstatus.ts";
 import { statusPatch } from "../../core/statuswrite.ts";
 import type { ClusterScope } from "./scope.ts";
+import type { PassRecord } from "./pass.ts";
 
 /**
  * Merge-patches `status` when it differs from what `cluster` carries; fields
@@ -59,6 +60,7 @@ export function withHeld(r: PassResult, ms: number | undefined): PassResult {
 /** What the status of a normal pass is computed from: the scope, its node reports, and how the pass ended. */
 export function passStatusInput(
   s: ClusterScope,
+  rec: PassRecord,
   nodes: NodeReport[],
   problem: Problem | undefined,
   cutShort: boolean,
@@ -88,10 +90,10 @@ export function passStatusInput(
     revision: out.revision,
     extra: [
       ...out.extra,
-      ...(out.workload ? workloadConditions({ workload: out.workload, server: out.endpoint, nodes, now: s.now }) : []),
+      ...(rec.workload ? workloadConditions({ workload: rec.workload, server: out.endpoint, nodes, now: s.now }) : []),
     ],
-    workloadApi: out.workload && !out.workload.disabled
-      ? { available: out.workload.api.state === "Available", message: out.workload.api.message }
+    workloadApi: rec.workload && !rec.workload.disabled
+      ? { available: rec.workload.api.state === "Available", message: rec.workload.api.message }
       : undefined,
     now: s.now,
   };

@@ -17,6 +17,7 @@ import { ClaimConflictError, claimMachine, releaseMachine } from "../../controll
 import { reconcileClaims } from "../../controllers/cluster/phases/claims.ts";
 import { reconcileConfigurations } from "../../controllers/cluster/phases/configurations.ts";
 import { reconcileSecrets } from "../../controllers/cluster/phases/secrets.ts";
+import { observeWorkload } from "../../controllers/cluster/phases/workload.ts";
 import { ClusterProblem } from "../../controllers/cluster/problem.ts";
 import { buildScope, clusterDeps, type ClusterScope } from "../../controllers/cluster/scope.ts";
 import { IdentityLostError, type Secret } from "../../controllers/cluster/secrets.ts";
@@ -89,12 +90,12 @@ Deno.test("secrets and configurations phases alone: one configuration per member
   await machines(cp.client, ns, ["cp-1", "w-1"]);
   await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } });
   const s = await scopeOf(cp.client, ns, "c");
-  await reconcileSecrets(s);
-  assert.ok(s.out.ca?.certPem.includes("BEGIN CERTIFICATE"));
+  const identity = await reconcileSecrets(s);
+  assert.ok(identity.ca.certPem.includes("BEGIN CERTIFICATE"));
   const secrets = (await cp.client.list<Secret>(SECRETS, { namespace: ns })).items.map((x) => x.metadata.name).sort();
   assert.deepEqual(secrets, ["c-agent-token", "c-ca", "c-ca-key", "c-join-token"]);
 
-  await reconcileConfigurations(s);
+  await reconcileConfigurations(s, { identity, workload: observeWorkload(s), runFailures: undefined });
   assert.equal(s.out.blocked, undefined);
   assert.equal(s.out.endpoint, "https://127.0.10.2:6443");
   // A new cluster is provisioned in parallel (the default): every member's configuration at once.
@@ -144,7 +145,8 @@ Deno.test("configurations phase alone: a foreign configuration of the same name 
   } as any);
   await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] } });
   const s = await scopeOf(cp.client, ns, "c");
-  const err = await reconcileConfigurations(s).then(() => undefined, (e) => e);
+  const input = { identity: await reconcileSecrets(s), workload: observeWorkload(s), runFailures: undefined };
+  const err = await reconcileConfigurations(s, input).then(() => undefined, (e) => e);
   assert.ok(err instanceof ClusterProblem, `expected a ClusterProblem, got ${err}`);
   assert.equal(err.reason, "ForeignConfiguration");
   assert.match(err.message, /NixosConfiguration c\.cp-1 .* delete it, or remove Machine cp-1/);

@@ -14,7 +14,8 @@ import { markOf } from "../../../core/marks.ts";
 import { runsOf, scheduleFor } from "../../../core/runs.ts";
 import { sameSecondAsLast, specChangedAt } from "../../../core/readiness.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
-import { type ClusterScope, nodeReports, WRITES_IN_FLIGHT } from "../scope.ts";
+import { type ClusterScope, WRITES_IN_FLIGHT } from "../scope.ts";
+import { type Identity, nodeReports, type WorkloadView } from "../view.ts";
 import { applyConfiguration } from "./apply.ts";
 import { pinRevision } from "./revision.ts";
 import { drainBeforeChange } from "./workload.ts";
@@ -26,8 +27,15 @@ export interface ConfigurationsOutcome {
   requeue?: Requeue | undefined;
 }
 
+/** What the configurations phase is given by the phases before it. */
+export interface ConfigurationsInput {
+  identity: Identity;
+  workload: WorkloadView;
+  runFailures: Map<string, string> | undefined;
+}
+
 /** Renders, plans and applies the configurations; records the plan, endpoint and hashes in `s.out`. */
-export async function reconcileConfigurations(s: ClusterScope): Promise<ConfigurationsOutcome> {
+export async function reconcileConfigurations(s: ClusterScope, i: ConfigurationsInput): Promise<ConfigurationsOutcome> {
   const { spec, bootstrap, gitRepo, out } = s;
   if (gitRepo) pinRevision(s, gitRepo);
   if (!gitRepo) {
@@ -54,16 +62,16 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<Configur
     gitRepo: out.pinnedRepo ?? gitRepo,
     revision: out.revision,
     nio: s.deps.nio,
-    identity: out.identity,
+    identity: i.identity.digest,
   });
   for (const d of desired) {
     out.wantedHash.set(d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!);
     out.wantedSpec.set(d.metadata.name, d.spec);
   }
-  const reports = nodeReports(s);
+  const reports = nodeReports(s, i);
   const planned = planRollout({
     nodes: reports.map(planNodeOf),
-    departing: departingNodes(s),
+    departing: departingNodes(s, i.workload),
     bootstrap,
     order: spec.rollout.order,
     maxUnavailable: spec.rollout.maxUnavailable,
@@ -72,12 +80,13 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<Configur
     provisioning: spec.rollout.provisioning,
     // No kubeconfig issued yet: the bootstrap node has never been up, so no running node can be disturbed.
     firstBringUp: !s.cluster.status?.kubeconfigSecret,
-    hold: workloadHold(s),
+    hold: workloadHold(i.workload),
     releasing: stillReleasing(s),
   });
   out.plan = planned;
   if (!s.writes.configurations) return {};
-  const drained = await drainBeforeChange(s, planned, new Set(s.ours.map((c) => c.spec.machineRef.name)));
+  const ours = new Set(s.ours.map((c) => c.spec.machineRef.name));
+  const drained = await drainBeforeChange(s, planned, ours, i.workload);
   const plan = out.plan = drained.plan;
   let requeue = drained.requeue;
   const renderNow = new Set(plan.create);
@@ -128,9 +137,9 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<Configur
  * other control-plane node changes before it has left: its Node, and with it its etcd member, goes once its
  * configuration is gone).
  */
-function departingNodes(s: ClusterScope): DepartingNode[] {
+function departingNodes(s: ClusterScope, w: WorkloadView): DepartingNode[] {
   const members = new Set(s.members);
-  const nodes = s.out.workload?.api.state === "Available" ? s.out.workload.nodes : undefined;
+  const nodes = w.api.state === "Available" ? w.nodes : undefined;
   const down = (m: string) =>
     markOf(s.machines.get(m)) !== undefined || (nodes !== undefined && nodes.get(m)?.ready !== "True");
   const out: DepartingNode[] = s.ours.filter((c) => !members.has(c.spec.machineRef.name)).map((c) => ({
@@ -163,9 +172,8 @@ function stillReleasing(s: ClusterScope): string[] {
 }
 
 /** Why the rollout must wait for the workload cluster: its kubeconfig exists but its API cannot be read. */
-function workloadHold(s: ClusterScope): string | undefined {
-  const w = s.out.workload;
-  if (!w || w.disabled || !w.hasKubeconfig) return undefined;
+function workloadHold(w: WorkloadView): string | undefined {
+  if (w.disabled || !w.hasKubeconfig) return undefined;
   if (w.api.state === "Available" && w.nodes) return undefined;
   return `the workload API cannot be read (${w.api.message}); no node is changed or removed meanwhile, ` +
     "except toward a newer spec on a node whose change came just before the outage";

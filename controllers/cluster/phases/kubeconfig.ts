@@ -7,18 +7,19 @@
 import type { NodeReport } from "../../../core/readiness.ts";
 import { kubeconfigSecret } from "../../../core/names.ts";
 import type { ClusterScope } from "../scope.ts";
+import type { KeyPair } from "../../../lib/pki.ts";
 import { ensureKubeconfig, secretValue } from "../secrets.ts";
 import { publishedServer, readKubeconfig } from "../../../core/kubeconfig.ts";
 
 /** Writes the kubeconfig when due; puts its Secret's name in `s.out.kubeconfig` once it exists. */
-export async function reconcileKubeconfig(s: ClusterScope, nodes: NodeReport[]): Promise<void> {
+export async function reconcileKubeconfig(s: ClusterScope, nodes: NodeReport[], ca: KeyPair): Promise<void> {
   const secret = kubeconfigSecret(s.name);
   // Applied is enough here: the kubeconfig is what NICO needs to look inside the cluster at all.
   const bootstrapReady = nodes.some((n) => n.machine === s.bootstrap && (n.applied ?? n.state === "Ready"));
-  if (bootstrapReady && s.out.endpoint && s.out.ca) {
+  if (bootstrapReady && s.out.endpoint) {
     const lookup = (n: string) => s.cache.secret(n);
     const target = publishedTarget(s, nodes, s.out.endpoint);
-    const why = await ensureKubeconfig(s.deps.client, s.cluster, target, s.out.ca, lookup, s.now);
+    const why = await ensureKubeconfig(s.deps.client, s.cluster, target, ca, lookup, s.now);
     if (why) {
       s.log.info("issued kubeconfig", { reason: why, secret });
       // The first one is part of bring-up (the Ready Event says so); a re-issue is worth an Event of its own.

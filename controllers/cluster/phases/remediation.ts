@@ -19,6 +19,7 @@ import { keyOf } from "../../../lib/runtime/keys.ts";
 import { WarningLimiter } from "../problem.ts";
 import { remediationView } from "../remediation.ts";
 import type { ClusterScope } from "../scope.ts";
+import type { WorkloadView } from "../view.ts";
 import { type Requeue, soonest } from "../requeue.ts";
 
 /** What the phase did. */
@@ -39,8 +40,12 @@ const refusals = new WarningLimiter();
 const told = new Map<string, Set<string>>();
 
 /** Decides, marks, tells. `nodes` are the members' reports after the workload cluster was consulted. */
-export async function reconcileRemediation(s: ClusterScope, nodes: NodeReport[]): Promise<RemediationOutcome> {
-  const view = remediationView(s, nodes);
+export async function reconcileRemediation(
+  s: ClusterScope,
+  nodes: NodeReport[],
+  workload: WorkloadView,
+): Promise<RemediationOutcome> {
+  const view = remediationView(s, nodes, workload);
   const done: RemediationOutcome = { marked: [], refused: [], inFlight: view.inFlight.map((f) => f.machine) };
   await tellSteps(s, view.inFlight);
   if (!view.planes.length && !view.inFlight.length && !view.short.length) return done;

@@ -18,6 +18,7 @@ import { deleteNode, drainNode, type DrainProgress, uncordon } from "../workload
 import { secretValue } from "../secrets.ts";
 import { WarningLimiter } from "../problem.ts";
 import type { ClusterScope } from "../scope.ts";
+import type { WorkloadView } from "../view.ts";
 import { DRAIN_REQUEUE_MS, type Requeue } from "../requeue.ts";
 
 const clusterKey = (s: ClusterScope) => keyOf(s.namespace, s.name);
@@ -25,15 +26,12 @@ const clusterKey = (s: ClusterScope) => keyOf(s.namespace, s.name);
 /** What each drain waits for, as last told in a `DrainWaiting` Event: told again when it changes (or every 10 min). */
 const drainNotes = new WarningLimiter();
 
-/** Records in `s.out.workload` what is known about the workload cluster; opens its connection lazily. */
-export function observeWorkload(s: ClusterScope): void {
+/** What is known about the workload cluster; opens its connection lazily. */
+export function observeWorkload(s: ClusterScope): WorkloadView {
   const cache = s.deps.workloads;
-  if (!cache) {
-    s.out.workload = { disabled: true, api: { state: "Unknown", message: "not watched", since: s.now } };
-    return;
-  }
+  if (!cache) return { disabled: true, api: { state: "Unknown", message: "not watched", since: s.now } };
   const text = secretValue(s.cache.secret(kubeconfigSecret(s.name)), "value");
-  s.out.workload = { ...cache.view(clusterKey(s), text), hasKubeconfig: text !== undefined };
+  return { ...cache.view(clusterKey(s), text), hasKubeconfig: text !== undefined };
 }
 
 /** The drain settings of the spec, in milliseconds. */
@@ -59,11 +57,11 @@ export async function drainBeforeChange(
   s: ClusterScope,
   plan: RolloutPlan,
   existing: ReadonlySet<string>,
+  w: WorkloadView,
 ): Promise<{ plan: RolloutPlan; requeue?: Requeue | undefined }> {
   const settings = drainSettings(s);
   const conn = s.deps.workloads?.connection(clusterKey(s));
-  const w = s.out.workload;
-  if (!settings.enabled || !s.writes.drains || !conn || w?.api.state !== "Available" || !w.nodes) return { plan };
+  if (!settings.enabled || !s.writes.drains || !conn || w.api.state !== "Available" || !w.nodes) return { plan };
   const nodes = w.nodes;
   const targets = drainTargets(plan, existing, (m) => nodes.get(m)?.ready === "True");
   const draining = s.out.draining ??= new Set();
@@ -111,10 +109,9 @@ async function announceDrain(s: ClusterScope, machine: string, p: DrainProgress,
 }
 
 /** After the pass: uncordon nodes NICO drained that are Ready again; delete Nodes of departed machines. */
-export async function settleWorkloadNodes(s: ClusterScope, nodes: NodeReport[]): Promise<void> {
+export async function settleWorkloadNodes(s: ClusterScope, nodes: NodeReport[], w: WorkloadView): Promise<void> {
   const conn = s.deps.workloads?.connection(clusterKey(s));
-  const w = s.out.workload;
-  if (!conn || w?.api.state !== "Available" || !w.nodes || !s.writes.workloadNodes) return;
+  if (!conn || w.api.state !== "Available" || !w.nodes || !s.writes.workloadNodes) return;
   for (const n of nodes) {
     // Ready again at what NIO applied, and not being drained or changed in this pass.
     if (n.state !== "Ready" || s.out.draining?.has(n.machine) || !w.nodes.get(n.machine)?.drainStarted) continue;
