@@ -28,7 +28,7 @@ import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core
 import { STATUS_DELAY_MS, statusWrite } from "../../core/statuswrite.ts";
 import { ClaimConflictError } from "./claims.ts";
 import { reconcileDelete } from "./phases/delete.ts";
-import { passNodes, type PassRecord, runPhases } from "./pass.ts";
+import { newRecord, passNodes, runPhases, viewOf } from "./pass.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
 import { ClusterProblem, problemOf, WarningLimiter } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
@@ -184,7 +184,7 @@ export class ClusterReconciler {
     let error: unknown;
     let raced = false;
     let wishes: (Requeue | undefined)[] = [];
-    const rec: PassRecord = {};
+    const rec = newRecord();
     const key = keyOf(s.namespace, s.name);
     try {
       ({ nodes, wishes } = await runPhases(s, rec));
@@ -210,7 +210,7 @@ export class ClusterReconciler {
     this.#races.delete(key);
     const held = await this.#finish(s.deps, cluster, input, error, s.log);
     if (problem) return withHeld({ requeueAfter: PROBLEM_REQUEUE_MS }, held);
-    const next = nextLook(s, nodes, wishes);
+    const next = nextLook(s, { ...viewOf(rec), blocked: rec.planned?.blocked !== undefined }, nodes, wishes);
     s.log.debug("looking again", { inMs: next.after, why: next.why });
     return withHeld({ requeueAfter: next.after }, held);
   }

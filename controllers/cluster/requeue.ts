@@ -10,7 +10,7 @@ import { specChangedAt } from "../../core/readiness.ts";
 import { RUN_SOON_GRACE_MS } from "../../core/runs.ts";
 import type { NixosConfiguration } from "../../core/nio.ts";
 import type { ClusterScope } from "./scope.ts";
-import { configOf } from "./view.ts";
+import { configOf, type PassView } from "./view.ts";
 
 /** Look again this soon while a drain is under way (PodDisruptionBudget changes raise no event NICO sees). */
 export const DRAIN_REQUEUE_MS = 5_000;
@@ -73,11 +73,16 @@ export function nodeDeadlines(i: DeadlineInput): Requeue {
 }
 
 /** When to look at the cluster again after a normal pass: the soonest of the phases' wishes and the node deadlines. */
-export function nextLook(s: ClusterScope, nodes: NodeReport[], wishes: (Requeue | undefined)[]): Requeue {
+export function nextLook(
+  s: ClusterScope,
+  v: PassView & { blocked: boolean },
+  nodes: NodeReport[],
+  wishes: (Requeue | undefined)[],
+): Requeue {
   const deadlines = nodeDeadlines({
     nodes,
-    blocked: s.out.blocked !== undefined,
-    configOf: (m) => configOf(s, m),
+    blocked: v.blocked,
+    configOf: (m) => configOf(s, v, m),
     now: s.now,
     timeoutMs: s.timeoutMs,
   });

@@ -2,8 +2,8 @@
  * Everything one reconcile pass of a cluster works on, gathered once: the
  * cluster and its parsed spec, its Machines, configurations and Secrets
  * (from the caches), the selection, the bootstrap node and `now`. The
- * phases read it and record what they did in its `out` part, which the
- * status is computed from on every exit.
+ * phases read it; what each produces it answers (see pass.ts), and the
+ * status is computed from that on every exit.
  *
  * @module
  */
@@ -15,10 +15,8 @@ import { BOOTSTRAP_LABEL } from "../../core/labels.ts";
 import { isPaused, type PassWrites, passWrites } from "../../core/pause.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
 import { RunFailures } from "./runs.ts";
-import type { RolloutPlan } from "../../core/rollout.ts";
 import type { BatchJob } from "../../core/runs.ts";
 import { type ClusterRef, configNameOf, isOwnedBy, type Selection, selectMachines } from "../../core/selection.ts";
-import type { ConditionInput } from "../../core/conditions.ts";
 import type { Revision } from "../../lib/git/resolver.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
@@ -67,31 +65,6 @@ export interface ClusterCache {
   decommissions: DecommissionJob[];
 }
 
-/** What the phases found and did; the status is computed from it. */
-export interface PassOutcome {
-  /** The commit nodes are pinned to, and its condition. */
-  revision?: string | undefined;
-  extra: ConditionInput[];
-  /** The spec's repository and ref have no commit yet: still resolving, or failing to (nodes may stay on another). */
-  unresolved?: { reason: "ResolvingRef" | "RefResolutionFailed"; message: string } | undefined;
-  /** Why nodes could not be rendered (no gitRepo, no control plane, …). */
-  blocked?: { reason: string; message: string } | undefined;
-  endpoint?: string | undefined;
-  plan?: RolloutPlan | undefined;
-  /** Configurations as the server answered this pass, by name. */
-  written: Map<string, NixosConfiguration>;
-  /** The spec hash each configuration should carry, by name. */
-  wantedHash: Map<string, string>;
-  /** The spec each configuration should carry, by name: up to date is judged by content. */
-  wantedSpec: Map<string, NixosConfiguration["spec"]>;
-  /** The repository the nodes are pinned to when it is not the spec's (a new one still resolving). */
-  pinnedRepo?: string | undefined;
-  /** The kubeconfig Secret's name, once it exists. */
-  kubeconfig?: string | undefined;
-  /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
-  draining?: Set<string>;
-}
-
 /** One pass over one cluster. */
 export interface ClusterScope {
   readonly deps: ClusterDeps;
@@ -121,7 +94,6 @@ export interface ClusterScope {
   /** What this pass may write (core/pause.ts): the one pause gate the phases ask. */
   readonly writes: PassWrites;
   readonly timeoutMs: number;
-  readonly out: PassOutcome;
 }
 
 /** Independent writes of one pass (claims, configurations) in flight at once: enough to pipeline, few enough
@@ -183,7 +155,6 @@ export function buildScope(
     paused,
     writes: passWrites(paused),
     timeoutMs: spec.rollout.nodeTimeout ? durationMs(spec.rollout.nodeTimeout) : deps.nodeTimeoutMs,
-    out: { extra: [], written: new Map(), wantedHash: new Map(), wantedSpec: new Map() },
   };
 }
 

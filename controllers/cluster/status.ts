@@ -16,7 +16,7 @@ import type { ClusterStatusInput, Problem } from "../../core/status.ts";
 import { workloadConditions } from "../../core/workloadstatus.ts";
 import { statusPatch } from "../../core/statuswrite.ts";
 import type { ClusterScope } from "./scope.ts";
-import type { PassRecord } from "./pass.ts";
+import { type PassRecord, phaseConditions } from "./pass.ts";
 
 /**
  * Merge-patches `status` when it differs from what `cluster` carries; fields
@@ -65,15 +65,16 @@ export function passStatusInput(
   problem: Problem | undefined,
   cutShort: boolean,
 ): ClusterStatusInput {
-  const { cluster, out } = s;
+  const { cluster } = s;
+  const planned = rec.planned;
   return {
     kind: "pass",
     problem,
     cutShort,
-    rollout: out.plan && {
-      plan: out.plan,
+    rollout: planned?.plan && {
+      plan: planned.plan,
       paused: s.paused,
-      specHash: clusterHash([...out.wantedHash.values()]),
+      specHash: clusterHash([...planned.wantedHash.values()]),
       controlPlaneSize: s.selection.controlPlane.members.length,
     },
     generation: cluster.metadata.generation ?? 0,
@@ -82,15 +83,17 @@ export function passStatusInput(
     selection: s.selection,
     nodes,
     bootstrap: s.bootstrap,
-    endpoint: out.endpoint,
-    kubeconfigSecret: out.kubeconfig ??
+    endpoint: planned?.endpoint,
+    kubeconfigSecret: rec.kubeconfig ??
       (s.cache.secret(kubeconfigSecret(s.name)) ? kubeconfigSecret(s.name) : undefined),
-    blocked: out.blocked,
-    unresolved: out.unresolved,
-    revision: out.revision,
+    blocked: planned?.blocked,
+    unresolved: planned?.pinned.unresolved,
+    revision: planned?.pinned.revision,
     extra: [
-      ...out.extra,
-      ...(rec.workload ? workloadConditions({ workload: rec.workload, server: out.endpoint, nodes, now: s.now }) : []),
+      ...phaseConditions(rec),
+      ...(rec.workload
+        ? workloadConditions({ workload: rec.workload, server: planned?.endpoint, nodes, now: s.now })
+        : []),
     ],
     workloadApi: rec.workload && !rec.workload.disabled
       ? { available: rec.workload.api.state === "Available", message: rec.workload.api.message }

@@ -31,12 +31,16 @@ export interface PassView {
   workload?: WorkloadView | undefined;
   /** NIO v1: why each failing run failed, by Job name. */
   runFailures?: Map<string, string> | undefined;
+  /** Configurations as the server answered this pass, by name. */
+  written: ReadonlyMap<string, NixosConfiguration>;
+  /** The spec each configuration should carry, by name (none before they were rendered). */
+  wantedSpec: ReadonlyMap<string, NixosConfiguration["spec"]>;
 }
 
 /** The configuration of `machine` as of this pass: what was written, else the cache. */
-export function configOf(s: ClusterScope, machine: string): NixosConfiguration | undefined {
+export function configOf(s: ClusterScope, v: PassView, machine: string): NixosConfiguration | undefined {
   const cn = s.nameOf(machine);
-  return s.out.written.get(cn) ?? s.cache.config(cn);
+  return v.written.get(cn) ?? s.cache.config(cn);
 }
 
 /**
@@ -50,12 +54,12 @@ export function nodeReports(s: ClusterScope, v: PassView): NodeReport[] {
     reports: applied,
     workload: v.workload,
     changedAt: (m) => {
-      const cfg = configOf(s, m);
+      const cfg = configOf(s, v, m);
       return cfg && specChangedAt(cfg);
     },
     now: s.now,
     timeoutMs: s.timeoutMs,
-    expected: (m) => configOf(s, m)?.metadata.annotations?.[CONFIGURATION_ANNOTATION],
+    expected: (m) => configOf(s, v, m)?.metadata.annotations?.[CONFIGURATION_ANNOTATION],
   });
 }
 
@@ -66,8 +70,8 @@ export function appliedReports(s: ClusterScope, v: PassView): NodeReport[] {
       machine,
       plane,
       cluster: s.ref,
-      desired: s.out.wantedSpec.get(s.nameOf(machine)),
-      config: configOf(s, machine),
+      desired: v.wantedSpec.get(s.nameOf(machine)),
+      config: configOf(s, v, machine),
       machineObj: s.machines.get(machine),
       now: s.now,
       timeoutMs: s.timeoutMs,

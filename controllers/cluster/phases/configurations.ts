@@ -1,31 +1,27 @@
 /**
  * Phase: one NixosConfiguration per member, rolled out in the order and
  * pace the planner allows; configurations of departed nodes are deleted
- * when the planner lets them go (NIO then runs `#minimal`).
+ * when the planner lets them go (NIO then runs `#minimal`). It comes in two
+ * steps: {@link planConfigurations} decides (and drains nodes before they
+ * change), {@link writeConfigurations} writes what it decided.
  *
  * @module
  */
-import { NIXOS_CONFIGURATIONS } from "../../../core/nio.ts";
+import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../../core/nio.ts";
 import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
 import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
 import { endpointUrl } from "../../../core/kubeconfig.ts";
-import { type DepartingNode, planNodeOf, planRollout } from "../../../core/rollout.ts";
+import { type DepartingNode, planNodeOf, planRollout, type RolloutPlan } from "../../../core/rollout.ts";
 import { markOf } from "../../../core/marks.ts";
 import { runsOf, scheduleFor } from "../../../core/runs.ts";
-import { sameSecondAsLast, specChangedAt } from "../../../core/readiness.ts";
+import { type NodeReport, sameSecondAsLast, specChangedAt } from "../../../core/readiness.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { type ClusterScope, WRITES_IN_FLIGHT } from "../scope.ts";
 import { type Identity, nodeReports, type WorkloadView } from "../view.ts";
 import { applyConfiguration } from "./apply.ts";
-import { pinRevision } from "./revision.ts";
+import { type Blocked, type Pinned, pinRevision } from "./revision.ts";
 import { drainBeforeChange } from "./workload.ts";
 import { type Requeue, soonest } from "../requeue.ts";
-
-/** What the configurations phase answers besides what it records in `s.out`. */
-export interface ConfigurationsOutcome {
-  /** When to look again: a drain under way, a change postponed to the next second. */
-  requeue?: Requeue | undefined;
-}
 
 /** What the configurations phase is given by the phases before it. */
 export interface ConfigurationsInput {
@@ -34,24 +30,48 @@ export interface ConfigurationsInput {
   runFailures: Map<string, string> | undefined;
 }
 
-/** Renders, plans and applies the configurations; records the plan, endpoint and hashes in `s.out`. */
-export async function reconcileConfigurations(s: ClusterScope, i: ConfigurationsInput): Promise<ConfigurationsOutcome> {
-  const { spec, bootstrap, gitRepo, out } = s;
-  if (gitRepo) pinRevision(s, gitRepo);
+/** What {@link planConfigurations} decided. */
+export interface Planned {
+  /** The revision nodes are pinned to. */
+  pinned: Pinned;
+  /** Why nodes cannot be rendered (no gitRepo, no control plane, …); nothing below is set then. */
+  blocked?: Blocked | undefined;
+  /** The API endpoint the configurations carry. */
+  endpoint?: string | undefined;
+  /** The spec hash each configuration should carry, by name. */
+  wantedHash: Map<string, string>;
+  /** The spec each configuration should carry, by name: up to date is judged by content. */
+  wantedSpec: Map<string, NixosConfiguration["spec"]>;
+  /** The rollout plan, with the drains' holds. */
+  plan?: RolloutPlan | undefined;
+  /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
+  draining: ReadonlySet<string>;
+  /** Look again soon while a drain is under way. */
+  requeue?: Requeue | undefined;
+  /** What {@link writeConfigurations} writes; absent when nothing may be written in this pass. */
+  writes?: { desired: NixosConfiguration[]; reports: NodeReport[]; plan: RolloutPlan } | undefined;
+}
+
+/** Pins the revision, renders the configurations, plans the rollout, and drains the nodes it changes first. */
+export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput): Promise<Planned> {
+  const { spec, bootstrap, gitRepo } = s;
+  const pinned: Pinned = gitRepo ? pinRevision(s, gitRepo) : {};
+  const none: Planned = { pinned, wantedHash: new Map(), wantedSpec: new Map(), draining: new Set() };
   if (!gitRepo) {
-    out.blocked = { reason: "NoGitRepo", message: "no gitRepo: set spec.gitRepo, or run NICO with --default-git-repo" };
+    const message = "no gitRepo: set spec.gitRepo, or run NICO with --default-git-repo";
+    return { ...none, blocked: { reason: "NoGitRepo", message } };
   }
-  if (out.blocked || !gitRepo) return {};
+  if (pinned.blocked) return { ...none, blocked: pinned.blocked };
   if (!bootstrap) {
-    out.blocked = { reason: "NoControlPlane", message: "no control plane machine is available; see MachinesAvailable" };
-    return {};
+    const message = "no control plane machine is available; see MachinesAvailable";
+    return { ...none, blocked: { reason: "NoControlPlane", message } };
   }
   const ep = resolveEndpoint(spec, s.machines.get(bootstrap), bootstrap);
   if (ep.error) {
-    out.blocked = { reason: "InvalidEndpoint", message: `${ep.error}; fix it so NICO can build the kubeconfig` };
-    return {};
+    const message = `${ep.error}; fix it so NICO can build the kubeconfig`;
+    return { ...none, blocked: { reason: "InvalidEndpoint", message } };
   }
-  out.endpoint = endpointUrl(ep.host, ep.port);
+  const endpoint = endpointUrl(ep.host, ep.port);
   const desired = desiredConfigurations({
     cluster: { ...s.ref, uid: s.cluster.metadata.uid!, spec },
     selection: s.selection,
@@ -59,16 +79,14 @@ export async function reconcileConfigurations(s: ClusterScope, i: Configurations
     bootstrap,
     endpoint: ep,
     nameOf: s.nameOf,
-    gitRepo: out.pinnedRepo ?? gitRepo,
-    revision: out.revision,
+    gitRepo: pinned.pinnedRepo ?? gitRepo,
+    revision: pinned.revision,
     nio: s.deps.nio,
     identity: i.identity.digest,
   });
-  for (const d of desired) {
-    out.wantedHash.set(d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!);
-    out.wantedSpec.set(d.metadata.name, d.spec);
-  }
-  const reports = nodeReports(s, i);
+  const wantedHash = new Map(desired.map((d) => [d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!]));
+  const wantedSpec = new Map(desired.map((d) => [d.metadata.name, d.spec]));
+  const reports = nodeReports(s, { ...i, written: new Map(), wantedSpec });
   const planned = planRollout({
     nodes: reports.map(planNodeOf),
     departing: departingNodes(s, i.workload),
@@ -83,12 +101,25 @@ export async function reconcileConfigurations(s: ClusterScope, i: Configurations
     hold: workloadHold(i.workload),
     releasing: stillReleasing(s),
   });
-  out.plan = planned;
-  if (!s.writes.configurations) return {};
+  const base = { ...none, endpoint, wantedHash, wantedSpec, plan: planned };
+  if (!s.writes.configurations) return base;
   const ours = new Set(s.ours.map((c) => c.spec.machineRef.name));
-  const drained = await drainBeforeChange(s, planned, ours, i.workload);
-  const plan = out.plan = drained.plan;
-  let requeue = drained.requeue;
+  const { plan, draining, requeue } = await drainBeforeChange(s, planned, ours, i.workload);
+  return { ...base, plan, draining, requeue, writes: { desired, reports, plan } };
+}
+
+/**
+ * Writes what {@link planConfigurations} decided: each configuration on its own, then the deletions of departed
+ * nodes. `written` receives what the server answered for each, as it answers.
+ */
+export async function writeConfigurations(
+  s: ClusterScope,
+  planned: Planned,
+  written: Map<string, NixosConfiguration>,
+): Promise<{ requeue?: Requeue | undefined }> {
+  if (!planned.writes) return {};
+  const { desired, reports, plan } = planned.writes;
+  let requeue: Requeue | undefined;
   const renderNow = new Set(plan.create);
   for (const m of plan.update) {
     // Not in the second of the node's last apply, run or change: afterwards no one could tell them apart.
@@ -118,7 +149,7 @@ export async function reconcileConfigurations(s: ClusterScope, i: Configurations
         now: s.now,
       });
     const w = await applyConfiguration(s, d, existing, renderNow.has(machine), schedule);
-    if (w) out.written.set(name, w);
+    if (w) written.set(name, w);
   });
   for (const machine of plan.remove) {
     const c = s.ours.find((x) => x.spec.machineRef.name === machine)!;

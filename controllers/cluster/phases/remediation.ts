@@ -9,6 +9,7 @@
  * @module
  */
 import { REMEDIATED_ANNOTATION } from "../../../core/labels.ts";
+import type { ConditionInput } from "../../../core/conditions.ts";
 import { CLUSTER_LABEL } from "../../../core/labels.ts";
 import { markValue } from "../../../core/marks.ts";
 import { MACHINES } from "../../../core/nio.ts";
@@ -19,7 +20,7 @@ import { keyOf } from "../../../lib/runtime/keys.ts";
 import { WarningLimiter } from "../problem.ts";
 import { remediationView } from "../remediation.ts";
 import type { ClusterScope } from "../scope.ts";
-import type { WorkloadView } from "../view.ts";
+import type { PassView, WorkloadView } from "../view.ts";
 import { type Requeue, soonest } from "../requeue.ts";
 
 /** What the phase did. */
@@ -32,6 +33,8 @@ export interface RemediationOutcome {
   inFlight: string[];
   /** When to look again: a member nearing its deadline, or a Machine just marked. */
   requeue?: Requeue | undefined;
+  /** The `Remediating` condition, when there is anything to say. */
+  condition?: ConditionInput | undefined;
 }
 
 /** A refusal is told again only when its reason changes, or every 10 minutes. */
@@ -43,9 +46,10 @@ const told = new Map<string, Set<string>>();
 export async function reconcileRemediation(
   s: ClusterScope,
   nodes: NodeReport[],
+  v: PassView,
   workload: WorkloadView,
 ): Promise<RemediationOutcome> {
-  const view = remediationView(s, nodes, workload);
+  const view = remediationView(s, nodes, v, workload);
   const done: RemediationOutcome = { marked: [], refused: [], inFlight: view.inFlight.map((f) => f.machine) };
   await tellSteps(s, view.inFlight);
   if (!view.planes.length && !view.inFlight.length && !view.short.length) return done;
@@ -60,7 +64,7 @@ export async function reconcileRemediation(
       }
     } else refusals.clear(`${keyOf(s.namespace, s.name)}/${d.plane}`);
   }
-  s.out.extra.push(remediationCondition({ decisions, inFlight: view.inFlight, short: view.short }));
+  done.condition = remediationCondition({ decisions, inFlight: view.inFlight, short: view.short });
   if (view.dueAt) {
     // Look again when the next member would cross its deadline (no event says so).
     const at = Math.max(1000, view.dueAt.getTime() - s.now.getTime() + 500);

@@ -58,14 +58,15 @@ export async function drainBeforeChange(
   plan: RolloutPlan,
   existing: ReadonlySet<string>,
   w: WorkloadView,
-): Promise<{ plan: RolloutPlan; requeue?: Requeue | undefined }> {
+): Promise<{ plan: RolloutPlan; draining: ReadonlySet<string>; requeue?: Requeue | undefined }> {
   const settings = drainSettings(s);
   const conn = s.deps.workloads?.connection(clusterKey(s));
-  if (!settings.enabled || !s.writes.drains || !conn || w.api.state !== "Available" || !w.nodes) return { plan };
+  if (!settings.enabled || !s.writes.drains || !conn || w.api.state !== "Available" || !w.nodes) {
+    return { plan, draining: new Set() };
+  }
   const nodes = w.nodes;
   const targets = drainTargets(plan, existing, (m) => nodes.get(m)?.ready === "True");
-  const draining = s.out.draining ??= new Set();
-  for (const m of targets.touched) draining.add(m);
+  const draining = new Set(targets.touched);
   const drains: NodeDrain[] = [];
   for (const machine of targets.drain) {
     let progress: DrainProgress;
@@ -87,6 +88,7 @@ export async function drainBeforeChange(
   const busy = drains.filter((d) => d.state !== "Drained").map((d) => d.machine);
   return {
     plan: held,
+    draining,
     requeue: busy.length ? { after: DRAIN_REQUEUE_MS, why: `draining ${busy.join(", ")}` } : undefined,
   };
 }
@@ -109,12 +111,17 @@ async function announceDrain(s: ClusterScope, machine: string, p: DrainProgress,
 }
 
 /** After the pass: uncordon nodes NICO drained that are Ready again; delete Nodes of departed machines. */
-export async function settleWorkloadNodes(s: ClusterScope, nodes: NodeReport[], w: WorkloadView): Promise<void> {
+export async function settleWorkloadNodes(
+  s: ClusterScope,
+  nodes: NodeReport[],
+  w: WorkloadView,
+  draining: ReadonlySet<string>,
+): Promise<void> {
   const conn = s.deps.workloads?.connection(clusterKey(s));
   if (!conn || w.api.state !== "Available" || !w.nodes || !s.writes.workloadNodes) return;
   for (const n of nodes) {
     // Ready again at what NIO applied, and not being drained or changed in this pass.
-    if (n.state !== "Ready" || s.out.draining?.has(n.machine) || !w.nodes.get(n.machine)?.drainStarted) continue;
+    if (n.state !== "Ready" || draining.has(n.machine) || !w.nodes.get(n.machine)?.drainStarted) continue;
     try {
       if (await uncordon(conn, n.machine)) {
         await s.deps.recorder.event(s.cluster, "Normal", "NodeUncordoned", `uncordoned Node ${n.machine}: Ready again`);
