@@ -6,7 +6,9 @@ import assert from "node:assert/strict";
 import {
   BUSY_REQUEUE_MS,
   IDLE_REQUEUE_MS,
+  MAX_RACES,
   nodeDeadlines,
+  Races,
   type Requeue,
   soonest,
 } from "../../controllers/cluster/requeue.ts";
@@ -41,4 +43,14 @@ Deno.test("node deadlines: idle when settled, busy while blocked, the timeout of
     1000,
     "never sooner than 1 s",
   );
+});
+
+Deno.test("races: doubling delays while they repeat, a problem after the last, anew once forgotten", () => {
+  const races = new Races();
+  const delays = Array.from({ length: MAX_RACES - 1 }, () => races.lost("ns/c")?.after);
+  assert.deepEqual(delays, [500, 1000, 2000, 4000, 8000]);
+  assert.equal(races.lost("ns/c"), undefined, "one race too many is a problem the user sees");
+  assert.equal(races.lost("ns/other")?.after, 500, "counted per cluster");
+  races.forget("ns/c");
+  assert.equal(races.lost("ns/c")?.after, 500);
 });
