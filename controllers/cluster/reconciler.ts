@@ -27,29 +27,13 @@ import type { NodeReport } from "../../core/readiness.ts";
 import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core/status.ts";
 import { STATUS_DELAY_MS, statusWrite } from "../../core/statuswrite.ts";
 import { ClaimConflictError } from "./claims.ts";
-import { observeRuns } from "./phases/runs.ts";
-import { reconcileClaims } from "./phases/claims.ts";
-import { reconcileConfigurations } from "./phases/configurations.ts";
 import { reconcileDelete } from "./phases/delete.ts";
-import { reconcileKubeconfig } from "./phases/kubeconfig.ts";
-import { reconcileReleases } from "./phases/releases.ts";
-import { reconcileRemediation } from "./phases/remediation.ts";
-import { reconcileSecrets } from "./phases/secrets.ts";
-import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
+import { newRecord, passNodes, runPhases, viewOf } from "./pass.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
 import { ClusterProblem, problemOf, WarningLimiter } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
-import {
-  buildScope,
-  BUSY_REQUEUE_MS,
-  type ClusterCache,
-  type ClusterDeps,
-  clusterDeps,
-  type ClusterScope,
-  DRAIN_REQUEUE_MS,
-  nextLookMs,
-  nodeReports,
-} from "./scope.ts";
+import { buildScope, type ClusterCache, type ClusterDeps, clusterDeps, type ClusterScope } from "./scope.ts";
+import { BUSY_REQUEUE_MS, DRAIN_REQUEUE_MS, nextLook, Races, type Requeue } from "./requeue.ts";
 import type { Secret } from "./secrets.ts";
 import { type PassResult, passStatusInput, withHeld, writeStatus } from "./status.ts";
 
@@ -89,10 +73,6 @@ export interface ClusterReconcilerOptions {
 }
 
 const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
-/** Look again this soon after losing a race (doubling while it repeats): the cache catches up. */
-const RACE_REQUEUE_MS = 500;
-/** Races in a row after which a race is an error the user sees (a cache that does not catch up). */
-const MAX_RACES = 6;
 /** Look again this often while a problem only the user can fix stands in the way. */
 const PROBLEM_REQUEUE_MS = 30_000;
 
@@ -105,8 +85,8 @@ export class ClusterReconciler {
   readonly #warnings = new WarningLimiter();
   /** The phase last announced by an Event, by cluster key: a stale cache does not announce it twice. */
   readonly #announced = new Map<string, string>();
-  /** Races in a row, by cluster key. */
-  readonly #races = new Map<string, number>();
+  /** Races lost in a row, by cluster key. */
+  readonly #races = new Races();
   /** When a progress-only status change was first held back, by cluster key. */
   readonly #heldSince = new Map<string, number>();
 
@@ -135,7 +115,7 @@ export class ClusterReconciler {
     const cluster = this.#o.informers.clusters.get(namespace, name);
     if (!cluster) {
       this.#warnings.clear(key);
-      this.#races.delete(key);
+      this.#races.forget(key);
       this.#announced.delete(key);
       this.#heldSince.delete(key);
       this.#deps.workloads?.close(key);
@@ -162,11 +142,10 @@ export class ClusterReconciler {
         ]);
       } catch (err) {
         // The resourceVersion test failed (a stale cache) or the write conflicted: a race, not a problem.
-        const races = isUnprocessable(err) || isConflict(err) ? (this.#races.get(key) ?? 0) + 1 : 0;
-        if (races > 0 && races < MAX_RACES) {
-          this.#races.set(key, races);
+        const again = isUnprocessable(err) || isConflict(err) ? this.#races.lost(key) : undefined;
+        if (again) {
           log.info("finalizer not added: the cache is behind; looking again", {});
-          return { requeueAfter: RACE_REQUEUE_MS * 2 ** (races - 1) };
+          return { requeueAfter: again.after };
         }
         return await this.#stopped(deps, cluster, problemOf(err), err, log, now);
       }
@@ -198,42 +177,35 @@ export class ClusterReconciler {
     let nodes: NodeReport[] = [];
     let problem: Problem | undefined;
     let error: unknown;
-    let raced = false;
+    let raced: Requeue | undefined;
+    let wishes: (Requeue | undefined)[] = [];
+    const rec = newRecord();
     const key = keyOf(s.namespace, s.name);
     try {
-      await reconcileSecrets(s);
-      await reconcileClaims(s);
-      await observeRuns(s);
-      observeWorkload(s);
-      await reconcileConfigurations(s);
-      await reconcileReleases(s);
-      nodes = s.out.blocked ? [] : nodeReports(s);
-      if (!s.out.blocked) await reconcileRemediation(s, nodes);
-      await reconcileKubeconfig(s, nodes);
-      await settleWorkloadNodes(s, nodes);
+      ({ nodes, wishes } = await runPhases(s, rec));
     } catch (err) {
-      const races = (err instanceof ClaimConflictError || isConflict(err)) ? (this.#races.get(key) ?? 0) + 1 : 0;
-      if (races > 0 && races < MAX_RACES) {
-        this.#races.set(key, races);
+      raced = err instanceof ClaimConflictError || isConflict(err) ? this.#races.lost(key) : undefined;
+      if (raced) {
         // Optimistic concurrency at work (a claim race, a stale cache): look again, nothing to report.
         s.log.info("lost a race; looking again", { reason: errorMessage(err) });
-        raced = true;
       } else {
         problem = problemOf(err);
         error = err;
       }
-      nodes = s.out.blocked ? [] : nodeReports(s);
+      nodes = passNodes(s, rec);
     }
     const cluster = s.cluster;
-    const input = passStatusInput(s, nodes, problem, raced);
+    const input = passStatusInput(s, rec, nodes, problem, raced !== undefined);
     if (raced) {
       const held = await this.#finish(s.deps, cluster, input, undefined, s.log);
-      return withHeld({ requeueAfter: RACE_REQUEUE_MS * 2 ** ((this.#races.get(key) ?? 1) - 1) }, held);
+      return withHeld({ requeueAfter: raced.after }, held);
     }
-    this.#races.delete(key);
+    this.#races.forget(key);
     const held = await this.#finish(s.deps, cluster, input, error, s.log);
     if (problem) return withHeld({ requeueAfter: PROBLEM_REQUEUE_MS }, held);
-    return withHeld({ requeueAfter: nextLookMs(s, nodes) }, held);
+    const next = nextLook(s, { ...viewOf(rec), blocked: rec.planned?.blocked !== undefined }, nodes, wishes);
+    s.log.debug("looking again", { inMs: next.after, why: next.why });
+    return withHeld({ requeueAfter: next.after }, held);
   }
 
   async #delete(

@@ -14,7 +14,8 @@ import { type NodeReport, specChangedAt } from "../../core/readiness.ts";
 import { type PlaneFacts, remediationSettings } from "../../core/remediation.ts";
 import type { InFlightStep, ShortPlane } from "../../core/remediation_status.ts";
 import { type Plane, selectMachines } from "../../core/selection.ts";
-import { type ClusterScope, configOf } from "./scope.ts";
+import type { ClusterScope } from "./scope.ts";
+import { configOf, type PassView, type WorkloadView } from "./view.ts";
 
 const PLANES: Plane[] = ["controlPlane", "dataPlane"];
 
@@ -39,12 +40,11 @@ function ourMarks(s: ClusterScope): Map<string, Mark> {
 }
 
 /** Gathers the view; `nodes` are the members' reports after the workload cluster was consulted. */
-export function remediationView(s: ClusterScope, nodes: NodeReport[]): RemediationView {
+export function remediationView(s: ClusterScope, nodes: NodeReport[], pv: PassView, w: WorkloadView): RemediationView {
   const marks = ourMarks(s);
-  const w = s.out.workload;
-  const nodesKnown = !!w && !w.disabled && w.api.state === "Available" && w.nodes !== undefined;
+  const nodesKnown = !w.disabled && w.api.state === "Available" && w.nodes !== undefined;
   const planes: PlaneFacts[] = [];
-  const inFlight = inFlightSteps(s, nodes, marks);
+  const inFlight = inFlightSteps(s, pv, nodes, marks);
   let due: number | undefined;
   for (const plane of PLANES) {
     const settings = remediationSettings(s.spec[plane]);
@@ -53,15 +53,15 @@ export function remediationView(s: ClusterScope, nodes: NodeReport[]): Remediati
     const unhealthy: Unhealthy[] = [];
     for (const machine of sel.members) {
       const report = nodes.find((n) => n.machine === machine);
-      const cfg = configOf(s, machine);
+      const cfg = configOf(s, pv, machine);
       if (!report || !cfg) continue;
       const v = judgeMember(
         {
           machine,
           report,
           nodesKnown,
-          apiSince: w?.api.outage?.to,
-          node: w?.nodes?.get(machine),
+          apiSince: w.api.outage?.to,
+          node: w.nodes?.get(machine),
           machineObj: s.machines.get(machine),
           createdAt: cfg.metadata.creationTimestamp ? new Date(cfg.metadata.creationTimestamp) : undefined,
           changedAt: specChangedAt(cfg),
@@ -83,7 +83,7 @@ export function remediationView(s: ClusterScope, nodes: NodeReport[]): Remediati
       inFlight: inFlight.filter((f) => f.plane === plane).map((f) => f.machine),
       marks: [...marks.values()].filter((m) => m.plane === plane).map((m) => m.at),
       createdAt: (m) => {
-        const t = configOf(s, m)?.metadata.creationTimestamp;
+        const t = configOf(s, pv, m)?.metadata.creationTimestamp;
         return t ? new Date(t) : undefined;
       },
       replacement: (m) => replacementOf(s, plane, m),
@@ -120,7 +120,7 @@ function replacementOf(s: ClusterScope, plane: Plane, machine: string): string |
 }
 
 /** Machines this cluster took out of service that have not left yet: a configuration of ours, or our claim. */
-function inFlightSteps(s: ClusterScope, nodes: NodeReport[], marks: Map<string, Mark>): InFlightStep[] {
+function inFlightSteps(s: ClusterScope, v: PassView, nodes: NodeReport[], marks: Map<string, Mark>): InFlightStep[] {
   const out: InFlightStep[] = [];
   const members = new Set(s.members);
   for (const [machine, mark] of marks) {
@@ -131,7 +131,7 @@ function inFlightSteps(s: ClusterScope, nodes: NodeReport[], marks: Map<string, 
     const stage = !cfg ? "releasing" : cfg.metadata.deletionTimestamp ? "removing" : "waiting";
     const since = Math.floor(mark.at.getTime() / 1000) * 1000;
     const replacements = s.selection[mark.plane].members.filter((m) => {
-      const t = configOf(s, m)?.metadata.creationTimestamp;
+      const t = configOf(s, v, m)?.metadata.creationTimestamp;
       return t === undefined || new Date(t).getTime() >= since;
     }).map((m) => ({ machine: m, ready: nodes.some((n) => n.machine === m && n.state === "Ready") }));
     out.push({ machine, plane: mark.plane, mark, stage, replacements });

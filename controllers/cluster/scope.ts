@@ -2,36 +2,24 @@
  * Everything one reconcile pass of a cluster works on, gathered once: the
  * cluster and its parsed spec, its Machines, configurations and Secrets
  * (from the caches), the selection, the bootstrap node and `now`. The
- * phases read it and record what they did in its `out` part, which the
- * status is computed from on every exit.
+ * phases read it; what each produces it answers (see pass.ts), and the
+ * status is computed from that on every exit.
  *
  * @module
  */
 import { durationMs, type KubernetesCluster, type KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
 import type { EventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
-import type { KeyPair } from "../../lib/pki.ts";
 import type { Logger } from "../../lib/runtime/log.ts";
-import { BOOTSTRAP_LABEL, CONFIGURATION_ANNOTATION } from "../../core/labels.ts";
+import { BOOTSTRAP_LABEL } from "../../core/labels.ts";
 import { isPaused, type PassWrites, passWrites } from "../../core/pause.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
-import { type BatchJob, RUN_SOON_GRACE_MS, runsOf } from "../../core/runs.ts";
 import { RunFailures } from "./runs.ts";
-import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
-import type { RolloutPlan } from "../../core/rollout.ts";
-import {
-  type ClusterRef,
-  configNameOf,
-  isOwnedBy,
-  type Plane,
-  type Selection,
-  selectMachines,
-} from "../../core/selection.ts";
-import type { ConditionInput } from "../../core/conditions.ts";
+import type { BatchJob } from "../../core/runs.ts";
+import { type ClusterRef, configNameOf, isOwnedBy, type Selection, selectMachines } from "../../core/selection.ts";
 import type { Revision } from "../../lib/git/resolver.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
-import { joinReports, type WorkloadFacts } from "../../core/joined.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
 
 /** What the reconciler is given once, for every pass. */
@@ -77,42 +65,6 @@ export interface ClusterCache {
   decommissions: DecommissionJob[];
 }
 
-/** What the phases found and did; the status is computed from it. */
-export interface PassOutcome {
-  ca?: KeyPair;
-  /** A digest of the cluster's identity (tokens and CA), for `cluster.nix`. */
-  identity?: string;
-  /** The commit nodes are pinned to, and its condition. */
-  revision?: string | undefined;
-  extra: ConditionInput[];
-  /** The spec's repository and ref have no commit yet: still resolving, or failing to (nodes may stay on another). */
-  unresolved?: { reason: "ResolvingRef" | "RefResolutionFailed"; message: string } | undefined;
-  /** Why nodes could not be rendered (no gitRepo, no control plane, …). */
-  blocked?: { reason: string; message: string } | undefined;
-  endpoint?: string | undefined;
-  plan?: RolloutPlan | undefined;
-  /** Configurations as the server answered this pass, by name. */
-  written: Map<string, NixosConfiguration>;
-  /** The spec hash each configuration should carry, by name. */
-  wantedHash: Map<string, string>;
-  /** The spec each configuration should carry, by name: up to date is judged by content. */
-  wantedSpec: Map<string, NixosConfiguration["spec"]>;
-  /** The repository the nodes are pinned to when it is not the spec's (a new one still resolving). */
-  pinnedRepo?: string | undefined;
-  /** The kubeconfig Secret's name, once it exists. */
-  kubeconfig?: string | undefined;
-  /** What is known about the workload cluster (set by the workload phase). */
-  workload?: (WorkloadFacts & { hasKubeconfig?: boolean }) | undefined;
-  /** A drain is under way: look again soon. */
-  requeueSoon?: boolean;
-  /** Look again this soon at the latest (a write postponed by a second). */
-  requeueMs?: number;
-  /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
-  draining?: Set<string>;
-  /** NIO v1: why each failing run failed, by Job name. */
-  runFailures?: Map<string, string>;
-}
-
 /** One pass over one cluster. */
 export interface ClusterScope {
   readonly deps: ClusterDeps;
@@ -142,7 +94,6 @@ export interface ClusterScope {
   /** What this pass may write (core/pause.ts): the one pause gate the phases ask. */
   readonly writes: PassWrites;
   readonly timeoutMs: number;
-  readonly out: PassOutcome;
 }
 
 /** Independent writes of one pass (claims, configurations) in flight at once: enough to pipeline, few enough
@@ -204,7 +155,6 @@ export function buildScope(
     paused,
     writes: passWrites(paused),
     timeoutMs: spec.rollout.nodeTimeout ? durationMs(spec.rollout.nodeTimeout) : deps.nodeTimeoutMs,
-    out: { extra: [], written: new Map(), wantedHash: new Map(), wantedSpec: new Map() },
   };
 }
 
@@ -221,76 +171,4 @@ function lookupRevision(
     ref: spec.ref,
     credentialsSecret: spec.credentialsRef ? { namespace: ns, name: spec.credentialsRef.name } : undefined,
   });
-}
-
-/** The configuration of `machine` as of this pass: what was written, else the cache. */
-export function configOf(s: ClusterScope, machine: string): NixosConfiguration | undefined {
-  const cn = s.nameOf(machine);
-  return s.out.written.get(cn) ?? s.cache.config(cn);
-}
-
-/**
- * How every member node stands now, control plane first: NIO's view, then
- * the workload cluster's (an applied node is Ready only when its Node is).
- */
-export function nodeReports(s: ClusterScope): NodeReport[] {
-  const applied = appliedReports(s);
-  if (!s.out.workload) return applied;
-  return joinReports({
-    reports: applied,
-    workload: s.out.workload,
-    changedAt: (m) => {
-      const cfg = configOf(s, m);
-      return cfg && specChangedAt(cfg);
-    },
-    now: s.now,
-    timeoutMs: s.timeoutMs,
-    expected: (m) => configOf(s, m)?.metadata.annotations?.[CONFIGURATION_ANNOTATION],
-  });
-}
-
-/** How every member node stands as NIO reports it (Ready: applied), control plane first. */
-export function appliedReports(s: ClusterScope): NodeReport[] {
-  const report = (machine: string, plane: Plane) =>
-    nodeReport({
-      machine,
-      plane,
-      cluster: s.ref,
-      desired: s.out.wantedSpec.get(s.nameOf(machine)),
-      config: configOf(s, machine),
-      machineObj: s.machines.get(machine),
-      now: s.now,
-      timeoutMs: s.timeoutMs,
-      nio: s.deps.nio,
-      runs: s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(machine), s.out.runFailures) : undefined,
-    });
-  return [
-    ...s.selection.controlPlane.members.map((m) => report(m, "controlPlane")),
-    ...s.selection.dataPlane.members.map((m) => report(m, "dataPlane")),
-  ];
-}
-
-/** Look again this soon while a drain is under way (PodDisruptionBudget changes raise no event NICO sees). */
-export const DRAIN_REQUEUE_MS = 5_000;
-/** Look again this often while something is in flight, to notice deadlines. */
-export const BUSY_REQUEUE_MS = 60_000;
-/** Look again this often when all is well: kubeconfig renewal, nothing else. */
-export const IDLE_REQUEUE_MS = 12 * 60 * 60_000;
-
-/** When to look again: by the earliest node deadline while nodes are in flight, rarely when all is settled. */
-export function nextLookMs(s: ClusterScope, nodes: NodeReport[]): number {
-  if (s.out.requeueMs !== undefined) return s.out.requeueMs;
-  if (s.out.requeueSoon) return DRAIN_REQUEUE_MS;
-  const inFlight = nodes.filter((n) => n.state !== "Ready" && n.state !== "Failed");
-  if (!inFlight.length && !s.out.blocked) return IDLE_REQUEUE_MS;
-  let next = BUSY_REQUEUE_MS;
-  for (const n of inFlight) {
-    const cfg = configOf(s, n.machine);
-    const changed = cfg && specChangedAt(cfg);
-    if (changed) next = Math.min(next, Math.max(1000, changed.getTime() + s.timeoutMs - s.now.getTime() + 1000));
-    // NIO v1 ran nothing yet: look again when NICO may ask it for a run (core/runs.ts scheduleFor).
-    const askAt = changed && changed.getTime() + RUN_SOON_GRACE_MS - s.now.getTime();
-    if (n.reason === "WaitingForRun" && askAt && askAt > 0) next = Math.min(next, askAt + 50);
-  }
-  return next;
 }

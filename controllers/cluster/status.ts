@@ -16,6 +16,7 @@ import type { ClusterStatusInput, Problem } from "../../core/status.ts";
 import { workloadConditions } from "../../core/workloadstatus.ts";
 import { statusPatch } from "../../core/statuswrite.ts";
 import type { ClusterScope } from "./scope.ts";
+import { type PassRecord, phaseConditions } from "./pass.ts";
 
 /**
  * Merge-patches `status` when it differs from what `cluster` carries; fields
@@ -59,19 +60,21 @@ export function withHeld(r: PassResult, ms: number | undefined): PassResult {
 /** What the status of a normal pass is computed from: the scope, its node reports, and how the pass ended. */
 export function passStatusInput(
   s: ClusterScope,
+  rec: PassRecord,
   nodes: NodeReport[],
   problem: Problem | undefined,
   cutShort: boolean,
 ): ClusterStatusInput {
-  const { cluster, out } = s;
+  const { cluster } = s;
+  const planned = rec.planned;
   return {
     kind: "pass",
     problem,
     cutShort,
-    rollout: out.plan && {
-      plan: out.plan,
+    rollout: planned?.plan && {
+      plan: planned.plan,
       paused: s.paused,
-      specHash: clusterHash([...out.wantedHash.values()]),
+      specHash: clusterHash([...planned.wantedHash.values()]),
       controlPlaneSize: s.selection.controlPlane.members.length,
     },
     generation: cluster.metadata.generation ?? 0,
@@ -80,18 +83,20 @@ export function passStatusInput(
     selection: s.selection,
     nodes,
     bootstrap: s.bootstrap,
-    endpoint: out.endpoint,
-    kubeconfigSecret: out.kubeconfig ??
+    endpoint: planned?.endpoint,
+    kubeconfigSecret: rec.kubeconfig ??
       (s.cache.secret(kubeconfigSecret(s.name)) ? kubeconfigSecret(s.name) : undefined),
-    blocked: out.blocked,
-    unresolved: out.unresolved,
-    revision: out.revision,
+    blocked: planned?.blocked,
+    unresolved: planned?.pinned.unresolved,
+    revision: planned?.pinned.revision,
     extra: [
-      ...out.extra,
-      ...(out.workload ? workloadConditions({ workload: out.workload, server: out.endpoint, nodes, now: s.now }) : []),
+      ...phaseConditions(rec),
+      ...(rec.workload
+        ? workloadConditions({ workload: rec.workload, server: planned?.endpoint, nodes, now: s.now })
+        : []),
     ],
-    workloadApi: out.workload && !out.workload.disabled
-      ? { available: out.workload.api.state === "Available", message: out.workload.api.message }
+    workloadApi: rec.workload && !rec.workload.disabled
+      ? { available: rec.workload.api.state === "Available", message: rec.workload.api.message }
       : undefined,
     now: s.now,
   };

@@ -2,7 +2,7 @@
 /**
  * Reconcile phases, each alone on the real API server: a scope is built from
  * what the server holds (no informers, no controller), one phase runs, and
- * the test reads what it wrote and what it recorded in the scope.
+ * the test reads what it wrote and what the phase answered.
  */
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster, KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
@@ -15,8 +15,9 @@ import { CLUSTER_LABEL } from "../../core/labels.ts";
 import type { Machine, NixosConfiguration } from "../../core/nio.ts";
 import { ClaimConflictError, claimMachine, releaseMachine } from "../../controllers/cluster/claims.ts";
 import { reconcileClaims } from "../../controllers/cluster/phases/claims.ts";
-import { reconcileConfigurations } from "../../controllers/cluster/phases/configurations.ts";
+import { planConfigurations, writeConfigurations } from "../../controllers/cluster/phases/configurations.ts";
 import { reconcileSecrets } from "../../controllers/cluster/phases/secrets.ts";
+import { observeWorkload } from "../../controllers/cluster/phases/workload.ts";
 import { ClusterProblem } from "../../controllers/cluster/problem.ts";
 import { buildScope, clusterDeps, type ClusterScope } from "../../controllers/cluster/scope.ts";
 import { IdentityLostError, type Secret } from "../../controllers/cluster/secrets.ts";
@@ -83,26 +84,28 @@ Deno.test("claims phase alone: labels every member; a pass from a stale read los
   assert.deepEqual(await reconcileClaims(await scopeOf(cp.client, ns, "c")), []);
 });
 
-Deno.test("secrets and configurations phases alone: one configuration per member, the plan in the scope", async () => {
+Deno.test("secrets and configurations phases alone: one configuration per member, the plan it answers", async () => {
   const cp = await env.get();
   const ns = await cp.namespace("phase-configs");
   await machines(cp.client, ns, ["cp-1", "w-1"]);
   await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } });
   const s = await scopeOf(cp.client, ns, "c");
-  await reconcileSecrets(s);
-  assert.ok(s.out.ca?.certPem.includes("BEGIN CERTIFICATE"));
+  const identity = await reconcileSecrets(s);
+  assert.ok(identity.ca.certPem.includes("BEGIN CERTIFICATE"));
   const secrets = (await cp.client.list<Secret>(SECRETS, { namespace: ns })).items.map((x) => x.metadata.name).sort();
   assert.deepEqual(secrets, ["c-agent-token", "c-ca", "c-ca-key", "c-join-token"]);
 
-  await reconcileConfigurations(s);
-  assert.equal(s.out.blocked, undefined);
-  assert.equal(s.out.endpoint, "https://127.0.10.2:6443");
+  const planned = await planConfigurations(s, { identity, workload: observeWorkload(s), runFailures: undefined });
+  const written = new Map<string, NixosConfiguration>();
+  await writeConfigurations(s, planned, written);
+  assert.equal(planned.blocked, undefined);
+  assert.equal(planned.endpoint, "https://127.0.10.2:6443");
   // A new cluster is provisioned in parallel (the default): every member's configuration at once.
-  assert.deepEqual(s.out.plan?.create, ["cp-1", "w-1"]);
+  assert.deepEqual(planned.plan?.create, ["cp-1", "w-1"]);
   const cfgs = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
   assert.deepEqual(cfgs.map((c) => c.metadata.name).sort(), ["c.cp-1", "c.w-1"]);
-  assert.deepEqual([...s.out.written.keys()].sort(), ["c.cp-1", "c.w-1"]);
-  assert.deepEqual([...s.out.wantedHash.keys()].sort(), ["c.cp-1", "c.w-1"]);
+  assert.deepEqual([...written.keys()].sort(), ["c.cp-1", "c.w-1"]);
+  assert.deepEqual([...planned.wantedHash.keys()].sort(), ["c.cp-1", "c.w-1"]);
 });
 
 Deno.test('secrets phase alone: regenerate-identity is a strict boolean; only "true" re-keys a running cluster', async () => {
@@ -144,7 +147,9 @@ Deno.test("configurations phase alone: a foreign configuration of the same name 
   } as any);
   await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] } });
   const s = await scopeOf(cp.client, ns, "c");
-  const err = await reconcileConfigurations(s).then(() => undefined, (e) => e);
+  const input = { identity: await reconcileSecrets(s), workload: observeWorkload(s), runFailures: undefined };
+  const write = async () => await writeConfigurations(s, await planConfigurations(s, input), new Map());
+  const err = await write().then(() => undefined, (e) => e);
   assert.ok(err instanceof ClusterProblem, `expected a ClusterProblem, got ${err}`);
   assert.equal(err.reason, "ForeignConfiguration");
   assert.match(err.message, /NixosConfiguration c\.cp-1 .* delete it, or remove Machine cp-1/);

@@ -63,9 +63,9 @@ Deno.test("commit: a 64-hex (SHA-256) commit is a commit everywhere", () => {
     new Date(),
     silentLogger,
   );
-  pinRevision(s, "https://git.example.test/flake.git");
-  assert.equal(s.out.blocked, undefined, "nodes stay on the commit they carry");
-  assert.equal(s.out.revision, SHA256);
+  const pinned = pinRevision(s, "https://git.example.test/flake.git");
+  assert.equal(pinned.blocked, undefined, "nodes stay on the commit they carry");
+  assert.equal(pinned.revision, SHA256);
 });
 
 Deno.test("phases: the metrics start every phase of the CRD at zero, Updating included", async () => {

@@ -164,7 +164,6 @@ const TEST_STORY = "one test case told step by step; its file is outside this br
  */
 const TOO_LONG_BUT_ALLOWED: Record<string, string> = {
   "controllers/cluster/controller.ts: clusterController": REWORKED,
-  "controllers/cluster/phases/configurations.ts: reconcileConfigurations": REWORKED,
   "core/joined.ts: joinOne": REWORKED,
   "core/rollout.ts: planPass": REWORKED,
   'tests/unit/joined_test.ts: Deno.test "an applied node is Ready only when its Node is Ready"': REWORKED_TESTS,

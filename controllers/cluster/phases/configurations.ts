@@ -1,7 +1,9 @@
 /**
  * Phase: one NixosConfiguration per member, rolled out in the order and
  * pace the planner allows; configurations of departed nodes are deleted
- * when the planner lets them go (NIO then runs `#minimal`).
+ * when the planner lets them go (NIO then runs `#minimal`). It comes in two
+ * steps: {@link planConfigurations} decides (and drains nodes before they
+ * change), {@link writeConfigurations} writes what it decided.
  *
  * @module
  */
@@ -9,34 +11,69 @@ import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../../core/nio
 import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
 import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
 import { endpointUrl } from "../../../core/kubeconfig.ts";
-import { type DepartingNode, planNodeOf, planRollout } from "../../../core/rollout.ts";
+import { type DepartingNode, planNodeOf, planRollout, type RolloutPlan } from "../../../core/rollout.ts";
 import { markOf } from "../../../core/marks.ts";
 import { RUN_SOON_SCHEDULE, runsOf, sameSchedule, scheduleFor } from "../../../core/runs.ts";
-import { sameSecondAsLast, specChangedAt } from "../../../core/readiness.ts";
+import { type NodeReport, sameSecondAsLast, specChangedAt } from "../../../core/readiness.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
-import { type ClusterScope, nodeReports, WRITES_IN_FLIGHT } from "../scope.ts";
+import { type ClusterScope, WRITES_IN_FLIGHT } from "../scope.ts";
+import { type Identity, nodeReports, type WorkloadView } from "../view.ts";
 import { applyConfiguration } from "./apply.ts";
-import { pinRevision } from "./revision.ts";
+import { type Blocked, type Pinned, pinRevision } from "./revision.ts";
 import { drainBeforeChange } from "./workload.ts";
+import { type Requeue, soonest } from "../requeue.ts";
 
-/** Renders, plans and applies the configurations; records the plan, endpoint and hashes in `s.out`. */
-export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
-  const { spec, bootstrap, gitRepo, out } = s;
-  if (gitRepo) pinRevision(s, gitRepo);
+/** What the configurations phase is given by the phases before it. */
+export interface ConfigurationsInput {
+  identity: Identity;
+  workload: WorkloadView;
+  runFailures: Map<string, string> | undefined;
+}
+
+/** What {@link planConfigurations} decided. */
+export interface Planned {
+  /** The revision nodes are pinned to. */
+  pinned: Pinned;
+  /** Why nodes cannot be rendered (no gitRepo, no control plane, …); nothing below is set then. */
+  blocked?: Blocked | undefined;
+  /** The API endpoint the configurations carry. */
+  endpoint?: string | undefined;
+  /** The spec hash each configuration should carry, by name. */
+  wantedHash: Map<string, string>;
+  /** The spec each configuration should carry, by name: up to date is judged by content. */
+  wantedSpec: Map<string, NixosConfiguration["spec"]>;
+  /** The rollout plan, with the drains' holds. */
+  plan?: RolloutPlan | undefined;
+  /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
+  draining: ReadonlySet<string>;
+  /** Look again soon while a drain is under way. */
+  requeue?: Requeue | undefined;
+  /** Paused: the configurations whose every-minute schedule goes back to the resting one (NIO v1). */
+  rest?: NixosConfiguration[] | undefined;
+  /** What {@link writeConfigurations} writes; absent when nothing may be written in this pass. */
+  writes?: { desired: NixosConfiguration[]; reports: NodeReport[]; plan: RolloutPlan } | undefined;
+}
+
+/** Pins the revision, renders the configurations, plans the rollout, and drains the nodes it changes first. */
+export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput): Promise<Planned> {
+  const { spec, bootstrap, gitRepo } = s;
+  const pinned: Pinned = gitRepo ? pinRevision(s, gitRepo) : {};
+  const none: Planned = { pinned, wantedHash: new Map(), wantedSpec: new Map(), draining: new Set() };
   if (!gitRepo) {
-    out.blocked = { reason: "NoGitRepo", message: "no gitRepo: set spec.gitRepo, or run NICO with --default-git-repo" };
+    const message = "no gitRepo: set spec.gitRepo, or run NICO with --default-git-repo";
+    return { ...none, blocked: { reason: "NoGitRepo", message } };
   }
-  if (out.blocked || !gitRepo) return;
+  if (pinned.blocked) return { ...none, blocked: pinned.blocked };
   if (!bootstrap) {
-    out.blocked = { reason: "NoControlPlane", message: "no control plane machine is available; see MachinesAvailable" };
-    return;
+    const message = "no control plane machine is available; see MachinesAvailable";
+    return { ...none, blocked: { reason: "NoControlPlane", message } };
   }
   const ep = resolveEndpoint(spec, s.machines.get(bootstrap), bootstrap);
   if (ep.error) {
-    out.blocked = { reason: "InvalidEndpoint", message: `${ep.error}; fix it so NICO can build the kubeconfig` };
-    return;
+    const message = `${ep.error}; fix it so NICO can build the kubeconfig`;
+    return { ...none, blocked: { reason: "InvalidEndpoint", message } };
   }
-  out.endpoint = endpointUrl(ep.host, ep.port);
+  const endpoint = endpointUrl(ep.host, ep.port);
   const desired = desiredConfigurations({
     cluster: { ...s.ref, uid: s.cluster.metadata.uid!, spec },
     selection: s.selection,
@@ -44,19 +81,17 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     bootstrap,
     endpoint: ep,
     nameOf: s.nameOf,
-    gitRepo: out.pinnedRepo ?? gitRepo,
-    revision: out.revision,
+    gitRepo: pinned.pinnedRepo ?? gitRepo,
+    revision: pinned.revision,
     nio: s.deps.nio,
-    identity: out.identity,
+    identity: i.identity.digest,
   });
-  for (const d of desired) {
-    out.wantedHash.set(d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!);
-    out.wantedSpec.set(d.metadata.name, d.spec);
-  }
-  const reports = nodeReports(s);
+  const wantedHash = new Map(desired.map((d) => [d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!]));
+  const wantedSpec = new Map(desired.map((d) => [d.metadata.name, d.spec]));
+  const reports = nodeReports(s, { ...i, written: new Map(), wantedSpec });
   const planned = planRollout({
     nodes: reports.map(planNodeOf),
-    departing: departingNodes(s),
+    departing: departingNodes(s, i.workload),
     bootstrap,
     order: spec.rollout.order,
     maxUnavailable: spec.rollout.maxUnavailable,
@@ -65,22 +100,40 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     provisioning: spec.rollout.provisioning,
     // No kubeconfig issued yet: the bootstrap node has never been up, so no running node can be disturbed.
     firstBringUp: !s.cluster.status?.kubeconfigSecret,
-    hold: workloadHold(s),
+    hold: workloadHold(i.workload),
     releasing: stillReleasing(s),
   });
-  out.plan = planned;
-  if (!s.writes.configurations) {
-    if (s.writes.restSchedules) await restSchedules(s, desired);
-    return;
+  const base = { ...none, endpoint, wantedHash, wantedSpec, plan: planned };
+  // Paused: nothing is written, except that a node asked to run every minute gets its resting schedule back.
+  if (!s.writes.configurations) return s.writes.restSchedules ? { ...base, rest: desired } : base;
+  const ours = new Set(s.ours.map((c) => c.spec.machineRef.name));
+  const { plan, draining, requeue } = await drainBeforeChange(s, planned, ours, i.workload);
+  return { ...base, plan, draining, requeue, writes: { desired, reports, plan } };
+}
+
+/**
+ * Writes what {@link planConfigurations} decided: each configuration on its own, then the deletions of departed
+ * nodes. `written` receives what the server answered for each, as it answers.
+ */
+export async function writeConfigurations(
+  s: ClusterScope,
+  planned: Planned,
+  written: Map<string, NixosConfiguration>,
+): Promise<{ requeue?: Requeue | undefined }> {
+  if (!planned.writes) {
+    if (planned.rest) await restSchedules(s, planned.rest, written);
+    return {};
   }
-  const plan = out.plan = await drainBeforeChange(s, planned, new Set(s.ours.map((c) => c.spec.machineRef.name)));
+  const { desired, reports, plan } = planned.writes;
+  let requeue: Requeue | undefined;
   const renderNow = new Set(plan.create);
   for (const m of plan.update) {
     // Not in the second of the node's last apply, run or change: afterwards no one could tell them apart.
     const cfg = s.cache.config(s.nameOf(m));
     const runs = s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(m)) : [];
-    if (cfg && sameSecondAsLast(cfg, runs, s.now)) out.requeueMs = Math.min(out.requeueMs ?? 1000, 1000);
-    else renderNow.add(m);
+    if (cfg && sameSecondAsLast(cfg, runs, s.now)) {
+      requeue = soonest(requeue, { after: 1000, why: `the change of ${m} waits for the next second` });
+    } else renderNow.add(m);
   }
   const reportOf = new Map(reports.map((r) => [r.machine, r]));
   // Each configuration is written on its own (the planner already chose what may change this pass).
@@ -102,7 +155,7 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
         now: s.now,
       });
     const w = await applyConfiguration(s, d, existing, renderNow.has(machine), schedule);
-    if (w) out.written.set(name, w);
+    if (w) written.set(name, w);
   });
   for (const machine of plan.remove) {
     const c = s.ours.find((x) => x.spec.machineRef.name === machine)!;
@@ -111,13 +164,18 @@ export async function reconcileConfigurations(s: ClusterScope): Promise<void> {
     });
     if (deleted) s.log.info("deleted configuration of a departed node", { configuration: c.metadata.name });
   }
+  return { requeue };
 }
 
 /**
  * Puts back the resting `dayTwoSchedule` of nodes NICO had given `* * * * *` for their step, touching nothing else
  * (NIO v1 only): while the rollout is paused NIO would otherwise run them every minute.
  */
-async function restSchedules(s: ClusterScope, desired: NixosConfiguration[]): Promise<void> {
+async function restSchedules(
+  s: ClusterScope,
+  desired: NixosConfiguration[],
+  written: Map<string, NixosConfiguration>,
+): Promise<void> {
   if (s.deps.nio !== "v1") return;
   for (const d of desired) {
     const existing = s.cache.config(d.metadata.name);
@@ -125,7 +183,7 @@ async function restSchedules(s: ClusterScope, desired: NixosConfiguration[]): Pr
       continue;
     }
     const w = await applyConfiguration(s, d, existing, false, d.spec.dayTwoSchedule);
-    if (w) s.out.written.set(d.metadata.name, w);
+    if (w) written.set(d.metadata.name, w);
   }
 }
 
@@ -136,9 +194,9 @@ async function restSchedules(s: ClusterScope, desired: NixosConfiguration[]): Pr
  * other control-plane node changes before it has left: its Node, and with it its etcd member, goes once its
  * configuration is gone).
  */
-function departingNodes(s: ClusterScope): DepartingNode[] {
+function departingNodes(s: ClusterScope, w: WorkloadView): DepartingNode[] {
   const members = new Set(s.members);
-  const nodes = s.out.workload?.api.state === "Available" ? s.out.workload.nodes : undefined;
+  const nodes = w.api.state === "Available" ? w.nodes : undefined;
   const down = (m: string) =>
     markOf(s.machines.get(m)) !== undefined || (nodes !== undefined && nodes.get(m)?.ready !== "True");
   const out: DepartingNode[] = s.ours.filter((c) => !members.has(c.spec.machineRef.name)).map((c) => ({
@@ -171,9 +229,8 @@ function stillReleasing(s: ClusterScope): string[] {
 }
 
 /** Why the rollout must wait for the workload cluster: its kubeconfig exists but its API cannot be read. */
-function workloadHold(s: ClusterScope): string | undefined {
-  const w = s.out.workload;
-  if (!w || w.disabled || !w.hasKubeconfig) return undefined;
+function workloadHold(w: WorkloadView): string | undefined {
+  if (w.disabled || !w.hasKubeconfig) return undefined;
   if (w.api.state === "Available" && w.nodes) return undefined;
   return `the workload API cannot be read (${w.api.message}); no node is changed or removed meanwhile, ` +
     "except toward a newer spec on a node whose change came just before the outage";

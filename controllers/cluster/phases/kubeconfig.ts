@@ -7,18 +7,41 @@
 import type { NodeReport } from "../../../core/readiness.ts";
 import { kubeconfigSecret } from "../../../core/names.ts";
 import type { ClusterScope } from "../scope.ts";
+import type { KeyPair } from "../../../lib/pki.ts";
+import type { ConditionInput } from "../../../core/conditions.ts";
 import { ensureKubeconfig, secretValue } from "../secrets.ts";
 import { publishedServer, readKubeconfig } from "../../../core/kubeconfig.ts";
 
-/** Writes the kubeconfig when due; puts its Secret's name in `s.out.kubeconfig` once it exists. */
-export async function reconcileKubeconfig(s: ClusterScope, nodes: NodeReport[]): Promise<void> {
-  const secret = kubeconfigSecret(s.name);
-  // Applied is enough here: the kubeconfig is what NICO needs to look inside the cluster at all.
+/** The server the kubeconfig is to name, and the `KubeconfigCurrent` condition that says so. */
+export interface KubeconfigTarget {
+  server: string;
+  endpoint: string;
+  condition: ConditionInput;
+}
+
+/**
+ * What the kubeconfig is to name: none until the bootstrap node has applied its configuration (applied is enough
+ * here: the kubeconfig is what NICO needs to look inside the cluster at all) and the endpoint is known.
+ */
+export function kubeconfigTarget(
+  s: ClusterScope,
+  nodes: NodeReport[],
+  endpoint: string | undefined,
+): KubeconfigTarget | undefined {
   const bootstrapReady = nodes.some((n) => n.machine === s.bootstrap && (n.applied ?? n.state === "Ready"));
-  if (bootstrapReady && s.out.endpoint && s.out.ca) {
+  return bootstrapReady && endpoint ? publishedTarget(s, nodes, endpoint) : undefined;
+}
+
+/** Writes the kubeconfig for `target` when due; answers the Secret's name once it exists. */
+export async function reconcileKubeconfig(
+  s: ClusterScope,
+  target: KubeconfigTarget | undefined,
+  ca: KeyPair,
+): Promise<{ secret?: string | undefined }> {
+  const secret = kubeconfigSecret(s.name);
+  if (target) {
     const lookup = (n: string) => s.cache.secret(n);
-    const target = publishedTarget(s, nodes, s.out.endpoint);
-    const why = await ensureKubeconfig(s.deps.client, s.cluster, target, s.out.ca, lookup, s.now);
+    const why = await ensureKubeconfig(s.deps.client, s.cluster, target.server, ca, lookup, s.now);
     if (why) {
       s.log.info("issued kubeconfig", { reason: why, secret });
       // The first one is part of bring-up (the Ready Event says so); a re-issue is worth an Event of its own.
@@ -26,10 +49,9 @@ export async function reconcileKubeconfig(s: ClusterScope, nodes: NodeReport[]):
         await s.deps.recorder.event(s.cluster, "Normal", "KubeconfigIssued", `wrote Secret ${secret} (${why})`);
       }
     }
-    s.out.kubeconfig = secret;
-  } else if (s.cache.secret(secret)) {
-    s.out.kubeconfig = secret;
+    return { secret };
   }
+  return s.cache.secret(secret) ? { secret } : {};
 }
 
 /**
@@ -37,27 +59,25 @@ export async function reconcileKubeconfig(s: ClusterScope, nodes: NodeReport[]):
  * runs the configuration that carries it; meanwhile the one the kubeconfig
  * names, with `KubeconfigCurrent=False` saying so.
  */
-function publishedTarget(s: ClusterScope, nodes: NodeReport[], endpoint: string): string {
+function publishedTarget(s: ClusterScope, nodes: NodeReport[], endpoint: string): KubeconfigTarget {
   const published = secretValue(s.cache.secret(kubeconfigSecret(s.name)), "value");
   const current = published ? readKubeconfig(published)?.server : undefined;
   const cp = nodes.filter((n) => n.plane === "controlPlane");
   const onIt = cp.filter((n) => n.state === "Ready" && n.upToDate).length;
   const target = publishedServer(current, endpoint, cp.length > 0 && onIt === cp.length);
-  s.out.extra.push(
-    target.moving
-      ? {
-        type: "KubeconfigCurrent",
-        status: "False",
-        reason: "WaitingForControlPlane",
-        message: `the kubeconfig keeps ${target.server} until every control-plane node runs the configuration ` +
-          `with ${endpoint} (${onIt}/${cp.length})`,
-      }
-      : {
-        type: "KubeconfigCurrent",
-        status: "True",
-        reason: "EndpointServed",
-        message: `the kubeconfig names ${endpoint}`,
-      },
-  );
-  return target.server;
+  const condition: ConditionInput = target.moving
+    ? {
+      type: "KubeconfigCurrent",
+      status: "False",
+      reason: "WaitingForControlPlane",
+      message: `the kubeconfig keeps ${target.server} until every control-plane node runs the configuration ` +
+        `with ${endpoint} (${onIt}/${cp.length})`,
+    }
+    : {
+      type: "KubeconfigCurrent",
+      status: "True",
+      reason: "EndpointServed",
+      message: `the kubeconfig names ${endpoint}`,
+    };
+  return { server: target.server, endpoint, condition };
 }

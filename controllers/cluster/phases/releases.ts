@@ -6,13 +6,24 @@
  * @module
  */
 import { CLUSTER_LABEL } from "../../../core/labels.ts";
-import { listNames } from "../../../core/conditions.ts";
+import { type ConditionInput, listNames } from "../../../core/conditions.ts";
 import { releaseWhenDone, stillUsed } from "../release.ts";
 import type { ClusterScope } from "../scope.ts";
+import { DRAIN_REQUEUE_MS, type Requeue } from "../requeue.ts";
 
-/** Releases this cluster's claims it no longer needs (nothing while paused); answers their names. */
-export async function reconcileReleases(s: ClusterScope): Promise<string[]> {
-  if (!s.writes.releases) return [];
+/** What the releases phase did. */
+export interface ReleasesOutcome {
+  /** Machines released in this pass. */
+  released: string[];
+  /** Look again soon while a release waits for NIO. */
+  requeue?: Requeue | undefined;
+  /** The `MachinesReleasing` condition while a release waits. */
+  condition?: ConditionInput | undefined;
+}
+
+/** Releases this cluster's claims it no longer needs (nothing while paused). */
+export async function reconcileReleases(s: ClusterScope): Promise<ReleasesOutcome> {
+  if (!s.writes.releases) return { released: [] };
   const members = new Set(s.members);
   const busy = new Set(s.ours.map((c) => c.spec.machineRef.name));
   const released: string[] = [];
@@ -31,14 +42,15 @@ export async function reconcileReleases(s: ClusterScope): Promise<string[]> {
   if (released.length) {
     await s.deps.recorder.event(s.cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
   }
-  if (waiting.length) {
-    s.out.requeueSoon = true;
-    s.out.extra.push({
+  if (!waiting.length) return { released };
+  return {
+    released,
+    requeue: { after: DRAIN_REQUEUE_MS, why: "a release waits for NIO" },
+    condition: {
       type: "MachinesReleasing",
       status: "True",
       reason: "WaitingForNIO",
       message: `a Machine goes back to the pool only when NIO is done with it: ${waiting.join("; ")}`,
-    });
-  }
-  return released;
+    },
+  };
 }

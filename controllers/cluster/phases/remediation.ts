@@ -9,6 +9,7 @@
  * @module
  */
 import { REMEDIATED_ANNOTATION } from "../../../core/labels.ts";
+import type { ConditionInput } from "../../../core/conditions.ts";
 import { CLUSTER_LABEL } from "../../../core/labels.ts";
 import { markValue } from "../../../core/marks.ts";
 import { MACHINES } from "../../../core/nio.ts";
@@ -18,7 +19,9 @@ import { type InFlightStep, remediationCondition, stepText } from "../../../core
 import { keyOf } from "../../../lib/runtime/keys.ts";
 import { WarningLimiter } from "../problem.ts";
 import { remediationView } from "../remediation.ts";
-import { type ClusterScope, nextLookMs } from "../scope.ts";
+import type { ClusterScope } from "../scope.ts";
+import type { PassView, WorkloadView } from "../view.ts";
+import { type Requeue, soonest } from "../requeue.ts";
 
 /** What the phase did. */
 export interface RemediationOutcome {
@@ -28,6 +31,10 @@ export interface RemediationOutcome {
   refused: { plane: string; reason: string }[];
   /** Remediations in flight (marked Machines not gone yet). */
   inFlight: string[];
+  /** When to look again: a member nearing its deadline, or a Machine just marked. */
+  requeue?: Requeue | undefined;
+  /** The `Remediating` condition, when there is anything to say. */
+  condition?: ConditionInput | undefined;
 }
 
 /** A refusal is told again only when its reason changes, or every 10 minutes. */
@@ -36,8 +43,13 @@ const refusals = new WarningLimiter();
 const told = new Map<string, Set<string>>();
 
 /** Decides, marks, tells. `nodes` are the members' reports after the workload cluster was consulted. */
-export async function reconcileRemediation(s: ClusterScope, nodes: NodeReport[]): Promise<RemediationOutcome> {
-  const view = remediationView(s, nodes);
+export async function reconcileRemediation(
+  s: ClusterScope,
+  nodes: NodeReport[],
+  v: PassView,
+  workload: WorkloadView,
+): Promise<RemediationOutcome> {
+  const view = remediationView(s, nodes, v, workload);
   const done: RemediationOutcome = { marked: [], refused: [], inFlight: view.inFlight.map((f) => f.machine) };
   await tellSteps(s, view.inFlight);
   if (!view.planes.length && !view.inFlight.length && !view.short.length) return done;
@@ -52,13 +64,15 @@ export async function reconcileRemediation(s: ClusterScope, nodes: NodeReport[])
       }
     } else refusals.clear(`${keyOf(s.namespace, s.name)}/${d.plane}`);
   }
-  s.out.extra.push(remediationCondition({ decisions, inFlight: view.inFlight, short: view.short }));
+  done.condition = remediationCondition({ decisions, inFlight: view.inFlight, short: view.short });
   if (view.dueAt) {
     // Look again when the next member would cross its deadline (no event says so).
     const at = Math.max(1000, view.dueAt.getTime() - s.now.getTime() + 500);
-    s.out.requeueMs = Math.min(s.out.requeueMs ?? nextLookMs(s, nodes), at);
+    done.requeue = { after: at, why: "a member nears its remediation deadline" };
   }
-  if (done.marked.length) s.out.requeueMs = Math.min(s.out.requeueMs ?? nextLookMs(s, nodes), 1000);
+  if (done.marked.length) {
+    done.requeue = soonest(done.requeue, { after: 1000, why: "a machine was taken out of service" });
+  }
   return done;
 }
 

@@ -12,21 +12,42 @@ import type { ConditionInput } from "../../../core/conditions.ts";
 import { redactUrl } from "../../../lib/git/url.ts";
 import type { ClusterScope } from "../scope.ts";
 
-/** Records the pinned commit (or why there is none) and the `RevisionResolved` condition in `s.out`. */
-export function pinRevision(s: ClusterScope, gitRepo: string): void {
+/** Why nodes cannot be rendered, as the status tells it. */
+export interface Blocked {
+  reason: string;
+  message: string;
+}
+
+/** The revision nodes are pinned to, and what the status says of it. */
+export interface Pinned {
+  /** The commit nodes are pinned to. */
+  revision?: string | undefined;
+  /** The repository the nodes are pinned to when it is not the spec's (a new one still resolving). */
+  pinnedRepo?: string | undefined;
+  /** The `RevisionResolved` condition (none without pinning). */
+  condition?: ConditionInput | undefined;
+  /** The spec's repository and ref have no commit yet: still resolving, or failing to (nodes may stay on another). */
+  unresolved?: { reason: "ResolvingRef" | "RefResolutionFailed"; message: string } | undefined;
+  /** No commit to pin nodes to at all: nothing can be rendered. */
+  blocked?: Blocked | undefined;
+}
+
+/** The pinned commit (or why there is none) and the `RevisionResolved` condition. */
+export function pinRevision(s: ClusterScope, gitRepo: string): Pinned {
   // Looked up once, when the scope was built: claims and rendering decide on the same answer.
   const rev = s.revision;
-  if (!rev) return;
+  if (!rev) return {};
   const ref = s.spec.ref ?? "the default branch";
   if (rev.commit && !rev.error) {
-    s.out.revision = rev.commit;
-    s.out.extra.push({
-      type: "RevisionResolved",
-      status: "True",
-      reason: "Resolved",
-      message: `${ref} is commit ${rev.commit}`,
-    });
-    return;
+    return {
+      revision: rev.commit,
+      condition: {
+        type: "RevisionResolved",
+        status: "True",
+        reason: "Resolved",
+        message: `${ref} is commit ${rev.commit}`,
+      },
+    };
   }
   // A commit that resolved for this very key before keeps its pair; otherwise the one pair the nodes carry.
   const carried = new Map(
@@ -45,14 +66,9 @@ export function pinRevision(s: ClusterScope, gitRepo: string): void {
       reason: "Resolving",
       message: `resolving ${ref} of ${redactUrl(gitRepo)}${where}`,
     };
-  s.out.extra.push(condition);
-  if (!rev.commit) {
-    s.out.unresolved = { reason: rev.error ? "RefResolutionFailed" : "ResolvingRef", message: condition.message };
-  }
-  if (held) {
-    s.out.revision = held.revision;
-    if (held.gitRepo !== gitRepo) s.out.pinnedRepo = held.gitRepo;
-  } else {
-    s.out.blocked = { reason: rev.error ? "RefResolutionFailed" : "ResolvingRef", message: condition.message };
-  }
+  const why = rev.error ? "RefResolutionFailed" : "ResolvingRef";
+  const pinned: Pinned = { condition };
+  if (!rev.commit) pinned.unresolved = { reason: why, message: condition.message };
+  if (!held) return { ...pinned, blocked: { reason: why, message: condition.message } };
+  return { ...pinned, revision: held.revision, ...(held.gitRepo !== gitRepo ? { pinnedRepo: held.gitRepo } : {}) };
 }

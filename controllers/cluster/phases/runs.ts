@@ -6,9 +6,9 @@
  */
 import type { ClusterScope } from "../scope.ts";
 
-/** Records in `s.out.runFailures` the reason of every failing run of this cluster's configurations. */
-export async function observeRuns(s: ClusterScope): Promise<void> {
-  if (s.deps.nio !== "v1") return;
+/** The reason of every failing run of this cluster's configurations, by Job name (none with the older NIO). */
+export async function observeRuns(s: ClusterScope): Promise<Map<string, string> | undefined> {
+  if (s.deps.nio !== "v1") return undefined;
   const configs = s.ours.map((c) => c.metadata.name);
-  s.out.runFailures = await s.deps.runFailures.reasons(s.deps.client, s.namespace, configs, s.cache.jobs);
+  return await s.deps.runFailures.reasons(s.deps.client, s.namespace, configs, s.cache.jobs);
 }

@@ -14,10 +14,11 @@ import { agentTokenSecret, caKeySecret, caSecret, kubeconfigSecret } from "../..
 import { AGENT_TOKEN_FILE } from "../../../core/desired.ts";
 import { allSettledOrThrow } from "../../../lib/runtime/bounded.ts";
 import type { ClusterScope } from "../scope.ts";
+import type { Identity } from "../view.ts";
 import { ensureAgentToken, ensureCa, ensureJoinToken, ownsSecret, type Secret } from "../secrets.ts";
 
-/** Creates the join token and the CA when they may be made; puts the CA in `s.out.ca`. */
-export async function reconcileSecrets(s: ClusterScope): Promise<void> {
+/** Creates the join token and the CA when they may be made; answers the CA and the identity's digest. */
+export async function reconcileSecrets(s: ClusterScope): Promise<Identity> {
   const { client, recorder } = s.deps;
   const lookup = (n: string) => s.cache.secret(n);
   const rekey = s.cluster.metadata.annotations?.[REGENERATE_IDENTITY_ANNOTATION] === "true";
@@ -59,8 +60,7 @@ export async function reconcileSecrets(s: ClusterScope): Promise<void> {
       { op: "remove", path: `/metadata/annotations/${REGENERATE_IDENTITY_ANNOTATION.replace("/", "~1")}` },
     ]);
   }
-  s.out.ca = ca;
-  s.out.identity = identityDigest([token.secret.data?.token, agent.secret.data?.token, ca.certPem]);
+  return { ca, digest: identityDigest([token.secret.data?.token, agent.secret.data?.token, ca.certPem]) };
 }
 
 /** A digest of the cluster's identity, for `cluster.nix` (never the secrets themselves). */

@@ -18,21 +18,20 @@ import { deleteNode, drainNode, type DrainProgress, uncordon } from "../workload
 import { secretValue } from "../secrets.ts";
 import { WarningLimiter } from "../problem.ts";
 import type { ClusterScope } from "../scope.ts";
+import type { WorkloadView } from "../view.ts";
+import { DRAIN_REQUEUE_MS, type Requeue } from "../requeue.ts";
 
 const clusterKey = (s: ClusterScope) => keyOf(s.namespace, s.name);
 
 /** What each drain waits for, as last told in a `DrainWaiting` Event: told again when it changes (or every 10 min). */
 const drainNotes = new WarningLimiter();
 
-/** Records in `s.out.workload` what is known about the workload cluster; opens its connection lazily. */
-export function observeWorkload(s: ClusterScope): void {
+/** What is known about the workload cluster; opens its connection lazily. */
+export function observeWorkload(s: ClusterScope): WorkloadView {
   const cache = s.deps.workloads;
-  if (!cache) {
-    s.out.workload = { disabled: true, api: { state: "Unknown", message: "not watched", since: s.now } };
-    return;
-  }
+  if (!cache) return { disabled: true, api: { state: "Unknown", message: "not watched", since: s.now } };
   const text = secretValue(s.cache.secret(kubeconfigSecret(s.name)), "value");
-  s.out.workload = { ...cache.view(clusterKey(s), text), hasKubeconfig: text !== undefined };
+  return { ...cache.view(clusterKey(s), text), hasKubeconfig: text !== undefined };
 }
 
 /** The drain settings of the spec, in milliseconds. */
@@ -51,21 +50,23 @@ export function drainSettings(s: ClusterScope): DrainSettings {
  * Node is Ready is cordoned and drained first (core/drainhold.ts chooses
  * which). Answers the plan with the drains as its input: nodes still
  * draining are held for this pass; a drain past its timeout halts the
- * rollout there (or lets it proceed, per `onTimeout`).
+ * rollout there (or lets it proceed, per `onTimeout`). While a drain is not
+ * finished, it asks to be looked at again soon.
  */
 export async function drainBeforeChange(
   s: ClusterScope,
   plan: RolloutPlan,
   existing: ReadonlySet<string>,
-): Promise<RolloutPlan> {
+  w: WorkloadView,
+): Promise<{ plan: RolloutPlan; draining: ReadonlySet<string>; requeue?: Requeue | undefined }> {
   const settings = drainSettings(s);
   const conn = s.deps.workloads?.connection(clusterKey(s));
-  const w = s.out.workload;
-  if (!settings.enabled || !s.writes.drains || !conn || w?.api.state !== "Available" || !w.nodes) return plan;
+  if (!settings.enabled || !s.writes.drains || !conn || w.api.state !== "Available" || !w.nodes) {
+    return { plan, draining: new Set() };
+  }
   const nodes = w.nodes;
   const targets = drainTargets(plan, existing, (m) => nodes.get(m)?.ready === "True");
-  const draining = s.out.draining ??= new Set();
-  for (const m of targets.touched) draining.add(m);
+  const draining = new Set(targets.touched);
   const drains: NodeDrain[] = [];
   for (const machine of targets.drain) {
     let progress: DrainProgress;
@@ -84,8 +85,12 @@ export async function drainBeforeChange(
     const note = settings.onTimeout === "Proceed" ? `${d.message}; proceeding (onTimeout: Proceed)` : d.message;
     await s.deps.recorder.event(s.cluster, "Warning", "DrainTimeout", note);
   }
-  if (drains.some((d) => d.state !== "Drained")) s.out.requeueSoon = true;
-  return held;
+  const busy = drains.filter((d) => d.state !== "Drained").map((d) => d.machine);
+  return {
+    plan: held,
+    draining,
+    requeue: busy.length ? { after: DRAIN_REQUEUE_MS, why: `draining ${busy.join(", ")}` } : undefined,
+  };
 }
 
 /** Events of a drain pass: the cordon, and what a waiting drain waits for (told again when that changes). */
@@ -106,13 +111,17 @@ async function announceDrain(s: ClusterScope, machine: string, p: DrainProgress,
 }
 
 /** After the pass: uncordon nodes NICO drained that are Ready again; delete Nodes of departed machines. */
-export async function settleWorkloadNodes(s: ClusterScope, nodes: NodeReport[]): Promise<void> {
+export async function settleWorkloadNodes(
+  s: ClusterScope,
+  nodes: NodeReport[],
+  w: WorkloadView,
+  draining: ReadonlySet<string>,
+): Promise<void> {
   const conn = s.deps.workloads?.connection(clusterKey(s));
-  const w = s.out.workload;
-  if (!conn || w?.api.state !== "Available" || !w.nodes || !s.writes.workloadNodes) return;
+  if (!conn || w.api.state !== "Available" || !w.nodes || !s.writes.workloadNodes) return;
   for (const n of nodes) {
     // Ready again at what NIO applied, and not being drained or changed in this pass.
-    if (n.state !== "Ready" || s.out.draining?.has(n.machine) || !w.nodes.get(n.machine)?.drainStarted) continue;
+    if (n.state !== "Ready" || draining.has(n.machine) || !w.nodes.get(n.machine)?.drainStarted) continue;
     try {
       if (await uncordon(conn, n.machine)) {
         await s.deps.recorder.event(s.cluster, "Normal", "NodeUncordoned", `uncordoned Node ${n.machine}: Ready again`);

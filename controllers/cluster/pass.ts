@@ -1,0 +1,93 @@
+/**
+ * The phases of a normal pass, in order, each given what the phases before
+ * it produced (its signature says what it needs), and answering what it
+ * produced. What has been produced so far is kept in a {@link PassRecord}, so
+ * that the status can be computed however the pass ends.
+ *
+ * @module
+ */
+import type { ConditionInput } from "../../core/conditions.ts";
+import type { NixosConfiguration } from "../../core/nio.ts";
+import type { NodeReport } from "../../core/readiness.ts";
+import { reconcileClaims } from "./phases/claims.ts";
+import { planConfigurations, type Planned, writeConfigurations } from "./phases/configurations.ts";
+import { type KubeconfigTarget, kubeconfigTarget, reconcileKubeconfig } from "./phases/kubeconfig.ts";
+import { reconcileReleases, type ReleasesOutcome } from "./phases/releases.ts";
+import { reconcileRemediation, type RemediationOutcome } from "./phases/remediation.ts";
+import { observeRuns } from "./phases/runs.ts";
+import { reconcileSecrets } from "./phases/secrets.ts";
+import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
+import type { Requeue } from "./requeue.ts";
+import type { ClusterScope } from "./scope.ts";
+import { type Identity, nodeReports, type PassView, type WorkloadView } from "./view.ts";
+
+/** What the phases of a pass produced so far (a phase that threw adds nothing, but what it wrote). */
+export interface PassRecord {
+  identity?: Identity | undefined;
+  /** NIO v1: why each failing run failed, by Job name. */
+  runFailures?: Map<string, string> | undefined;
+  workload?: WorkloadView | undefined;
+  planned?: Planned | undefined;
+  /** Configurations as the server answered this pass, by name (filled as the writes are answered). */
+  written: Map<string, NixosConfiguration>;
+  releases?: ReleasesOutcome | undefined;
+  remediation?: RemediationOutcome | undefined;
+  /** What the kubeconfig is to name (none before the bootstrap node has applied). */
+  kubeconfigTarget?: KubeconfigTarget | undefined;
+  /** The kubeconfig Secret's name, once it exists. */
+  kubeconfig?: string | undefined;
+}
+
+/** A record of nothing yet. */
+export function newRecord(): PassRecord {
+  return { written: new Map() };
+}
+
+/** What a pass that ran every phase answers: the node reports, and when each phase wishes to look again. */
+export interface PassEnd {
+  nodes: NodeReport[];
+  wishes: (Requeue | undefined)[];
+}
+
+/** Runs the phases in order; `rec` receives each one's product as it is made. */
+export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassEnd> {
+  const identity = rec.identity = await reconcileSecrets(s);
+  await reconcileClaims(s);
+  const runFailures = rec.runFailures = await observeRuns(s);
+  const workload = rec.workload = observeWorkload(s);
+  const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures });
+  const wrote = await writeConfigurations(s, planned, rec.written);
+  const releases = rec.releases = await reconcileReleases(s);
+  const view = viewOf(rec);
+  const nodes = passNodes(s, rec);
+  if (!planned.blocked) rec.remediation = await reconcileRemediation(s, nodes, view, workload);
+  const target = rec.kubeconfigTarget = kubeconfigTarget(s, nodes, planned.endpoint);
+  rec.kubeconfig = (await reconcileKubeconfig(s, target, identity.ca)).secret;
+  await settleWorkloadNodes(s, nodes, workload, planned.draining);
+  return { nodes, wishes: [planned.requeue, wrote.requeue, releases.requeue, rec.remediation?.requeue] };
+}
+
+/** The facts node reports are computed from, as far as the pass has them. */
+export function viewOf(rec: PassRecord): PassView {
+  return {
+    workload: rec.workload,
+    runFailures: rec.runFailures,
+    written: rec.written,
+    wantedSpec: rec.planned?.wantedSpec ?? new Map(),
+  };
+}
+
+/** The members' reports as of what the pass produced (none while nodes cannot be rendered). */
+export function passNodes(s: ClusterScope, rec: PassRecord): NodeReport[] {
+  return rec.planned?.blocked ? [] : nodeReports(s, viewOf(rec));
+}
+
+/** The conditions the phases added, in the order they ran. */
+export function phaseConditions(rec: PassRecord): ConditionInput[] {
+  return [
+    rec.planned?.pinned.condition,
+    rec.releases?.condition,
+    rec.remediation?.condition,
+    rec.kubeconfigTarget?.condition,
+  ].filter((c) => c !== undefined);
+}

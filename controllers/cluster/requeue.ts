@@ -1,0 +1,125 @@
+/**
+ * When to look at a cluster again, as values: each phase answers the
+ * {@link Requeue} it wishes for (if any), the node deadlines add theirs, and
+ * the pass takes the soonest.
+ *
+ * @module
+ */
+import type { NodeReport } from "../../core/readiness.ts";
+import { specChangedAt } from "../../core/readiness.ts";
+import { RUN_SOON_GRACE_MS } from "../../core/runs.ts";
+import type { NixosConfiguration } from "../../core/nio.ts";
+import type { ClusterScope } from "./scope.ts";
+import { configOf, type PassView } from "./view.ts";
+import { ExponentialBackoff } from "../../lib/runtime/ratelimit.ts";
+
+/** Look again this soon while a drain is under way (PodDisruptionBudget changes raise no event NICO sees). */
+export const DRAIN_REQUEUE_MS = 5_000;
+/** Look again this often while something is in flight, to notice deadlines. */
+export const BUSY_REQUEUE_MS = 60_000;
+/** Look again this often when all is well: kubeconfig renewal, nothing else. */
+export const IDLE_REQUEUE_MS = 12 * 60 * 60_000;
+
+/** A wish to look at the cluster again no later than `after` milliseconds from now, and why. */
+export interface Requeue {
+  after: number;
+  why: string;
+}
+
+/**
+ * The soonest of the wishes; undefined when there is none.
+ *
+ * @example
+ * ```ts
+ * soonest({ after: 5_000, why: "draining" }, undefined, { after: 1_000, why: "next second" });
+ * // => { after: 1_000, why: "next second" }
+ * ```
+ */
+export function soonest(...wishes: (Requeue | undefined)[]): Requeue | undefined {
+  let best: Requeue | undefined;
+  for (const w of wishes) if (w && (!best || w.after < best.after)) best = w;
+  return best;
+}
+
+/** What {@link nodeDeadlines} needs to know of the pass. */
+export interface DeadlineInput {
+  nodes: NodeReport[];
+  /** Nodes could not be rendered: the pass looks again while it is so. */
+  blocked: boolean;
+  /** The configuration of a machine as of this pass. */
+  configOf: (machine: string) => NixosConfiguration | undefined;
+  now: Date;
+  timeoutMs: number;
+}
+
+/** When the nodes call for a look: by the earliest node deadline while nodes are in flight, rarely when all is settled. */
+export function nodeDeadlines(i: DeadlineInput): Requeue {
+  const inFlight = i.nodes.filter((n) => n.state !== "Ready" && n.state !== "Failed");
+  if (!inFlight.length && !i.blocked) return { after: IDLE_REQUEUE_MS, why: "settled" };
+  let next: Requeue = { after: BUSY_REQUEUE_MS, why: "in flight" };
+  for (const n of inFlight) {
+    const cfg = i.configOf(n.machine);
+    const changed = cfg && specChangedAt(cfg);
+    if (changed) {
+      const at = Math.max(1000, changed.getTime() + i.timeoutMs - i.now.getTime() + 1000);
+      next = soonest(next, { after: at, why: `node ${n.machine} deadline` })!;
+    }
+    // NIO v1 ran nothing yet: look again when NICO may ask it for a run (core/runs.ts scheduleFor).
+    const askAt = changed && changed.getTime() + RUN_SOON_GRACE_MS - i.now.getTime();
+    if (n.reason === "WaitingForRun" && askAt && askAt > 0) {
+      next = soonest(next, { after: askAt + 50, why: `node ${n.machine} may ask for a run` })!;
+    }
+  }
+  return next;
+}
+
+/** When to look at the cluster again after a normal pass: the soonest of the phases' wishes and the node deadlines. */
+export function nextLook(
+  s: ClusterScope,
+  v: PassView & { blocked: boolean },
+  nodes: NodeReport[],
+  wishes: (Requeue | undefined)[],
+): Requeue {
+  const deadlines = nodeDeadlines({
+    nodes,
+    blocked: v.blocked,
+    configOf: (m) => configOf(s, v, m),
+    now: s.now,
+    timeoutMs: s.timeoutMs,
+  });
+  return soonest(deadlines, ...wishes)!;
+}
+
+/** Look again this soon after losing a race (doubling while it repeats): the cache catches up. */
+export const RACE_REQUEUE_MS = 500;
+/** Races in a row after which a race is an error the user sees (a cache that does not catch up). */
+export const MAX_RACES = 6;
+
+/**
+ * Lost races in a row, per cluster, rate limited: each lost race looks again
+ * after twice the delay of the one before; once {@link MAX_RACES} are lost in
+ * a row, a race is a problem like any other.
+ *
+ * @example
+ * ```ts
+ * const races = new Races();
+ * races.lost("ns/c"); // => { after: 500, why: "lost a race (1 in a row)" }
+ * races.lost("ns/c"); // => { after: 1000, why: "lost a race (2 in a row)" }
+ * races.forget("ns/c");
+ * ```
+ */
+export class Races {
+  readonly #backoff = new ExponentialBackoff({ baseMs: RACE_REQUEUE_MS });
+
+  /** Counts a lost race of `key`: answers when to look again, or undefined when it is one race too many. */
+  lost(key: string): Requeue | undefined {
+    const inARow = this.#backoff.retries(key) + 1;
+    if (inARow >= MAX_RACES) return undefined;
+    return { after: this.#backoff.when(key), why: `lost a race (${inARow} in a row)` };
+  }
+
+  /** `key` did not race this time: its next lost race starts from the first delay again. */
+  forget(key: string): void {
+    this.#backoff.forget(key);
+  }
+}
