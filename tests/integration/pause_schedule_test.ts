@@ -11,7 +11,7 @@ import { RUN_SOON_SCHEDULE, sameSchedule } from "../../core/runs.ts";
 import { SPEC_HASH_ANNOTATION } from "../../core/labels.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
-import { createMachines, settled, startNico } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered, settled, startNico } from "../../testing/nico.ts";
 
 const env = sharedControlPlane();
 const V1 = "https://git.example.test/v1.git";
@@ -19,12 +19,15 @@ const V1 = "https://git.example.test/v1.git";
 Deno.test("a pause mid-step gives the node its resting schedule back and changes nothing else", async () => {
   const cp = await env.get();
   const ns = await cp.namespace("pause-sched");
-  // A simulated minute lasts ten real ones: no scheduled tick comes during the test, so w-1 waits on `* * * * *`.
-  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 150, minuteMs: 600_000 });
+  // NIO's minute is a real one, as on a real NIO: w-1 waits on `* * * * *` for up to a minute, and the pause comes
+  // within a second of that (should a tick come first, w-1 runs and gets its schedule back anyway: no false failure).
+  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 150, minuteMs: 60_000 });
   const nico = startNico(cp.client, { namespace: ns, statusDelayMs: 0 });
   const config = (m: string) => cp.client.get<NixosConfiguration>(NIXOS_CONFIGURATIONS, `c.${m}`, ns);
   try {
     await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+    // Every Machine known before the cluster exists: a bring-up that must re-run a node would wait for a tick.
+    await machinesDiscovered(cp.client, ns, ["cp-1", "w-1", "w-2"]);
     await cp.client.create(KUBERNETES_CLUSTERS, {
       metadata: { name: "c", namespace: ns },
       spec: { gitRepo: V1, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },
@@ -32,7 +35,7 @@ Deno.test("a pause mid-step gives the node its resting schedule back and changes
     await eventually("Ready", async () => {
       const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
       return c?.status?.phase === "Ready" && c.status.rollout?.upToDate === 2;
-    }, 60_000);
+    }, 150_000);
     // A second worker changes cluster.nix on the others, keeping the commit: w-1 goes first and waits for a tick.
     await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, { spec: { dataPlane: { machines: ["w-1", "w-2"] } } });
     await eventually("w-1 asked to run every minute", async () => {
