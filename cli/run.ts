@@ -179,7 +179,14 @@ function startReplica(
   // Fencing: everything that writes as the leader goes through `writer`, which refuses once the
   // renew deadline passed. The webhook and the leader election itself use the plain client.
   const fence = new LeaderFence();
-  const writer = o.leaderElect ? client.with({ mayWrite: () => fence.holds() }) : client;
+  // Each write the fence lets through is logged at debug: one sent by a process stopped right after the check
+  // reaches the API server when the process resumes, and the log shows it was let through in time.
+  const writer = o.leaderElect
+    ? client.with({
+      mayWrite: () => fence.holds(),
+      onWrite: (method, path) => log.debug("write let through the fence", { method, path }),
+    })
+    : client;
   const recorder = eventRecorder(
     writer,
     "nico.homystack.com/nico",

@@ -49,6 +49,8 @@ export interface AuditRequest {
   userAgent: string;
   /** The authenticated user name. */
   user: string;
+  /** The request's path and query. */
+  uri: string;
 }
 
 const WRITE_VERBS = new Set(["create", "update", "patch", "delete", "deletecollection"]);
@@ -85,6 +87,7 @@ export async function readAudit(path: string): Promise<AuditRequest[]> {
       code: e.responseStatus?.code ?? 0,
       userAgent: e.userAgent ?? "",
       user: e.user?.username ?? "",
+      uri: e.requestURI,
     });
   }
   return out;

@@ -11,6 +11,7 @@ import { transportOf, transports } from "./transport.ts";
 import { either, toApiError, watchEvents } from "./stream.ts";
 import { retryAfterMs, TokenBucket } from "./throttle.ts";
 import { sleep } from "../runtime/sleep.ts";
+import type { Query, RequestOptions } from "./request.ts";
 export { type KubeConfig, loadKubeConfig } from "./kubeconfig.ts";
 
 export type * from "./types.ts";
@@ -28,15 +29,6 @@ import type {
   WriteOptions,
 } from "./types.ts";
 
-type Query = Record<string, string | number | boolean | undefined>;
-
-interface RequestOptions {
-  query?: Query;
-  body?: unknown;
-  contentType?: string;
-  signal?: AbortSignal | undefined;
-}
-
 const JSON_TYPE = "application/json";
 
 export class KubeClient {
@@ -49,7 +41,8 @@ export class KubeClient {
   readonly #mayWrite: (() => boolean) | undefined;
   readonly #bucket: TokenBucket | undefined;
   readonly #retries429: number;
-  readonly #onThrottle: ClientOptions["onThrottle"];
+  /** Who is told of waits and of writes leaving. */
+  readonly #hooks: Pick<ClientOptions, "onThrottle" | "onWrite">;
 
   constructor(kc: KubeConfig, options: ClientOptions = {}) {
     this.#kc = kc;
@@ -62,7 +55,7 @@ export class KubeClient {
     const limit = options.rateLimit;
     this.#bucket = limit instanceof TokenBucket ? limit : limit ? new TokenBucket(limit.qps, limit.burst) : undefined;
     this.#retries429 = options.retries429 ?? 5;
-    this.#onThrottle = options.onThrottle;
+    this.#hooks = { onThrottle: options.onThrottle, onWrite: options.onWrite };
   }
 
   /** Whether this client's own signal (see {@link ClientOptions.signal}) has aborted. */
@@ -92,14 +85,15 @@ export class KubeClient {
       ...(mayWrite ? { mayWrite } : {}),
       ...(options.rateLimit ?? this.#bucket ? { rateLimit: options.rateLimit ?? this.#bucket! } : {}),
       retries429: options.retries429 ?? this.#retries429,
-      onThrottle: options.onThrottle ?? this.#onThrottle,
+      onThrottle: options.onThrottle ?? this.#hooks.onThrottle,
+      onWrite: options.onWrite ?? this.#hooks.onWrite,
     });
   }
 
   /** Waits `ms` for `source`, telling `onThrottle`; throws if the request's signal aborts meanwhile. */
   async #wait(source: ThrottleInfo["source"], method: HttpMethod, path: string, ms: number, signal?: AbortSignal) {
     if (ms <= 0) return;
-    this.#onThrottle?.({ source, method, path, waitMs: ms });
+    this.#hooks.onThrottle?.({ source, method, path, waitMs: ms });
     const all = either(this.#signal, signal);
     await sleep(ms, all);
     all?.throwIfAborted();
@@ -121,6 +115,7 @@ export class KubeClient {
     if (credential.authorization) headers["Authorization"] = credential.authorization;
     // Last thing before the request leaves: nothing awaited in between.
     if (method !== "GET" && this.#mayWrite && !this.#mayWrite()) throw new WriteRefusedError(method, path);
+    if (method !== "GET") this.#hooks.onWrite?.(method, path);
     const response = await fetch(url, {
       method,
       headers,

@@ -47,6 +47,11 @@ export interface ClientOptions {
    */
   mayWrite?: () => boolean;
   /**
+   * Told the moment a write passed the gate and leaves (a process stopped right then sends it when it resumes:
+   * the log says it was let through before).
+   */
+  onWrite?: ((method: HttpMethod, path: string) => void) | undefined;
+  /**
    * A client-side rate limit, shared by this client and every client made
    * from it with `with()` (pass a {@link TokenBucket} to share one wider);
    * default none.
