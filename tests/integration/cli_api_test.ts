@@ -11,7 +11,7 @@ import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
-import { FAIL_APPLY_ANNOTATION, NEVER_FINISH_ANNOTATION, startSimNio } from "../../testing/sim-nio.ts";
+import { FAIL_APPLY_ANNOTATION, NEVER_FINISH_ANNOTATION, type SimNio, startSimNio } from "../../testing/sim-nio.ts";
 import { binDir } from "../../testing/envtest/controlplane.ts";
 import { eventually, ownControlPlane } from "../../testing/helpers.ts";
 import { createMachines, type RunningNico, settled, startNico } from "../../testing/nico.ts";
@@ -41,7 +41,7 @@ async function ready(client: KubeClient, ns: string, name: string) {
 }
 
 /** Three clusters in one namespace: `ready`, `rolling` (stuck mid-rollout) and `halted`. */
-async function setUp(client: KubeClient, nico: RunningNico, ns: string) {
+async function setUp(client: KubeClient, nico: RunningNico, nio: SimNio, ns: string) {
   await createMachines(client, ns, ["cp-a", "w-a", "cp-r", "w-r1", "w-r2", "w-r3", "cp-h", "w-h1", "w-h2"]);
   await cluster(client, ns, "ready", ["cp-a"], ["w-a"]);
   await cluster(client, ns, "rolling", ["cp-r"], ["w-r1", "w-r2", "w-r3"]);
@@ -49,11 +49,22 @@ async function setUp(client: KubeClient, nico: RunningNico, ns: string) {
   for (const name of ["ready", "rolling", "halted"]) await ready(client, ns, name);
   const annotate = (cfg: string, key: string) =>
     client.mergePatch(NIXOS_CONFIGURATIONS, cfg, ns, { metadata: { annotations: { [key]: "true" } } });
-  await annotate(configName("rolling", "w-r1"), NEVER_FINISH_ANNOTATION);
   await annotate(configName("halted", "w-h1"), FAIL_APPLY_ANNOTATION);
+  const changed = Date.now();
   for (const name of ["rolling", "halted"]) {
     await client.mergePatch(KUBERNETES_CLUSTERS, name, ns, { spec: { gitRepo: V2 } });
   }
+  // w-r1's host hangs in the middle of the new commit's run (flagged before it, a scheduled tick of the old spec
+  // could hang instead and hold the new run back).
+  await eventually(
+    "w-r1's run of the new commit started",
+    () =>
+      nio.history.some((e) =>
+        e.kind === "apply-started" && e.name === configName("rolling", "w-r1") && e.at >= changed
+      ),
+    30_000,
+  );
+  await annotate(configName("rolling", "w-r1"), NEVER_FINISH_ANNOTATION);
   await eventually("rolling: w-r1 updating, the rest pending", async () => {
     const c = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "rolling", ns);
     const r = c?.status?.rollout;
@@ -75,12 +86,13 @@ Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted c
   const ns = await cp.namespace("cli");
   // A simulated NIO minute lasts 10 s: the halted node's failed attempts are 1.7 s, 3.3 s, 6.7 s, … apart, so it is
   // still being retried (NIO's phase still Ready) while the commands run, and no scheduled tick comes between.
-  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 150, minuteMs: 10_000 });
+  // Each run takes 3 s, long enough to flag w-r1's host as hanging while its run is under way.
+  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 3_000, minuteMs: 10_000 });
   // Every pass writes what it found (progress is not held back), so once NICO settles the status cannot change
   // under the commands.
   const nico = startNico(cp.client, { namespace: ns, statusDelayMs: 0 });
   try {
-    await setUp(cp.client, nico, ns);
+    await setUp(cp.client, nico, nio, ns);
     const kc = `--kubeconfig=${cp.kubeconfigPath}`;
     const stable = { [ns]: "cli-xxxxxxxx" };
     const cases: [string, string[]][] = [
