@@ -1,37 +1,10 @@
 // While the workload API is away: the dark rule (docs/readiness.md).
 import assert from "node:assert/strict";
-import { joinReports, type WorkloadFacts } from "../../core/joined.ts";
+import type { WorkloadFacts } from "../../core/joined.ts";
 import type { NodeReport } from "../../core/readiness.ts";
 import { type PlanNode, planRollout } from "../../core/rollout.ts";
 import type { NodeView } from "../../core/workload.ts";
-
-const NOW = new Date("2026-01-01T12:00:00Z");
-const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
-const TIMEOUT = 10 * 60_000;
-
-const applied = (machine: string, plane: NodeReport["plane"] = "dataPlane", upToDate = true): NodeReport => ({
-  machine,
-  plane,
-  state: "Ready",
-  reason: "Applied",
-  detail: "applied",
-  upToDate,
-});
-const node = (name: string, o: Partial<NodeView> = {}): NodeView => ({ name, ready: "True", cordoned: false, ...o });
-const facts = (nodes: NodeView[] | undefined, state: WorkloadFacts["api"]["state"] = "Available"): WorkloadFacts => ({
-  api: { state, message: state === "Available" ? "/readyz answers ok" : "/readyz: connection refused", since: ago(90) },
-  nodes: nodes && new Map(nodes.map((n) => [n.name, n])),
-});
-
-function join(r: NodeReport, w: WorkloadFacts, changedSecondsAgo = 60) {
-  return joinReports({
-    reports: [r],
-    workload: w,
-    changedAt: () => ago(changedSecondsAgo),
-    now: NOW,
-    timeoutMs: TIMEOUT,
-  })[0]!;
-}
+import { ago, applied, facts, join, node, planNode, TIMEOUT } from "../joined_kit.ts";
 
 Deno.test("while the workload cluster cannot be read the planner only creates", () => {
   const input = {
@@ -72,15 +45,7 @@ Deno.test("a node still applying when the API went away after its change is a su
 
 Deno.test("the dark rule: while the API is away only a suspect changes, toward a newer spec, one control-plane node at a time", async (t) => {
   const hold = "the workload API cannot be read";
-  const n = (machine: string, o: Partial<PlanNode> = {}): PlanNode => ({
-    machine,
-    plane: machine.startsWith("cp") ? "controlPlane" : "dataPlane",
-    exists: true,
-    upToDate: true,
-    available: false,
-    failed: false,
-    ...o,
-  });
+  const n = planNode;
   const plan = (nodes: PlanNode[]) =>
     planRollout({
       nodes,
@@ -195,15 +160,8 @@ Deno.test("after an outage a node that ran its change before it is settling unti
 });
 
 Deno.test("a settling node is waited for, not changed out of order", () => {
-  const n = (machine: string, o: Partial<PlanNode> = {}): PlanNode => ({
-    machine,
-    plane: machine.startsWith("cp") ? "controlPlane" : "dataPlane",
-    exists: true,
-    upToDate: false,
-    available: true,
-    failed: false,
-    ...o,
-  });
+  const n = (machine: string, o: Partial<PlanNode> = {}) =>
+    planNode(machine, { upToDate: false, available: true, ...o });
   const input = (settling: boolean) => ({
     nodes: [
       n("cp-1"),
@@ -230,15 +188,7 @@ Deno.test("a node changed while the API is away is in flight: no second control-
   const fixed = join({ ...applied("cp-3", "controlPlane"), appliedAt: ago(5) }, down, 10);
   assert.equal(fixed.changedInOutage, true, "changed 10 s ago, during the outage");
   assert.equal(join({ ...applied("cp-1", "controlPlane"), appliedAt: ago(200) }, down, 300).changedInOutage, undefined);
-  const n = (machine: string, o: Partial<PlanNode>): PlanNode => ({
-    machine,
-    plane: "controlPlane",
-    exists: true,
-    upToDate: false,
-    available: false,
-    failed: false,
-    ...o,
-  });
+  const n = (machine: string, o: Partial<PlanNode>) => planNode(machine, { upToDate: false, ...o });
   const input = (cp3: Partial<PlanNode>) => ({
     nodes: [n("cp-1", { suspect: true }), n("cp-2", { upToDate: true }), n("cp-3", { upToDate: true, ...cp3 })],
     departing: [],

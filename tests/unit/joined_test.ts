@@ -2,36 +2,8 @@
 import assert from "node:assert/strict";
 import { age, joinReports, type WorkloadFacts } from "../../core/joined.ts";
 import type { NodeReport } from "../../core/readiness.ts";
-import type { NodeView } from "../../core/workload.ts";
 import { workloadConditions } from "../../core/workloadstatus.ts";
-
-const NOW = new Date("2026-01-01T12:00:00Z");
-const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
-const TIMEOUT = 10 * 60_000;
-
-const applied = (machine: string, plane: NodeReport["plane"] = "dataPlane", upToDate = true): NodeReport => ({
-  machine,
-  plane,
-  state: "Ready",
-  reason: "Applied",
-  detail: "applied",
-  upToDate,
-});
-const node = (name: string, o: Partial<NodeView> = {}): NodeView => ({ name, ready: "True", cordoned: false, ...o });
-const facts = (nodes: NodeView[] | undefined, state: WorkloadFacts["api"]["state"] = "Available"): WorkloadFacts => ({
-  api: { state, message: state === "Available" ? "/readyz answers ok" : "/readyz: connection refused", since: ago(90) },
-  nodes: nodes && new Map(nodes.map((n) => [n.name, n])),
-});
-
-function join(r: NodeReport, w: WorkloadFacts, changedSecondsAgo = 60) {
-  return joinReports({
-    reports: [r],
-    workload: w,
-    changedAt: () => ago(changedSecondsAgo),
-    now: NOW,
-    timeoutMs: TIMEOUT,
-  })[0]!;
-}
+import { ago, applied, facts, join, node, NOW, TIMEOUT } from "../joined_kit.ts";
 
 Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {
   const cases: {
