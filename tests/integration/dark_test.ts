@@ -10,7 +10,9 @@
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { MACHINES, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/nio.ts";
-import { CONFIGURATION_ANNOTATION, REGENERATE_IDENTITY_ANNOTATION } from "../../core/labels.ts";
+import { CONFIGURATION_ANNOTATION, REGENERATE_IDENTITY_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../core/labels.ts";
+import { Informer } from "../../lib/runtime/informer.ts";
+import { silentLogger } from "../../lib/runtime/log.ts";
 import { joinTokenSecret } from "../../core/names.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { NODES, SECRETS } from "../../lib/kube/resources.ts";
@@ -27,44 +29,25 @@ const settled = (c: KubernetesCluster) =>
   c.status?.observedGeneration === c.metadata.generation && c.status?.phase === "Ready" &&
   condition(c, "UpToDate")?.status === "True" && condition(c, "WorkloadAPIAvailable")?.status === "True";
 
-/** Records every change of a control-plane configuration's spec (from NIO's objects; no workload API needed). */
+/**
+ * Records every change of a configuration's spec (from NIO's objects; no workload API needed), with the project's
+ * Informer: it resumes a watch the server ends, so no change goes unseen however long the test runs.
+ */
 function specWatcher(client: KubeClient, ns: string) {
-  const abort = new AbortController();
   const changes: { at: number; name: string; gitRepo: string }[] = [];
-  let listed!: () => void;
-  const ready = new Promise<void>((r) => (listed = r));
-  const done = (async () => {
-    const list = await client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns });
-    const gen = new Map(
-      list.items.map((c) => [c.metadata.name, c.metadata.annotations?.["nico.homystack.com/spec-hash"]]),
-    );
-    listed();
-    for await (
-      const ev of client.watch<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
-        namespace: ns,
-        resourceVersion: list.resourceVersion,
-        signal: abort.signal,
-      })
-    ) {
-      if (ev.type === "BOOKMARK") continue;
-      const c = ev.object;
-      const hash = c.metadata.annotations?.["nico.homystack.com/spec-hash"];
-      if (gen.get(c.metadata.name) !== hash) {
-        changes.push({ at: Date.now(), name: c.metadata.name, gitRepo: c.spec.gitRepo });
-      }
-      gen.set(c.metadata.name, hash);
-    }
-  })().catch((err) => {
-    if (!abort.signal.aborted) throw err;
+  const informer = new Informer<NixosConfiguration>(client, NIXOS_CONFIGURATIONS, {
+    namespace: ns,
+    logger: silentLogger,
+    resyncMs: 0,
   });
-  return {
-    ready,
-    changes,
-    async stop() {
-      abort.abort();
-      await done;
-    },
-  };
+  const hash = (c: NixosConfiguration | undefined) => c?.metadata.annotations?.[SPEC_HASH_ANNOTATION];
+  informer.onEvent((type, c, old) => {
+    // The first list is where the watch starts, not a change.
+    if (type === "delete" || !informer.hasSynced() || hash(old) === hash(c)) return;
+    changes.push({ at: Date.now(), name: c.metadata.name, gitRepo: c.spec.gitRepo });
+  });
+  informer.start();
+  return { ready: informer.synced(), changes, stop: () => informer.stop() };
 }
 
 async function upAt(s: Scenario, v: string, timeoutMs = 90_000) {
