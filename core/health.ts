@@ -34,7 +34,7 @@ export interface MemberFacts {
    * When the workload API last came back from an outage. The Node checks count from then at the earliest: while
    * it could not be read nothing was seen, and Nodes take a moment to show themselves again after it returns.
    */
-  apiSince?: Date | undefined;
+  apiBackAt?: Date | undefined;
   /** Its Node, when registered. */
   node?: NodeView | undefined;
   machineObj?: Machine | undefined;
@@ -98,7 +98,7 @@ export function judgeMember(f: MemberFacts, checks: HealthChecks, now: Date): Ve
 
 /** `since`, or when the workload API came back if that is later. */
 function seenFrom(f: MemberFacts, since: Date): Date {
-  return f.apiSince && f.apiSince > since ? f.apiSince : since;
+  return f.apiBackAt && f.apiBackAt > since ? f.apiBackAt : since;
 }
 
 /** `since` plus `ms`: unhealthy once passed, else due then. */

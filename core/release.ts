@@ -53,36 +53,32 @@ const finished = (j: DecommissionJob) =>
  */
 export function releaseDecision(i: ReleaseInput): ReleaseDecision {
   if (i.nio !== "v1") return { release: true };
-  const jobs = i.decommissions.filter((j) => j.metadata.labels?.[NIO_MACHINE_LABEL] === i.machine);
-  const decide = (d: Omit<ReleaseDecision & { release: false }, "jobSeen">): ReleaseDecision => ({
-    ...d,
-    jobSeen: true,
-  });
-  for (const j of jobs) {
-    const name = j.metadata.name;
-    const config = j.metadata.labels?.[NIO_CONFIG_LABEL] ?? "";
-    if (i.configExists(config)) {
-      return decide({ release: false, waiting: `NIO is applying the removal flake (NixJob ${name})` });
-    }
-    if (j.metadata.deletionTimestamp) {
-      return decide({ release: false, waiting: `NixJob ${name} is being removed` });
-    }
-    if (!finished(j)) {
-      return decide({
-        release: false,
-        waiting: `NIO started the removal flake again after configuration ${config} was gone (NixJob ${name}); ` +
-          `NICO removes that NixJob once its run finished`,
-      });
-    }
-    return decide({
-      release: false,
-      waiting: `removing NixJob ${name}, which NIO left behind (it would run the removal flake again)`,
-      removeLeaked: name,
-    });
-  }
+  const job = i.decommissions.find((j) => j.metadata.labels?.[NIO_MACHINE_LABEL] === i.machine);
+  if (job) return { release: false, ...whileJob(job, i.configExists), jobSeen: true };
   const settle = i.settleMs ?? RELEASE_SETTLE_MS;
   if (i.now.getTime() - i.freeSince.getTime() < settle) {
     return { release: false, waiting: "giving NIO a moment to show whether it starts another removal run" };
   }
   return { release: true };
+}
+
+/** What a Machine's release waits for while a decommission NixJob for it exists. */
+function whileJob(
+  j: DecommissionJob,
+  configExists: (name: string) => boolean,
+): { waiting: string; removeLeaked?: string } {
+  const name = j.metadata.name;
+  const config = j.metadata.labels?.[NIO_CONFIG_LABEL] ?? "";
+  if (configExists(config)) return { waiting: `NIO is applying the removal flake (NixJob ${name})` };
+  if (j.metadata.deletionTimestamp) return { waiting: `NixJob ${name} is being removed` };
+  if (!finished(j)) {
+    return {
+      waiting: `NIO started the removal flake again after configuration ${config} was gone (NixJob ${name}); ` +
+        `NICO removes that NixJob once its run finished`,
+    };
+  }
+  return {
+    waiting: `removing NixJob ${name}, which NIO left behind (it would run the removal flake again)`,
+    removeLeaked: name,
+  };
 }

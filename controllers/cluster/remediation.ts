@@ -60,7 +60,7 @@ export function remediationView(s: ClusterScope, nodes: NodeReport[], pv: PassVi
           machine,
           report,
           nodesKnown,
-          apiSince: w.api.outage?.to,
+          apiBackAt: w.api.outage?.to,
           node: w.nodes?.get(machine),
           machineObj: s.machines.get(machine),
           createdAt: cfg.metadata.creationTimestamp ? new Date(cfg.metadata.creationTimestamp) : undefined,

@@ -108,19 +108,19 @@ const cases: Case[] = [
   { name: "…not before", facts: { node: undefined, createdAt: at(0) }, now: at(19), due: 20 },
   {
     name: "after a workload API outage: NotReady counts from the API's return, not from before",
-    facts: { node: node("Unknown", at(10)), apiSince: at(30) },
+    facts: { node: node("Unknown", at(10)), apiBackAt: at(30) },
     now: at(33),
     due: 35,
   },
   {
     name: "…and is unhealthy once the timeout passed since the return",
-    facts: { node: node("Unknown", at(10)), apiSince: at(30) },
+    facts: { node: node("Unknown", at(10)), apiBackAt: at(30) },
     now: at(36),
     want: ["NodeNotReady", 30],
   },
   {
     name: "after a workload API outage: a Node not listed again yet is no startup timeout",
-    facts: { node: undefined, createdAt: at(0), apiSince: at(40) },
+    facts: { node: undefined, createdAt: at(0), apiBackAt: at(40) },
     now: at(41),
     due: 60,
   },
