@@ -9,8 +9,9 @@
  * @module
  */
 import { parse } from "yaml";
+import { installed } from "./installed.ts";
 
-const INSTALL = new URL("./gitops/install.sh", import.meta.url).pathname;
+const INSTALL = new URL("./gitops/install.sh", import.meta.url);
 const RECIPES = new URL("../deploy/gitops/", import.meta.url).pathname;
 
 /** One reader's verdict: a status, or why it could not give one. */
@@ -47,17 +48,8 @@ export interface GitopsCheck {
   close(): Promise<void>;
 }
 
-let binary: Promise<string> | undefined;
-
 /** The path of `gitops-check`; the first call may build it (flock-guarded, a minute once). */
-export function gitopsCheckPath(): Promise<string> {
-  binary ??= (async () => {
-    const out = await new Deno.Command("bash", { args: [INSTALL], stdout: "piped", stderr: "inherit" }).output();
-    if (!out.success) throw new Error("testing/gitops/install.sh failed; see its output above");
-    return new TextDecoder().decode(out.stdout).trim();
-  })();
-  return binary;
-}
+export const gitopsCheckPath: () => Promise<string> = installed(INSTALL);
 
 /** Reads the Flux and Argo CD recipes from deploy/gitops/. */
 export async function shippedRecipes(): Promise<Recipes> {

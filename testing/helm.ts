@@ -1,17 +1,9 @@
 /** The pinned helm (built by testing/helm/install.sh into a cache outside the repo), for the chart tests. */
 
-const INSTALL = new URL("./helm/install.sh", import.meta.url).pathname;
-let path: Promise<string> | undefined;
+import { installed } from "./installed.ts";
 
 /** The helm binary's path; the first call may build it (flock-guarded, a minute or two once). */
-export function helmPath(): Promise<string> {
-  path ??= (async () => {
-    const out = await new Deno.Command("bash", { args: [INSTALL], stdout: "piped", stderr: "inherit" }).output();
-    if (!out.success) throw new Error("testing/helm/install.sh failed; see its output above");
-    return new TextDecoder().decode(out.stdout).trim();
-  })();
-  return path;
-}
+export const helmPath: () => Promise<string> = installed(new URL("./helm/install.sh", import.meta.url));
 
 /** Runs `helm <args>`; helm's notes about symbolic links in the chart are left out of stderr. */
 export async function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -16,24 +16,15 @@ import { encodeBase64 } from "../../lib/encoding.ts";
 import { NAMESPACES } from "../../lib/kube/resources.ts";
 import { createCa, issueCert, type KeyPair } from "../../lib/pki.ts";
 import { freePort, type Guarded, startGuarded } from "./process.ts";
+import { installed } from "../installed.ts";
 
-const HERE = new URL(".", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
 
 /** The CRDs every test control plane gets: NICO's own and the NIO fixtures. */
 export const DEFAULT_CRDS = [`${ROOT}crds/kubernetescluster.yaml`, `${ROOT}testing/nio-crds.yaml`];
 
-let binDirPromise: Promise<string> | undefined;
-
 /** The folder with kube-apiserver, etcd and kubectl, built once and cached. */
-export function binDir(): Promise<string> {
-  binDirPromise ??= (async () => {
-    const out = await new Command("bash", { args: [`${HERE}install.sh`], stdout: "piped", stderr: "inherit" }).output();
-    if (!out.success) throw new Error("testing/envtest/install.sh failed; see its output above");
-    return new TextDecoder().decode(out.stdout).trim().split("\n").pop()!;
-  })();
-  return binDirPromise;
-}
+export const binDir: () => Promise<string> = installed(new URL("./install.sh", import.meta.url));
 
 const Command = Deno.Command;
 
