@@ -554,23 +554,28 @@ async function bash(script: string): Promise<{ code: number; stderr: string }> {
   return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
 }
 
+/** A stand-in for the k3s binary (its path has a space) that records its arguments; `argv()` reads the last ones. */
+async function k3sStub(): Promise<{ stub: string; argv: () => Promise<string[]> }> {
+  const dir = await Deno.makeTempDir({ dir: scratch });
+  const argvFile = `${dir}/argv`;
+  const stub = `${dir}/k3s stub`;
+  await Deno.writeTextFile(stub, `#!/bin/sh\nprintf '%s\\0' "$@" > '${argvFile}'\n`);
+  await Deno.chmod(stub, 0o755);
+  return { stub, argv: async () => (await Deno.readTextFile(argvFile)).split("\0").slice(0, -1) };
+}
+
 Deno.test({
   name: "k3s-scripts: start runs k3s with exactly the node's flags",
   ignore: noNix,
   fn: async () => {
-    const dir = await Deno.makeTempDir({ dir: scratch });
-    const argvFile = `${dir}/argv`;
-    const stub = `${dir}/k3s stub`;
-    await Deno.writeTextFile(stub, `#!/bin/sh\nprintf '%s\\0' "$@" > '${argvFile}'\n`);
-    await Deno.chmod(stub, 0o755);
+    const { stub, argv } = await k3sStub();
     const clusterFile = await writeCluster(weird);
     const nodes = await allNodes(clusterFile);
     for (const name of Object.keys(nodes)) {
       const { start } = await scriptsFor(clusterFile, name, "{ }", stub);
       const r = await bash(start);
       assert.equal(r.code, 0, r.stderr);
-      const argv = (await Deno.readTextFile(argvFile)).split("\0").slice(0, -1);
-      assert.deepStrictEqual(argv, nodes[name]!.flags, name);
+      assert.deepStrictEqual(await argv(), nodes[name]!.flags, name);
     }
   },
 });
@@ -784,11 +789,7 @@ Deno.test({
     "k3s-scripts: report names the cluster.nix configuration on the node's own Node, with the kubelet's credentials",
   ignore: noNix,
   fn: async () => {
-    const dir = await Deno.makeTempDir({ dir: scratch });
-    const argvFile = `${dir}/argv`;
-    const stub = `${dir}/k3s stub`;
-    await Deno.writeTextFile(stub, `#!/bin/sh\nprintf '%s\\0' "$@" > '${argvFile}'\n`);
-    await Deno.chmod(stub, 0o755);
+    const { stub, argv } = await k3sStub();
     const clusterFile = await writeCluster({ ...weird, configuration: "0123abcd0123abcd" });
     const machine = weird.workers[0]!.name;
     const scripts = await nixEvalOk(
@@ -804,8 +805,7 @@ Deno.test({
     assert.ok(scripts.report, "no report script although cluster.nix names a configuration");
     const r = await bash(scripts.report);
     assert.equal(r.code, 0, r.stderr);
-    const argv = (await Deno.readTextFile(argvFile)).split("\0").slice(0, -1);
-    assert.deepStrictEqual(argv, [
+    assert.deepStrictEqual(await argv(), [
       "kubectl",
       "--kubeconfig",
       "/var/lib/rancher/k3s/agent/kubelet.kubeconfig",
