@@ -2,11 +2,12 @@
  * gitRepo URLs as git reads them (issue 21): scp-like bracketed hosts with a
  * port, zone ids, NAT64 and IPv4-compatible addresses, and the loopback
  * names of a pod's /etc/hosts are judged as the addresses they are; no input
- * makes the validator throw (seeded: NICO_FUZZ_SEED replays a run).
+ * makes the validator throw (seeded through testing/fuzz.ts).
  */
 import assert from "node:assert/strict";
 import { gitRepoProblem, scpParts } from "../../lib/git/url.ts";
 import { DEFAULT_HOST_POLICY, parseHostPolicy } from "../../lib/git/hosts.ts";
+import { forEachSeed } from "../../testing/fuzz.ts";
 
 Deno.test("scp-like URLs are split as git splits them: a bracketed host may carry a port", () => {
   assert.deepEqual(scpParts("git@[127.0.0.9:18999]:x"), { user: "git", host: "127.0.0.9", port: "18999" });
@@ -45,15 +46,7 @@ Deno.test("the bypasses of issue 21 are refused under the default policy, with t
   assert.equal(gitRepoProblem("git@[127.0.0.9:18999]:x", listed), undefined, "a listed address with a port");
 });
 
-Deno.test("no gitRepo makes the validator throw: random strings over URL-ish characters", () => {
-  const seed = Number(Deno.env.get("NICO_FUZZ_SEED") ?? Math.floor(Math.random() * 2 ** 31));
-  let a = seed >>> 0;
-  const rand = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+Deno.test("no gitRepo makes the validator throw: random strings over URL-ish characters", async () => {
   const pieces = [
     "git@",
     "[",
@@ -83,18 +76,11 @@ Deno.test("no gitRepo makes the validator throw: random strings over URL-ish cha
     "\\",
     "é",
   ];
-  const until = performance.now() + Number(Deno.env.get("NICO_FUZZ_MS") ?? 1_000);
-  let n = 0;
-  try {
-    for (; performance.now() < until; n++) {
-      const url = Array.from({ length: 1 + Math.floor(rand() * 8) }, () => pieces[Math.floor(rand() * pieces.length)])
-        .join("");
-      const answer = gitRepoProblem(url, DEFAULT_HOST_POLICY);
-      assert.ok(answer === undefined || typeof answer === "string");
-    }
-  } catch (err) {
-    console.error(`failed after ${n} inputs with NICO_FUZZ_SEED=${seed}`);
-    throw err;
-  }
+  const n = await forEachSeed("git URL hosts", 2_000, (rand) => {
+    const url = Array.from({ length: 1 + Math.floor(rand() * 8) }, () => pieces[Math.floor(rand() * pieces.length)])
+      .join("");
+    const answer = gitRepoProblem(url, DEFAULT_HOST_POLICY);
+    assert.ok(answer === undefined || typeof answer === "string");
+  });
   assert.ok(n > 100);
 });
