@@ -33,9 +33,9 @@
  */
 import { parseArgs } from "node:util";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL } from "../core/labels.ts";
+import { CLUSTER_LABEL } from "../core/contract/labels.ts";
 import { ownedConfig } from "../testing/objects.ts";
-import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 import { createCa, issueCert } from "../lib/pki.ts";
 import { webhookApp } from "../webhooks/app.ts";
 import { staticLookup } from "../webhooks/lookup.ts";

@@ -11,7 +11,7 @@
  */
 import { parseArgs } from "node:util";
 import { WorkloadCache } from "../controllers/cluster/workload/cache.ts";
-import { issueKubeconfig } from "../core/kubeconfig.ts";
+import { issueKubeconfig } from "../core/render/kubeconfig.ts";
 import { NODES } from "../lib/kube/resources.ts";
 import { silentLogger } from "../lib/runtime/log.ts";
 import { createCa } from "../lib/pki.ts";

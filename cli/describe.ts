@@ -6,7 +6,7 @@
  * @module
  */
 import type { Condition } from "../crds/kubernetescluster.ts";
-import { markOf, REMEDIATED_ANNOTATION } from "../core/marks.ts";
+import { markOf, REMEDIATED_ANNOTATION } from "../core/machines/marks.ts";
 import { commandHelp, type FlagSpec } from "./flags.ts";
 import {
   type AnyCondition,

@@ -8,7 +8,7 @@
 import { parseAllDocuments } from "yaml";
 import type { KubeObject } from "../lib/kube/client.ts";
 import { NAMESPACES, SECRETS } from "../lib/kube/resources.ts";
-import { MACHINES } from "../core/nio.ts";
+import { MACHINES } from "../core/contract/nio.ts";
 import { startControlPlane } from "../testing/envtest/controlplane.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { workloadClusters } from "../testing/workload.ts";

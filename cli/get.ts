@@ -6,7 +6,7 @@
  */
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
-import { PAUSED_ANNOTATION } from "../core/labels.ts";
+import { PAUSED_ANNOTATION } from "../core/contract/labels.ts";
 import { commandHelp, type FlagSpec, parseArgs, targetFor } from "./flags.ts";
 import { age, type Cell, type Paint, stdoutStyle, type Style, table } from "./term.ts";
 

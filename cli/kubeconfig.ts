@@ -10,8 +10,8 @@ import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeObject } from "../lib/kube/client.ts";
 import { SECRETS } from "../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
-import { kubeconfigSecret } from "../core/names.ts";
-import { KubeconfigUnreadable, parseIssuedKubeconfig } from "../core/kubeconfig.ts";
+import { kubeconfigSecret } from "../core/contract/names.ts";
+import { KubeconfigUnreadable, parseIssuedKubeconfig } from "../core/render/kubeconfig.ts";
 import { decodeBase64 } from "../lib/encoding.ts";
 import { commandHelp, type FlagSpec, parseArgs, targetFor, UsageError } from "./flags.ts";
 

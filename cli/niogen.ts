@@ -7,7 +7,7 @@
  */
 import type { KubeClient } from "../lib/kube/client.ts";
 import { CRDS } from "../lib/kube/resources.ts";
-import { NIO_GROUP, type NioGeneration, nioGenerationOfCrd, NIXOS_CONFIGURATION_CRD } from "../core/nio.ts";
+import { NIO_GROUP, type NioGeneration, nioGenerationOfCrd, NIXOS_CONFIGURATION_CRD } from "../core/contract/nio.ts";
 
 /** A generation and how NICO knows it, for the startup log and `nico describe`. */
 export interface DetectedNio {

@@ -1,6 +1,6 @@
 /**
  * What the user commands show about a cluster: its nodes with their Machine,
- * NixosConfiguration, readiness (core/readiness.ts) and place in the
+ * NixosConfiguration, readiness (core/nodes/readiness.ts) and place in the
  * rollout, read from the API server. {@link clusterView} is pure; {@link
  * readCluster} does the reads.
  *
@@ -9,18 +9,18 @@
 import { durationMs, type KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
-import { JOBS, MACHINES, NIXOS_CONFIGURATIONS } from "../core/nio.ts";
-import { CLUSTER_LABEL, ROLE_LABEL } from "../core/labels.ts";
-import { isPaused } from "../core/pause.ts";
-import { configName } from "../core/names.ts";
-import type { Machine, NioGeneration, NixosConfiguration } from "../core/nio.ts";
-import { type BatchJob, runsOf } from "../core/runs.ts";
+import { JOBS, MACHINES, NIXOS_CONFIGURATIONS } from "../core/contract/nio.ts";
+import { CLUSTER_LABEL, ROLE_LABEL } from "../core/contract/labels.ts";
+import { isPaused } from "../core/rollout/pause.ts";
+import { configName } from "../core/contract/names.ts";
+import type { Machine, NioGeneration, NixosConfiguration } from "../core/contract/nio.ts";
+import { type BatchJob, runsOf } from "../core/nodes/runs.ts";
 import { type DetectedNio, detectNioGeneration } from "./niogen.ts";
-import { nodeReport, type NodeState } from "../core/readiness.ts";
-import { type PlanNode, planNodeOf, type RolloutInput } from "../core/rollout.ts";
-import type { StepDrains } from "../core/rolloutsteps.ts";
-import { isOwnedBy, type Plane } from "../core/selection.ts";
-import { markOf } from "../core/marks.ts";
+import { nodeReport, type NodeState } from "../core/nodes/readiness.ts";
+import { type PlanNode, planNodeOf, type RolloutInput } from "../core/rollout/plan.ts";
+import type { StepDrains } from "../core/rollout/steps.ts";
+import { isOwnedBy, type Plane } from "../core/machines/selection.ts";
+import { markOf } from "../core/machines/marks.ts";
 import { type FlagSpec, parseArgs, type ParsedArgs, targetFor, UsageError } from "./flags.ts";
 
 /** Where a node stands in the rollout. */
@@ -223,7 +223,7 @@ export function rolloutInput(v: ClusterView): RolloutInput {
   };
 }
 
-/** The drains the status recorded as holding nodes, as the planner takes them (core/drainhold.ts). */
+/** The drains the status recorded as holding nodes, as the planner takes them (core/rollout/drainhold.ts). */
 export function rolloutDrains(v: ClusterView): StepDrains {
   return {
     drains: v.nodes.flatMap((n) => (n.drain ? [{ machine: n.machine, ...n.drain }] : [])),

@@ -1,11 +1,11 @@
 /**
  * `nico plan <cluster>`: the pending rollout in order, and why each step
- * waits. It runs NICO's own planner (core/rollout.ts) over the cluster as
- * it is now (core/rolloutsteps.ts), so it says what NICO will do.
+ * waits. It runs NICO's own planner (core/rollout/plan.ts) over the cluster as
+ * it is now (core/rollout/steps.ts), so it says what NICO will do.
  *
  * @module
  */
-import { type RolloutSteps, rolloutSteps } from "../core/rolloutsteps.ts";
+import { type RolloutSteps, rolloutSteps } from "../core/rollout/steps.ts";
 import { commandHelp, type FlagSpec } from "./flags.ts";
 import { type ClusterView, rolloutDrains, rolloutInput, showCluster } from "./observe.ts";
 import { type Cell, paint, stdoutStyle, type Style, table } from "./term.ts";

@@ -7,7 +7,7 @@
 
 import { clusterController } from "../controllers/cluster/controller.ts";
 import { detectNioGeneration } from "./niogen.ts";
-import type { NioGeneration } from "../core/nio.ts";
+import type { NioGeneration } from "../core/contract/nio.ts";
 import { observeClusters } from "../controllers/cluster/metrics.ts";
 import { installCrd } from "../crds/install.ts";
 import { type EventRecorder, eventRecorder } from "../lib/events.ts";

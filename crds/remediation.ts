@@ -1,7 +1,7 @@
 /**
  * `spec.<plane>.remediation` and `spec.<plane>.spares`: when NICO takes an
  * unhealthy node out of service and lets a spare take its place (part of
- * the `KubernetesCluster` schema; the rules are in core/remediation.ts and
+ * the `KubernetesCluster` schema; the rules are in core/rollout/remediation.ts and
  * docs/readiness.md).
  *
  * @module

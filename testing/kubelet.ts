@@ -12,7 +12,7 @@ import { isNotFound } from "../lib/kube/errors.ts";
 import { PODS } from "../lib/kube/resources.ts";
 import { Informer } from "../lib/runtime/informer.ts";
 import { silentLogger } from "../lib/runtime/log.ts";
-import type { KubePod } from "../core/workload.ts";
+import type { KubePod } from "../core/nodes/workload.ts";
 
 /** The client's request method type, whatever the kube library underneath calls it. */
 type Method = Parameters<KubeClient["request"]>[0];

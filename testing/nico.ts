@@ -4,9 +4,9 @@ import { eventRecorder } from "../lib/events.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
 import type { KubeClient, KubeObject } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
-import { MACHINES } from "../core/nio.ts";
+import { MACHINES } from "../core/contract/nio.ts";
 import { jsonLogger, type Logger, silentLogger } from "../lib/runtime/log.ts";
-import type { Machine, NioGeneration } from "../core/nio.ts";
+import type { Machine, NioGeneration } from "../core/contract/nio.ts";
 import { eventually } from "./helpers.ts";
 import type { ReconcileOutcome } from "../lib/runtime/controller.ts";
 

@@ -9,9 +9,9 @@
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
-import { MACHINES } from "../core/nio.ts";
-import type { Machine, NioGeneration, NixosConfiguration } from "../core/nio.ts";
-import { CLUSTER_LABEL, ROLE_LABEL } from "../core/labels.ts";
+import { MACHINES } from "../core/contract/nio.ts";
+import type { Machine, NioGeneration, NixosConfiguration } from "../core/contract/nio.ts";
+import { CLUSTER_LABEL, ROLE_LABEL } from "../core/contract/labels.ts";
 import type { ControlPlane } from "./envtest/controlplane.ts";
 import { eventually } from "./helpers.ts";
 import { type RunningNico, settled, startNico } from "./nico.ts";

@@ -2,10 +2,10 @@
  * Fixtures of the readiness tests (tests/unit/joined_test.ts, tests/unit/joined_dark_test.ts): a fixed now,
  * applied reports, Node views, workload facts, one node judged, and planner nodes. Pure.
  */
-import { joinReports, type WorkloadFacts } from "../core/joined.ts";
-import type { NodeReport } from "../core/readiness.ts";
-import type { PlanNode } from "../core/rollout.ts";
-import type { NodeView } from "../core/workload.ts";
+import { joinReports, type WorkloadFacts } from "../core/nodes/joined.ts";
+import type { NodeReport } from "../core/nodes/readiness.ts";
+import type { PlanNode } from "../core/rollout/plan.ts";
+import type { NodeView } from "../core/nodes/workload.ts";
 
 export const NOW = new Date("2026-01-01T12:00:00Z");
 export const ago = (s: number) => new Date(NOW.getTime() - s * 1000);

@@ -1,6 +1,6 @@
 /** What the remediation scenario tests share: a kubelet that stops for good, the Events, a settled cluster. */
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { type Machine, MACHINES } from "../core/nio.ts";
+import { type Machine, MACHINES } from "../core/contract/nio.ts";
 import type { KubeObject } from "../lib/kube/client.ts";
 import { EVENTS } from "../lib/kube/resources.ts";
 import { condition, type Scenario } from "../testing/scenario.ts";

@@ -6,9 +6,9 @@ import {
   ownedConfig as fixtureOwnedConfig,
 } from "../testing/objects.ts";
 import assert from "node:assert/strict";
-import { configName } from "../core/names.ts";
+import { configName } from "../core/contract/names.ts";
 import { type KubernetesClusterSpecInput } from "../crds/kubernetescluster.ts";
-import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 import { staticLookup, type StaticObjects } from "../webhooks/lookup.ts";
 import { staticAccess } from "../webhooks/authorize.ts";
 import { webhookApp, type WebhookAppOptions } from "../webhooks/app.ts";

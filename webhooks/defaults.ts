@@ -9,7 +9,7 @@
  */
 import { isRecord } from "../lib/encoding.ts";
 import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
-import { FINALIZER } from "../core/labels.ts";
+import { FINALIZER } from "../core/contract/labels.ts";
 import type { Operation, PatchOperation } from "./admission.ts";
 
 /** Options of {@link defaultingPatch}. */

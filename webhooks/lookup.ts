@@ -8,7 +8,7 @@
  */
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeObject } from "../lib/kube/client.ts";
-import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 import type { Informer } from "../lib/runtime/informer.ts";
 
 /** The reads admission needs. The three lists are synchronous cache reads. */

@@ -14,10 +14,10 @@ import {
   type Selection,
   selectMachines,
   type UnavailableReason,
-} from "../core/selection.ts";
+} from "../core/machines/selection.ts";
 import type { KubernetesCluster, KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL } from "../core/labels.ts";
-import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import { CLUSTER_LABEL } from "../core/contract/labels.ts";
+import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 
 /** What the Machine rules read. */
 export interface MachineContext {

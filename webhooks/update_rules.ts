@@ -7,9 +7,9 @@
  *
  * @module
  */
-import { type ClusterRef, currentMembers, type Selection, selectMachines } from "../core/selection.ts";
+import { type ClusterRef, currentMembers, type Selection, selectMachines } from "../core/machines/selection.ts";
 import type { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
-import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 
 /** What the update rules read. */
 export interface UpdateContext {

@@ -6,9 +6,9 @@
  * @module
  */
 import { isDeepStrictEqual } from "node:util";
-import type { ClusterRef } from "../core/selection.ts";
+import type { ClusterRef } from "../core/machines/selection.ts";
 import type { KubernetesCluster, KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
-import type { Machine, NixosConfiguration } from "../core/nio.ts";
+import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 import { type Findings, machineFindings, quorumWarnings } from "./machine_rules.ts";
 import type { HostPolicy } from "../lib/git/hosts.ts";
 import {

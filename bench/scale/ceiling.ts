@@ -25,12 +25,12 @@ import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
-import { CLUSTER_LABEL } from "../../core/labels.ts";
-import { configName } from "../../core/names.ts";
-import { clusterOwnerReference } from "../../core/owner.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
+import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
+import { configName } from "../../core/contract/names.ts";
+import { clusterOwnerReference } from "../../core/contract/owner.ts";
 import { microTime } from "../../lib/kube/meta.ts";
-import type { Machine, NixosConfiguration } from "../../core/nio.ts";
+import type { Machine, NixosConfiguration } from "../../core/contract/nio.ts";
 import { limiter } from "./pool.ts";
 
 export interface Templates {

@@ -6,7 +6,7 @@
  * of its nodes applied (the simulator's history).
  */
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { configName } from "../../core/names.ts";
+import { configName } from "../../core/contract/names.ts";
 import { startControlPlane } from "../../testing/envtest/controlplane.ts";
 import { createMachines, startNico } from "../../testing/nico.ts";
 import { startSimNio, waitFor } from "../../testing/sim-nio.ts";

@@ -9,9 +9,9 @@
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
-import { BOOTSTRAP_LABEL, CLUSTER_LABEL } from "../../core/labels.ts";
-import type { Machine, NixosConfiguration } from "../../core/nio.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
+import { BOOTSTRAP_LABEL, CLUSTER_LABEL } from "../../core/contract/labels.ts";
+import type { Machine, NixosConfiguration } from "../../core/contract/nio.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
 

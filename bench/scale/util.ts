@@ -2,9 +2,9 @@
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { MACHINES } from "../../core/nio.ts";
-import { FINALIZER } from "../../core/labels.ts";
-import type { Machine } from "../../core/nio.ts";
+import { MACHINES } from "../../core/contract/nio.ts";
+import { FINALIZER } from "../../core/contract/labels.ts";
+import type { Machine } from "../../core/contract/nio.ts";
 import { type Guarded } from "../../testing/envtest/process.ts";
 import { forEachLimited } from "./pool.ts";
 import { cpuSeconds, machineBusySeconds } from "./procfs.ts";

@@ -7,9 +7,9 @@
  */
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { isConflict, isNotFound, isUnprocessable } from "../../lib/kube/errors.ts";
-import { MACHINES } from "../../core/nio.ts";
-import { CLUSTER_LABEL } from "../../core/labels.ts";
-import type { Machine } from "../../core/nio.ts";
+import { MACHINES } from "../../core/contract/nio.ts";
+import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
+import type { Machine } from "../../core/contract/nio.ts";
 
 /** Another writer changed the Machine first: re-read and select again. */
 export class ClaimConflictError extends Error {

@@ -18,10 +18,10 @@ import {
   NIO_OPERATION_LABEL,
   NIX_JOBS,
   NIXOS_CONFIGURATIONS,
-} from "../../core/nio.ts";
-import { CLUSTER_LABEL } from "../../core/labels.ts";
-import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
-import type { BatchJob } from "../../core/runs.ts";
+} from "../../core/contract/nio.ts";
+import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
+import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
+import type { BatchJob } from "../../core/nodes/runs.ts";
 import { Controller, type ControllerHooks } from "../../lib/runtime/controller.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
 import { keyOf } from "../../lib/runtime/keys.ts";
@@ -57,9 +57,9 @@ export interface ClusterControllerOptions {
   workloads?: Omit<WorkloadCacheOptions, "onChange" | "log">;
   /** Which NIO runs the configurations (default `v1`); see `detectNioGeneration`. */
   nio?: NioGeneration;
-  /** How long a freed Machine stays claimed for NIO to settle (core/release.ts). */
+  /** How long a freed Machine stays claimed for NIO to settle (core/machines/release.ts). */
   releaseSettleMs?: number;
-  /** The longest a progress-only status change is held back (core/statuswrite.ts). */
+  /** The longest a progress-only status change is held back (core/status/write.ts). */
   statusDelayMs?: number;
 }
 

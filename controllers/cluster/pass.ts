@@ -6,9 +6,9 @@
  *
  * @module
  */
-import type { ConditionInput } from "../../core/conditions.ts";
-import type { NixosConfiguration } from "../../core/nio.ts";
-import type { NodeReport } from "../../core/readiness.ts";
+import type { ConditionInput } from "../../core/status/conditions.ts";
+import type { NixosConfiguration } from "../../core/contract/nio.ts";
+import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { reconcileClaims } from "./phases/claims.ts";
 import { planConfigurations, type Planned, writeConfigurations } from "./phases/configurations.ts";
 import { type KubeconfigTarget, kubeconfigTarget, reconcileKubeconfig } from "./phases/kubeconfig.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Problem } from "../../core/status.ts";
+import type { Problem } from "../../core/status/cluster.ts";
 import { errorMessage } from "../../lib/runtime/log.ts";
 
 /** A failure the user must fix (a foreign object in the way, …): shown in status, not retried hot. */

@@ -19,13 +19,13 @@ import type { KubeClient } from "../../lib/kube/client.ts";
 import type { Informer } from "../../lib/runtime/informer.ts";
 import { keyOf, splitKey } from "../../lib/runtime/keys.ts";
 import { errorMessage, type Logger, withFields } from "../../lib/runtime/log.ts";
-import { FINALIZER } from "../../core/labels.ts";
+import { FINALIZER } from "../../core/contract/labels.ts";
 import { isConflict, isUnprocessable } from "../../lib/kube/errors.ts";
-import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
-import type { BatchJob } from "../../core/runs.ts";
-import type { NodeReport } from "../../core/readiness.ts";
-import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core/status.ts";
-import { STATUS_DELAY_MS, statusWrite } from "../../core/statuswrite.ts";
+import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
+import type { BatchJob } from "../../core/nodes/runs.ts";
+import type { NodeReport } from "../../core/nodes/readiness.ts";
+import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core/status/cluster.ts";
+import { STATUS_DELAY_MS, statusWrite } from "../../core/status/write.ts";
 import { ClaimConflictError } from "./claims.ts";
 import { reconcileDelete } from "./phases/delete.ts";
 import { newRecord, passNodes, runPhases, viewOf } from "./pass.ts";
@@ -66,9 +66,9 @@ export interface ClusterReconcilerOptions {
   onStatusWritten?: (key: string, resourceVersion: string) => void;
   /** Which NIO applies the configurations (default `v1`). */
   nio?: NioGeneration;
-  /** See core/release.ts (tests shorten it). */
+  /** See core/machines/release.ts (tests shorten it). */
   releaseSettleMs?: number | undefined;
-  /** The longest a progress-only status change is held back (default {@link STATUS_DELAY_MS}; see core/statuswrite.ts). */
+  /** The longest a progress-only status change is held back (default {@link STATUS_DELAY_MS}; see core/status/write.ts). */
   statusDelayMs?: number | undefined;
 }
 
@@ -254,7 +254,7 @@ export class ClusterReconciler {
 
   /**
    * The one exit: computes and writes the status (a progress-only change is
-   * held back, see core/statuswrite.ts), records the events it calls for, and
+   * held back, see core/status/write.ts), records the events it calls for, and
    * rethrows an unexpected error so the runtime backs off. Answers how soon to
    * look again for a held-back write (undefined: none is held).
    */

@@ -1,13 +1,13 @@
 /**
  * Releasing a Machine the cluster no longer uses, once NIO is done with it
- * (core/release.ts decides): a decommission NixJob NIO left behind is
+ * (core/machines/release.ts decides): a decommission NixJob NIO left behind is
  * deleted here, with an Event, once its run finished.
  *
  * @module
  */
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
-import { type Machine, NIX_JOBS } from "../../core/nio.ts";
-import { releaseDecision } from "../../core/release.ts";
+import { type Machine, NIX_JOBS } from "../../core/contract/nio.ts";
+import { releaseDecision } from "../../core/machines/release.ts";
 import type { Logger } from "../../lib/runtime/log.ts";
 import { releaseMachine } from "./claims.ts";
 import type { ClusterCache, ClusterDeps } from "./scope.ts";

@@ -1,19 +1,19 @@
 /**
  * What remediation reads from one pass, gathered from the scope: each plane's
- * facts for core/remediation.ts, the remediations in flight and the planes
- * left short for core/remediation_status.ts. Reads only; the writes are in
+ * facts for core/rollout/remediation.ts, the remediations in flight and the planes
+ * left short for core/status/remediation.ts. Reads only; the writes are in
  * phases/remediation.ts.
  *
  * @module
  */
-import { CLUSTER_LABEL, CONFIGURATION_ANNOTATION, REMEDIATED_ANNOTATION } from "../../core/labels.ts";
-import { type Mark, markOf } from "../../core/marks.ts";
-import type { Machine } from "../../core/nio.ts";
-import { judgeMember, type Unhealthy } from "../../core/health.ts";
-import { type NodeReport, specChangedAt } from "../../core/readiness.ts";
-import { type PlaneFacts, remediationSettings } from "../../core/remediation.ts";
-import type { InFlightStep, ShortPlane } from "../../core/remediation_status.ts";
-import { type Plane, selectMachines } from "../../core/selection.ts";
+import { CLUSTER_LABEL, CONFIGURATION_ANNOTATION, REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
+import { type Mark, markOf } from "../../core/machines/marks.ts";
+import type { Machine } from "../../core/contract/nio.ts";
+import { judgeMember, type Unhealthy } from "../../core/nodes/health.ts";
+import { type NodeReport, specChangedAt } from "../../core/nodes/readiness.ts";
+import { type PlaneFacts, remediationSettings } from "../../core/rollout/remediation.ts";
+import type { InFlightStep, ShortPlane } from "../../core/status/remediation.ts";
+import { type Plane, selectMachines } from "../../core/machines/selection.ts";
 import type { ClusterScope } from "./scope.ts";
 import { configOf, type PassView, type WorkloadView } from "./view.ts";
 

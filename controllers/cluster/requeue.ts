@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { NodeReport } from "../../core/readiness.ts";
-import { specChangedAt } from "../../core/readiness.ts";
-import { RUN_SOON_GRACE_MS } from "../../core/runs.ts";
-import type { NixosConfiguration } from "../../core/nio.ts";
+import type { NodeReport } from "../../core/nodes/readiness.ts";
+import { specChangedAt } from "../../core/nodes/readiness.ts";
+import { RUN_SOON_GRACE_MS } from "../../core/nodes/runs.ts";
+import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import type { ClusterScope } from "./scope.ts";
 import { configOf, type PassView } from "./view.ts";
 import { ExponentialBackoff } from "../../lib/runtime/ratelimit.ts";
@@ -64,7 +64,7 @@ export function nodeDeadlines(i: DeadlineInput): Requeue {
       const at = Math.max(1000, changed.getTime() + i.timeoutMs - i.now.getTime() + 1000);
       next = soonest(next, { after: at, why: `node ${n.machine} deadline` })!;
     }
-    // NIO v1 ran nothing yet: look again when NICO may ask it for a run (core/runs.ts scheduleFor).
+    // NIO v1 ran nothing yet: look again when NICO may ask it for a run (core/nodes/runs.ts scheduleFor).
     const askAt = changed && changed.getTime() + RUN_SOON_GRACE_MS - i.now.getTime();
     if (n.reason === "WaitingForRun" && askAt && askAt > 0) {
       next = soonest(next, { after: askAt + 50, why: `node ${n.machine} may ask for a run` })!;

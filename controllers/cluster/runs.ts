@@ -8,8 +8,8 @@
  */
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { PODS } from "../../lib/kube/resources.ts";
-import { dayTwoName } from "../../core/nio.ts";
-import type { BatchJob } from "../../core/runs.ts";
+import { dayTwoName } from "../../core/contract/nio.ts";
+import type { BatchJob } from "../../core/nodes/runs.ts";
 
 interface Pod {
   metadata: { name: string; creationTimestamp?: string };

@@ -11,12 +11,12 @@ import { durationMs, type KubernetesCluster, type KubernetesClusterSpec } from "
 import type { EventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import type { Logger } from "../../lib/runtime/log.ts";
-import { BOOTSTRAP_LABEL } from "../../core/labels.ts";
-import { isPaused, type PassWrites, passWrites } from "../../core/pause.ts";
-import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
+import { BOOTSTRAP_LABEL } from "../../core/contract/labels.ts";
+import { isPaused, type PassWrites, passWrites } from "../../core/rollout/pause.ts";
+import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
 import { RunFailures } from "./runs.ts";
-import type { BatchJob } from "../../core/runs.ts";
-import { type ClusterRef, configNameOf, isOwnedBy, type Selection, selectMachines } from "../../core/selection.ts";
+import type { BatchJob } from "../../core/nodes/runs.ts";
+import { type ClusterRef, configNameOf, isOwnedBy, type Selection, selectMachines } from "../../core/machines/selection.ts";
 import type { Revision } from "../../lib/git/resolver.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
@@ -38,9 +38,9 @@ export interface ClusterDeps {
   nio: NioGeneration;
   /** NIO v1: why failing runs failed (read from their Pods, remembered). */
   runFailures: RunFailures;
-  /** When NICO first saw each claimed Machine (`ns/name`) without a configuration; see core/release.ts. */
+  /** When NICO first saw each claimed Machine (`ns/name`) without a configuration; see core/machines/release.ts. */
   freeSince: Map<string, number>;
-  /** How long a freed Machine stays claimed for NIO to settle (default core/release.ts RELEASE_SETTLE_MS). */
+  /** How long a freed Machine stays claimed for NIO to settle (default core/machines/release.ts RELEASE_SETTLE_MS). */
   releaseSettleMs?: number | undefined;
 }
 
@@ -91,7 +91,7 @@ export interface ClusterScope {
   /** What is known of the commit `gitRepo` and `ref` resolve to, looked up once per pass; none without pinning. */
   readonly revision: Revision | undefined;
   readonly paused: boolean;
-  /** What this pass may write (core/pause.ts): the one pause gate the phases ask. */
+  /** What this pass may write (core/rollout/pause.ts): the one pause gate the phases ask. */
   readonly writes: PassWrites;
   readonly timeoutMs: number;
 }

@@ -9,16 +9,16 @@ import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { decodeBase64, encodeBase64 } from "../../lib/encoding.ts";
 import type { Secret } from "../../lib/kube/meta.ts";
-import { clusterOwnerReference, isOwnedBy } from "../../core/owner.ts";
+import { clusterOwnerReference, isOwnedBy } from "../../core/contract/owner.ts";
 import { isAlreadyExists } from "../../lib/kube/errors.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
-import { CLUSTER_LABEL, REGENERATE_IDENTITY_ANNOTATION } from "../../core/labels.ts";
-import { identityLostMessage } from "../../core/identity.ts";
+import { CLUSTER_LABEL, REGENERATE_IDENTITY_ANNOTATION } from "../../core/contract/labels.ts";
+import { identityLostMessage } from "../../core/render/identity.ts";
 import { createCa, keyMatches, type KeyPair } from "../../lib/pki.ts";
-import { JOIN_TOKEN_KEY } from "../../core/desired.ts";
-import { issueKubeconfig, reissueReason } from "../../core/kubeconfig.ts";
+import { JOIN_TOKEN_KEY } from "../../core/render/desired.ts";
+import { issueKubeconfig, reissueReason } from "../../core/render/kubeconfig.ts";
 import { ClusterProblem } from "./problem.ts";
-import { agentTokenSecret, caKeySecret, caSecret, joinTokenSecret, kubeconfigSecret } from "../../core/names.ts";
+import { agentTokenSecret, caKeySecret, caSecret, joinTokenSecret, kubeconfigSecret } from "../../core/contract/names.ts";
 
 export type { Secret } from "../../lib/kube/meta.ts";
 

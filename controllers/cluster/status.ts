@@ -9,12 +9,12 @@ import type { KubeClient } from "../../lib/kube/client.ts";
 import { isNotFound } from "../../lib/kube/errors.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { errorMessage } from "../../lib/runtime/log.ts";
-import { clusterHash } from "../../core/desired.ts";
-import { kubeconfigSecret } from "../../core/names.ts";
-import type { NodeReport } from "../../core/readiness.ts";
-import type { ClusterStatusInput, Problem } from "../../core/status.ts";
-import { workloadConditions } from "../../core/workloadstatus.ts";
-import { statusPatch } from "../../core/statuswrite.ts";
+import { clusterHash } from "../../core/render/desired.ts";
+import { kubeconfigSecret } from "../../core/contract/names.ts";
+import type { NodeReport } from "../../core/nodes/readiness.ts";
+import type { ClusterStatusInput, Problem } from "../../core/status/cluster.ts";
+import { workloadConditions } from "../../core/status/workload.ts";
+import { statusPatch } from "../../core/status/write.ts";
 import type { ClusterScope } from "./scope.ts";
 import { type PassRecord, phaseConditions } from "./pass.ts";
 

@@ -7,12 +7,12 @@
  * @module
  */
 import type { KeyPair } from "../../lib/pki.ts";
-import { CONFIGURATION_ANNOTATION } from "../../core/labels.ts";
-import type { NixosConfiguration } from "../../core/nio.ts";
-import { joinReports, type WorkloadFacts } from "../../core/joined.ts";
-import { type NodeReport, nodeReport, specChangedAt } from "../../core/readiness.ts";
-import { runsOf } from "../../core/runs.ts";
-import type { Plane } from "../../core/selection.ts";
+import { CONFIGURATION_ANNOTATION } from "../../core/contract/labels.ts";
+import type { NixosConfiguration } from "../../core/contract/nio.ts";
+import { joinReports, type WorkloadFacts } from "../../core/nodes/joined.ts";
+import { type NodeReport, nodeReport, specChangedAt } from "../../core/nodes/readiness.ts";
+import { runsOf } from "../../core/nodes/runs.ts";
+import type { Plane } from "../../core/machines/selection.ts";
 import type { ClusterScope } from "./scope.ts";
 
 /** What the secrets phase produced: the CA, and a digest of the cluster's identity (tokens and CA). */

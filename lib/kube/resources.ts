@@ -1,7 +1,7 @@
 /**
  * Kubernetes resources by group, version and plural, and how their URLs are
  * built. Only built-in resources live here; NICO's own and NIO's are defined
- * next to their types (`crds/`, `core/nio.ts`) with {@link resource}.
+ * next to their types (`crds/`, `core/contract/nio.ts`) with {@link resource}.
  */
 
 export interface Resource {

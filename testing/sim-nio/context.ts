@@ -5,7 +5,7 @@
  * @module
  */
 import type { KubeClient } from "../../lib/kube/client.ts";
-import type { Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
+import type { Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
 import type { SimClock } from "./clock.ts";
 import type { WorkQueue } from "./loop.ts";
 

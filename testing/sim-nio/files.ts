@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { NioGeneration, NixosConfigurationSpec } from "../../core/nio.ts";
+import type { NioGeneration, NixosConfigurationSpec } from "../../core/contract/nio.ts";
 import type { SimContext } from "./context.ts";
 
 /** Where a file of `additionalFiles` lands, relative to the checkout's root. */

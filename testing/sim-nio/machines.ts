@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { type Machine, MACHINES } from "../../core/nio.ts";
+import { type Machine, MACHINES } from "../../core/contract/nio.ts";
 import type { SimContext } from "./context.ts";
 import { discoveredMachineStatus, setCondition } from "./status.ts";
 import { writeMachineStatus } from "./writes.ts";

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { BOOTSTRAP_LABEL } from "../../core/labels.ts";
-import { type Machine, MACHINES, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/nio.ts";
+import { BOOTSTRAP_LABEL } from "../../core/contract/labels.ts";
+import { type Machine, MACHINES, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
 import { jitter } from "./clock.ts";
 import { type SimContext, usersOf } from "./context.ts";
 import { flakeFilesProblem } from "./files.ts";

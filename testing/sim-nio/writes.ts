@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Machine, MACHINES, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/nio.ts";
+import { type Machine, MACHINES, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
 import type { SimContext } from "./context.ts";
 import { type CfgStatus, type MachineStatus, mergePatchOf, stableJson } from "./status.ts";
 

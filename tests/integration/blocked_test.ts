@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { MACHINES } from "../../core/nio.ts";
-import { CLUSTER_LABEL } from "../../core/labels.ts";
-import type { Machine } from "../../core/nio.ts";
+import { MACHINES } from "../../core/contract/nio.ts";
+import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
+import type { Machine } from "../../core/contract/nio.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines, startNico } from "../../testing/nico.ts";

@@ -10,13 +10,13 @@ import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import { FAIL_APPLY_ANNOTATION, NEVER_FINISH_ANNOTATION, type SimNio, startSimNio } from "../../testing/sim-nio.ts";
 import { binDir } from "../../testing/envtest/controlplane.ts";
 import { eventually, ownControlPlane } from "../../testing/helpers.ts";
 import { createMachines, type RunningNico, settled, startNico } from "../../testing/nico.ts";
 import { normalise, runNicoCli } from "../../testing/cli.ts";
-import { configName } from "../../core/names.ts";
+import { configName } from "../../core/contract/names.ts";
 import { assertGolden } from "../golden.ts";
 
 /** `nico get -A` lists every namespace, and its golden output must not show other tests' clusters: a control plane of its own. */

@@ -9,11 +9,11 @@
  */
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
-import { MACHINES, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/nio.ts";
-import { CONFIGURATION_ANNOTATION, REGENERATE_IDENTITY_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../core/labels.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
+import { CONFIGURATION_ANNOTATION, REGENERATE_IDENTITY_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../core/contract/labels.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
-import { joinTokenSecret } from "../../core/names.ts";
+import { joinTokenSecret } from "../../core/contract/names.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { NODES, SECRETS } from "../../lib/kube/resources.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";

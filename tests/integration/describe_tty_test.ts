@@ -5,13 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { NEVER_FINISH_ANNOTATION, startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines, startNico } from "../../testing/nico.ts";
 import { visibleLength } from "../../cli/term.ts";
-import { configName } from "../../core/names.ts";
+import { configName } from "../../core/contract/names.ts";
 
 const env = sharedControlPlane();
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;

@@ -11,7 +11,7 @@ import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { startSimNio, UNDISCOVERABLE_ANNOTATION } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines, type RunningNico, settled, startNico } from "../../testing/nico.ts";
-import { MACHINES } from "../../core/nio.ts";
+import { MACHINES } from "../../core/contract/nio.ts";
 
 const env = sharedControlPlane();
 type Ev = KubeObject & { type?: string; reason?: string; regarding?: { name?: string }; series?: { count?: number } };

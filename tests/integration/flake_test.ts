@@ -11,9 +11,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { type ClusterNixInput, renderClusterNix } from "../../core/clusternix.ts";
-import { desiredConfigurations } from "../../core/desired.ts";
-import { selectMachines } from "../../core/selection.ts";
+import { type ClusterNixInput, renderClusterNix } from "../../core/render/clusternix.ts";
+import { desiredConfigurations } from "../../core/render/desired.ts";
+import { selectMachines } from "../../core/machines/selection.ts";
 import { landsAt } from "../../testing/sim-nio/files.ts";
 import { cluster, machine } from "../../testing/objects.ts";
 

@@ -9,8 +9,8 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
-import type { NixosConfiguration } from "../../core/nio.ts";
+import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
+import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import type { Resource } from "../../lib/kube/resources.ts";
 import { Informer } from "../../lib/runtime/informer.ts";

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL } from "../../core/labels.ts";
-import { type Machine, MACHINES } from "../../core/nio.ts";
+import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
+import { type Machine, MACHINES } from "../../core/contract/nio.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { startGitServer } from "../../testing/git_server.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";

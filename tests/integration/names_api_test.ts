@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
-import { CLUSTER_LABEL, FINALIZER, ROLE_LABEL } from "../../core/labels.ts";
-import type { NixosConfiguration } from "../../core/nio.ts";
-import { configName, legacyConfigName } from "../../core/names.ts";
+import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
+import { CLUSTER_LABEL, FINALIZER, ROLE_LABEL } from "../../core/contract/labels.ts";
+import type { NixosConfiguration } from "../../core/contract/nio.ts";
+import { configName, legacyConfigName } from "../../core/contract/names.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines, startNico } from "../../testing/nico.ts";

@@ -8,8 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL } from "../../core/labels.ts";
-import { type Machine, MACHINES, NIX_JOBS, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/nio.ts";
+import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
+import { type Machine, MACHINES, NIX_JOBS, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines, machinesDiscovered, startNico } from "../../testing/nico.ts";
@@ -20,7 +20,7 @@ import {
   UNDISCOVERABLE_ANNOTATION,
 } from "../../testing/sim-nio.ts";
 import { changingSwitches, maxConcurrent, switchOrder, switchWindows } from "../../testing/switches.ts";
-import { sameSchedule } from "../../core/runs.ts";
+import { sameSchedule } from "../../core/nodes/runs.ts";
 
 const env = sharedControlPlane();
 const REPO = "https://git.example.test/flake.git";

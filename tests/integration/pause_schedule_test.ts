@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/nio.ts";
-import { RUN_SOON_SCHEDULE, sameSchedule } from "../../core/runs.ts";
-import { SPEC_HASH_ANNOTATION } from "../../core/labels.ts";
+import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
+import { RUN_SOON_SCHEDULE, sameSchedule } from "../../core/nodes/runs.ts";
+import { SPEC_HASH_ANNOTATION } from "../../core/contract/labels.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines, machinesDiscovered, settled, startNico } from "../../testing/nico.ts";

@@ -9,10 +9,10 @@ import { KUBERNETES_CLUSTERS, type KubernetesCluster, KubernetesClusterSpec } fr
 import { eventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
-import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
-import { CLUSTER_LABEL } from "../../core/labels.ts";
-import type { Machine, NixosConfiguration } from "../../core/nio.ts";
+import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
+import type { Machine, NixosConfiguration } from "../../core/contract/nio.ts";
 import { ClaimConflictError, claimMachine, releaseMachine } from "../../controllers/cluster/claims.ts";
 import { reconcileClaims } from "../../controllers/cluster/phases/claims.ts";
 import { planConfigurations, writeConfigurations } from "../../controllers/cluster/phases/configurations.ts";
@@ -21,9 +21,9 @@ import { observeWorkload } from "../../controllers/cluster/phases/workload.ts";
 import { ClusterProblem } from "../../controllers/cluster/problem.ts";
 import { buildScope, clusterDeps, type ClusterScope } from "../../controllers/cluster/scope.ts";
 import { IdentityLostError, type Secret } from "../../controllers/cluster/secrets.ts";
-import { REGENERATE_IDENTITY_ANNOTATION } from "../../core/labels.ts";
-import { caSecret, kubeconfigSecret } from "../../core/names.ts";
-import { clusterOwnerReference } from "../../core/owner.ts";
+import { REGENERATE_IDENTITY_ANNOTATION } from "../../core/contract/labels.ts";
+import { caSecret, kubeconfigSecret } from "../../core/contract/names.ts";
+import { clusterOwnerReference } from "../../core/contract/owner.ts";
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines } from "../../testing/nico.ts";
 

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
-import type { NixosConfiguration } from "../../core/nio.ts";
+import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { type Machine, MACHINES, NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
-import { configName } from "../../core/names.ts";
+import { type Machine, MACHINES, NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
+import { configName } from "../../core/contract/names.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines, startNico } from "../../testing/nico.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";

@@ -1,14 +1,14 @@
 /**
- * Quiet status (core/statuswrite.ts): a bring-up on a NIO whose nodes finish at different times writes the
+ * Quiet status (core/status/write.ts): a bring-up on a NIO whose nodes finish at different times writes the
  * cluster's status a few times, not once per node step, and what readers wait on is never held back.
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster, KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import type { NioGeneration } from "../../core/nio.ts";
+import type { NioGeneration } from "../../core/contract/nio.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
-import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
-import { configName } from "../../core/names.ts";
+import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
+import { configName } from "../../core/contract/names.ts";
 import { NEVER_FINISH_ANNOTATION, startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines, machinesDiscovered, startNico } from "../../testing/nico.ts";

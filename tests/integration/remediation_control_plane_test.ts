@@ -8,9 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "../../core/labels.ts";
-import type { NioGeneration } from "../../core/nio.ts";
-import type { KubeNode } from "../../core/workload.ts";
+import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
+import type { NioGeneration } from "../../core/contract/nio.ts";
+import type { KubeNode } from "../../core/nodes/workload.ts";
 import { NODES } from "../../lib/kube/resources.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";

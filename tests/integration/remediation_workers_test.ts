@@ -7,10 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "../../core/labels.ts";
-import { type Machine, MACHINES, type NioGeneration, NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
+import { type Machine, MACHINES, type NioGeneration, NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import { NODES } from "../../lib/kube/resources.ts";
-import type { KubeNode } from "../../core/workload.ts";
+import type { KubeNode } from "../../core/nodes/workload.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { killKubelet, machineOf, remediationEvents, settled } from "../remediation_kit.ts";

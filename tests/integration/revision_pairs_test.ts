@@ -8,10 +8,10 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
-import type { NixosConfiguration } from "../../core/nio.ts";
+import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import { startGitServer } from "../../testing/git_server.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";

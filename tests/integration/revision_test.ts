@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { NIXOS_CONFIGURATIONS } from "../../core/nio.ts";
+import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import type { KubeObject } from "../../lib/kube/client.ts";
 import { EVENTS } from "../../lib/kube/resources.ts";
-import type { NixosConfiguration } from "../../core/nio.ts";
+import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import { startGitServer } from "../../testing/git_server.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
 import { changingSwitches, maxConcurrent, switchOrder, switchWindows } from "../../testing/switches.ts";

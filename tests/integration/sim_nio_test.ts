@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
 import { PODS, type Resource, resource } from "../../lib/kube/resources.ts";
-import { BOOTSTRAP_LABEL } from "../../core/labels.ts";
+import { BOOTSTRAP_LABEL } from "../../core/contract/labels.ts";
 import {
   findCondition,
   JOBS,
@@ -21,7 +21,7 @@ import {
   NIXOS_CONFIGURATIONS,
   type NixosConfiguration,
   type NixosConfigurationSpec,
-} from "../../core/nio.ts";
+} from "../../core/contract/nio.ts";
 import { ownControlPlane, sharedControlPlane } from "../../testing/helpers.ts";
 import { earliestConfiguration } from "../../testing/sim-nio/status.ts";
 import { SimClock } from "../../testing/sim-nio/clock.ts";

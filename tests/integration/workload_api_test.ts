@@ -6,13 +6,13 @@
 import assert from "node:assert/strict";
 import { WorkloadCache } from "../../controllers/cluster/workload/cache.ts";
 import { deleteNode, drainNode, uncordon } from "../../controllers/cluster/workload/drain.ts";
-import { issueKubeconfig } from "../../core/kubeconfig.ts";
-import type { DrainSettings, KubeNode, KubePod } from "../../core/workload.ts";
+import { issueKubeconfig } from "../../core/render/kubeconfig.ts";
+import type { DrainSettings, KubeNode, KubePod } from "../../core/nodes/workload.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { NAMESPACES, NODES, PDBS, PODS } from "../../lib/kube/resources.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
 import { createCa } from "../../lib/pki.ts";
-import { DRAIN_STARTED_ANNOTATION } from "../../core/labels.ts";
+import { DRAIN_STARTED_ANNOTATION } from "../../core/contract/labels.ts";
 import { startControlPlane } from "../../testing/envtest/controlplane.ts";
 import { freePort } from "../../testing/envtest/process.ts";
 import { eventually } from "../../testing/helpers.ts";

@@ -3,10 +3,10 @@ import assert from "node:assert/strict";
 import { renderDescribe } from "../../cli/describe.ts";
 import { clusterView } from "../../cli/observe.ts";
 import { renderPlan } from "../../cli/plan.ts";
-import type { NixosConfiguration } from "../../core/nio.ts";
+import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import type { KubernetesCluster, KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
 import { machine, ownedConfig, UID } from "../../testing/objects.ts";
-import { configName } from "../../core/names.ts";
+import { configName } from "../../core/contract/names.ts";
 import { assertGolden } from "../golden.ts";
 
 const NOW = new Date("2026-01-01T01:00:00Z");

@@ -4,11 +4,11 @@ import { parse } from "yaml";
 import { parseArgs, UsageError } from "../../cli/flags.ts";
 import { invokedAsKubectlPlugin } from "../../cli/commands.ts";
 import { defaultKubeconfigPath, mergeKubeconfig } from "../../cli/kubeconfig.ts";
-import { renderKubeconfig } from "../../core/kubeconfig.ts";
+import { renderKubeconfig } from "../../core/render/kubeconfig.ts";
 import { age, fit, table, visibleLength } from "../../cli/term.ts";
-import { rolloutSteps } from "../../core/rolloutsteps.ts";
+import { rolloutSteps } from "../../core/rollout/steps.ts";
 import { newestAbnormal } from "../../cli/observe.ts";
-import type { PlanNode } from "../../core/rollout.ts";
+import type { PlanNode } from "../../core/rollout/plan.ts";
 import { normalise } from "../../testing/cli.ts";
 
 Deno.test("flags: long, short, inline, booleans and clear errors", () => {

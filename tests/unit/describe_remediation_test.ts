@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { renderDescribe } from "../../cli/describe.ts";
 import { clusterView, isAbnormal } from "../../cli/observe.ts";
-import { REMEDIATED_ANNOTATION } from "../../core/labels.ts";
+import { REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { machine, ownedConfig, UID } from "../../testing/objects.ts";
 

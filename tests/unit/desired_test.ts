@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
-import { nixString } from "../../core/clusternix.ts";
-import { desiredConfigurations, resolveEndpoint, specHash } from "../../core/desired.ts";
-import { configName, configNameFits, legacyConfigName } from "../../core/names.ts";
-import { configNameOf, selectMachines } from "../../core/selection.ts";
+import { nixString } from "../../core/render/clusternix.ts";
+import { desiredConfigurations, resolveEndpoint, specHash } from "../../core/render/desired.ts";
+import { configName, configNameFits, legacyConfigName } from "../../core/contract/names.ts";
+import { configNameOf, selectMachines } from "../../core/machines/selection.ts";
 import type { KubernetesClusterSpecInput } from "../../crds/kubernetescluster.ts";
-import type { Machine, NioGeneration } from "../../core/nio.ts";
+import type { Machine, NioGeneration } from "../../core/contract/nio.ts";
 import { cluster, machine, NS, ownedConfig, UID } from "../../testing/objects.ts";
 import { assertGolden } from "../golden.ts";
 

@@ -11,6 +11,17 @@ import { isDeepStrictEqual } from "node:util";
 const ROOT = new URL("../../", import.meta.url);
 const FOLDERS = ["core", "crds"];
 
+/** The .ts files under `folder` (relative to the root), in every subfolder, sorted. */
+export async function tsFilesUnder(folder: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(new URL(`${folder}/`, ROOT))) {
+    const path = `${folder}/${e.name}`;
+    if (e.isDirectory) out.push(...await tsFilesUnder(path));
+    else if (e.isFile && e.name.endsWith(".ts")) out.push(path);
+  }
+  return out.sort();
+}
+
 interface Block {
   file: string;
   line: number;
@@ -105,9 +116,7 @@ Deno.test("the expectation reader takes the literal and leaves the commentary", 
 Deno.test("every @example of core/ and crds/ runs, and says what it returns", async () => {
   const blocks: Block[] = [];
   for (const folder of FOLDERS) {
-    for await (const e of Deno.readDir(new URL(`${folder}/`, ROOT))) {
-      if (!e.isFile || !e.name.endsWith(".ts")) continue;
-      const file = `${folder}/${e.name}`;
+    for (const file of await tsFilesUnder(folder)) {
       blocks.push(...docBlocks(file, await Deno.readTextFile(new URL(file, ROOT))));
     }
   }

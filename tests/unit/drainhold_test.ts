@@ -1,14 +1,14 @@
 /**
- * Drains as an input of the rollout (core/drainhold.ts): which nodes are
+ * Drains as an input of the rollout (core/rollout/drainhold.ts): which nodes are
  * drained, what the plan becomes for each drain state and `onTimeout`, the
  * step-by-step simulation `nico plan` runs, and the status that records the
  * holds for it.
  */
 import assert from "node:assert/strict";
-import { drainTargets, holdForDrains, type NodeDrain } from "../../core/drainhold.ts";
-import type { PlanNode, RolloutPlan } from "../../core/rollout.ts";
-import { rolloutSteps } from "../../core/rolloutsteps.ts";
-import { computeStatus } from "../../core/status.ts";
+import { drainTargets, holdForDrains, type NodeDrain } from "../../core/rollout/drainhold.ts";
+import type { PlanNode, RolloutPlan } from "../../core/rollout/plan.ts";
+import { rolloutSteps } from "../../core/rollout/steps.ts";
+import { computeStatus } from "../../core/status/cluster.ts";
 
 const WAIT = "draining w-1: eviction refused for apps/web-1 (PodDisruptionBudget apps/web: needs 1 healthy)";
 const LATE = "draining w-1 took longer than 10m (spec.rollout.drain.timeout): eviction refused for apps/web-1";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { labelDrift, specDrift } from "../../core/drift.ts";
-import type { NixosConfigurationSpec } from "../../core/nio.ts";
+import { labelDrift, specDrift } from "../../core/render/drift.ts";
+import type { NixosConfigurationSpec } from "../../core/contract/nio.ts";
 import { ownedConfig } from "../../testing/objects.ts";
 
 const want: NixosConfigurationSpec = {

@@ -12,11 +12,11 @@ import { parseLsRemote } from "../../lib/git/resolve.ts";
 import { microTime, timestamp } from "../../lib/kube/meta.ts";
 import { Metrics } from "../../lib/metrics.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
-import { CLUSTER_LABEL, planeOfRole, roleOfPlane } from "../../core/labels.ts";
-import { clusterOwnerReference, isOwnedBy } from "../../core/owner.ts";
-import { desiredConfigurations } from "../../core/desired.ts";
-import { selectMachines } from "../../core/selection.ts";
-import { readKubeconfig, renderKubeconfig } from "../../core/kubeconfig.ts";
+import { CLUSTER_LABEL, planeOfRole, roleOfPlane } from "../../core/contract/labels.ts";
+import { clusterOwnerReference, isOwnedBy } from "../../core/contract/owner.ts";
+import { desiredConfigurations } from "../../core/render/desired.ts";
+import { selectMachines } from "../../core/machines/selection.ts";
+import { readKubeconfig, renderKubeconfig } from "../../core/render/kubeconfig.ts";
 import { parseRunOptions } from "../../cli/options.ts";
 import { observeClusters } from "../../controllers/cluster/metrics.ts";
 import { pinRevision } from "../../controllers/cluster/phases/revision.ts";
@@ -107,7 +107,7 @@ Deno.test("times: microTime for Events and Leases, timestamp for conditions", ()
 Deno.test("base64: UTF-8 both ways (btoa/atob alone mangle or throw beyond ASCII)", () => {
   const text = "grüße ✓";
   assert.equal(decodeBase64(encodeBase64(text)), text);
-  assert.throws(() => btoa(text), "what core/kubeconfig.ts used to call");
+  assert.throws(() => btoa(text), "what core/render/kubeconfig.ts used to call");
   assert.notEqual(atob(encodeBase64("grüße")), "grüße", "what controllers/cluster/secrets.ts used to call");
   const kc = renderKubeconfig("prod", "https://127.0.0.1:6443", "CA", { certPem: "CERT ✓", keyPem: "KEY" });
   assert.equal(readKubeconfig(kc)?.certPem, "CERT ✓");

@@ -1,8 +1,8 @@
-/** core/health.ts: when a member is unhealthy enough to remediate, and since when. */
+/** core/nodes/health.ts: when a member is unhealthy enough to remediate, and since when. */
 import assert from "node:assert/strict";
-import { type HealthChecks, judgeMember, type MemberFacts } from "../../core/health.ts";
-import type { NodeReport } from "../../core/readiness.ts";
-import type { NodeView } from "../../core/workload.ts";
+import { type HealthChecks, judgeMember, type MemberFacts } from "../../core/nodes/health.ts";
+import type { NodeReport } from "../../core/nodes/readiness.ts";
+import type { NodeView } from "../../core/nodes/workload.ts";
 
 const T0 = new Date("2026-01-01T00:00:00Z");
 const at = (min: number) => new Date(T0.getTime() + min * 60_000);

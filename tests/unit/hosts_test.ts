@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { normalizeHost } from "../../core/hosts.ts";
-import { nodeAddress, resolveEndpoint } from "../../core/desired.ts";
+import { normalizeHost } from "../../core/contract/hosts.ts";
+import { nodeAddress, resolveEndpoint } from "../../core/render/desired.ts";
 import { HOST_PATTERN, KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
 import { machine } from "../../testing/objects.ts";
 

@@ -1,9 +1,9 @@
 // While the workload API is away: the dark rule (docs/readiness.md).
 import assert from "node:assert/strict";
-import type { WorkloadFacts } from "../../core/joined.ts";
-import type { NodeReport } from "../../core/readiness.ts";
-import { type PlanNode, planRollout } from "../../core/rollout.ts";
-import type { NodeView } from "../../core/workload.ts";
+import type { WorkloadFacts } from "../../core/nodes/joined.ts";
+import type { NodeReport } from "../../core/nodes/readiness.ts";
+import { type PlanNode, planRollout } from "../../core/rollout/plan.ts";
+import type { NodeView } from "../../core/nodes/workload.ts";
 import { ago, applied, facts, join, node, planNode, TIMEOUT } from "../joined_kit.ts";
 
 Deno.test("while the workload cluster cannot be read the planner only creates", () => {

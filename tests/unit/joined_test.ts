@@ -1,8 +1,8 @@
 /** Honest readiness, pure: applied nodes judged by their Node, the workload conditions, the planner's hold. */
 import assert from "node:assert/strict";
-import { age, joinReports, type WorkloadFacts } from "../../core/joined.ts";
-import type { NodeReport } from "../../core/readiness.ts";
-import { workloadConditions } from "../../core/workloadstatus.ts";
+import { age, joinReports, type WorkloadFacts } from "../../core/nodes/joined.ts";
+import type { NodeReport } from "../../core/nodes/readiness.ts";
+import { workloadConditions } from "../../core/status/workload.ts";
 import { ago, applied, facts, join, node, NOW, TIMEOUT } from "../joined_kit.ts";
 
 Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {

@@ -8,7 +8,7 @@ import {
   readKubeconfig,
   reissueReason,
   renderKubeconfig,
-} from "../../core/kubeconfig.ts";
+} from "../../core/render/kubeconfig.ts";
 import { workloadClient } from "../../controllers/cluster/workload/connect.ts";
 import { certInfo, createCa, signedBy } from "../../lib/pki.ts";
 

@@ -1,7 +1,7 @@
-/** The one pause gate (core/pause.ts): when a cluster is paused, and what a pass over it may still write. */
+/** The one pause gate (core/rollout/pause.ts): when a cluster is paused, and what a pass over it may still write. */
 import assert from "node:assert/strict";
-import { isPaused, type PassWrites, passWrites } from "../../core/pause.ts";
-import { PAUSED_ANNOTATION } from "../../core/labels.ts";
+import { isPaused, type PassWrites, passWrites } from "../../core/rollout/pause.ts";
+import { PAUSED_ANNOTATION } from "../../core/contract/labels.ts";
 
 Deno.test('isPaused: spec.paused, or the annotation set to exactly "true"', () => {
   const rows: [string, { paused?: boolean }, Record<string, string> | undefined, boolean][] = [

@@ -7,8 +7,8 @@
  * input fails in milliseconds.
  */
 import assert from "node:assert/strict";
-import { planNodeOf, planRollout, type RolloutInput } from "../../core/rollout.ts";
-import type { NodeState } from "../../core/readiness.ts";
+import { planNodeOf, planRollout, type RolloutInput } from "../../core/rollout/plan.ts";
+import type { NodeState } from "../../core/nodes/readiness.ts";
 
 type Plane = "controlPlane" | "dataPlane";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { nodeReport, type NodeState } from "../../core/readiness.ts";
-import { SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../core/labels.ts";
-import type { Machine, NioGeneration, NixosConfiguration } from "../../core/nio.ts";
-import type { Run } from "../../core/runs.ts";
+import { nodeReport, type NodeState } from "../../core/nodes/readiness.ts";
+import { SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../core/contract/labels.ts";
+import type { Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
+import type { Run } from "../../core/nodes/runs.ts";
 import { machine, NS, ownedConfig, UID } from "../../testing/objects.ts";
 
 const NOW = new Date("2026-01-01T12:00:00Z");

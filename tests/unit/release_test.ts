@@ -1,7 +1,7 @@
-/** core/release.ts: when a Machine whose configuration is gone may be released, on NIO v1 and the older NIO. */
+/** core/machines/release.ts: when a Machine whose configuration is gone may be released, on NIO v1 and the older NIO. */
 import assert from "node:assert/strict";
-import type { DecommissionJob } from "../../core/nio.ts";
-import { releaseDecision, type ReleaseInput } from "../../core/release.ts";
+import type { DecommissionJob } from "../../core/contract/nio.ts";
+import { releaseDecision, type ReleaseInput } from "../../core/machines/release.ts";
 
 const T0 = new Date("2026-01-01T00:00:00Z");
 const at = (s: number) => new Date(T0.getTime() + s * 1000);

@@ -1,15 +1,15 @@
-/** core/remediation.ts and core/remediation_status.ts: every rule of what NICO does about unhealthy members. */
+/** core/rollout/remediation.ts and core/status/remediation.ts: every rule of what NICO does about unhealthy members. */
 import assert from "node:assert/strict";
-import type { Unhealthy } from "../../core/health.ts";
+import type { Unhealthy } from "../../core/nodes/health.ts";
 import {
   decideRemediation,
   type PlaneFacts,
   quorum,
   remediationSettings,
   unhealthyAllowed,
-} from "../../core/remediation.ts";
-import { remediationCondition } from "../../core/remediation_status.ts";
-import { markValue, parseMark } from "../../core/marks.ts";
+} from "../../core/rollout/remediation.ts";
+import { remediationCondition } from "../../core/status/remediation.ts";
+import { markValue, parseMark } from "../../core/machines/marks.ts";
 import { KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
 
 const T0 = new Date("2026-01-01T00:00:00Z");

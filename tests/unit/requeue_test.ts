@@ -12,9 +12,9 @@ import {
   type Requeue,
   soonest,
 } from "../../controllers/cluster/requeue.ts";
-import { SPEC_CHANGED_ANNOTATION } from "../../core/labels.ts";
-import type { NixosConfiguration } from "../../core/nio.ts";
-import type { NodeReport } from "../../core/readiness.ts";
+import { SPEC_CHANGED_ANNOTATION } from "../../core/contract/labels.ts";
+import type { NixosConfiguration } from "../../core/contract/nio.ts";
+import type { NodeReport } from "../../core/nodes/readiness.ts";
 
 const now = new Date("2026-01-01T00:00:00Z");
 const changedAgo = (ms: number) =>

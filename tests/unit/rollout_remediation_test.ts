@@ -4,8 +4,8 @@
  * so etcd, which still counts the dead member until its Node goes, never has a live member restarted meanwhile.
  */
 import assert from "node:assert/strict";
-import { type DepartingNode, type PlanNode, planRollout, type RolloutInput } from "../../core/rollout.ts";
-import { rolloutSteps } from "../../core/rolloutsteps.ts";
+import { type DepartingNode, type PlanNode, planRollout, type RolloutInput } from "../../core/rollout/plan.ts";
+import { rolloutSteps } from "../../core/rollout/steps.ts";
 
 const cp = (machine: string, o: Partial<PlanNode> = {}): PlanNode => ({
   machine,

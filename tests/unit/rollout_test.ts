@@ -10,8 +10,8 @@ import {
   type ProvisioningMode,
   type RolloutInput,
   type RolloutOrder,
-} from "../../core/rollout.ts";
-import type { Plane } from "../../core/selection.ts";
+} from "../../core/rollout/plan.ts";
+import type { Plane } from "../../core/machines/selection.ts";
 import { assertGolden } from "../golden.ts";
 
 interface SimNode {

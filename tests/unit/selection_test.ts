@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { selectMachines, type UnavailableReason } from "../../core/selection.ts";
+import { selectMachines, type UnavailableReason } from "../../core/machines/selection.ts";
 import type { KubernetesClusterSpecInput } from "../../crds/kubernetescluster.ts";
-import type { Machine, NixosConfiguration } from "../../core/nio.ts";
-import { REMEDIATED_ANNOTATION } from "../../core/labels.ts";
+import type { Machine, NixosConfiguration } from "../../core/contract/nio.ts";
+import { REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
 import { cluster, foreignConfig, machine, ownedConfig } from "../../testing/objects.ts";
 
 interface Case {

@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
-import type { NodeReport, NodeState } from "../../core/readiness.ts";
-import { planNodeOf, planRollout } from "../../core/rollout.ts";
-import { selectMachines } from "../../core/selection.ts";
-import { clusterStatus, computeStatus, type StatusInput } from "../../core/status.ts";
+import type { NodeReport, NodeState } from "../../core/nodes/readiness.ts";
+import { planNodeOf, planRollout } from "../../core/rollout/plan.ts";
+import { selectMachines } from "../../core/machines/selection.ts";
+import { clusterStatus, computeStatus, type StatusInput } from "../../core/status/cluster.ts";
 import { cluster, machine } from "../../testing/objects.ts";
 
 const NOW = new Date("2026-01-01T12:00:00Z");

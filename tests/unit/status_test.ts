@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import type { NodeReport, NodeState } from "../../core/readiness.ts";
-import { selectMachines } from "../../core/selection.ts";
-import { clusterStatus, computeStatus, type StatusInput } from "../../core/status.ts";
+import type { NodeReport, NodeState } from "../../core/nodes/readiness.ts";
+import { selectMachines } from "../../core/machines/selection.ts";
+import { clusterStatus, computeStatus, type StatusInput } from "../../core/status/cluster.ts";
 import type { KubernetesClusterSpecInput } from "../../crds/kubernetescluster.ts";
 import { cluster, machine } from "../../testing/objects.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
-import { sameStatus, statusPatch, statusWrite } from "../../core/statuswrite.ts";
+import { sameStatus, statusPatch, statusWrite } from "../../core/status/write.ts";
 
 type Cond = NonNullable<KubernetesClusterStatus["conditions"]>[number];
 const c = (type: string, status: "True" | "False" | "Unknown", reason: string, message = ""): Cond => ({

@@ -4,7 +4,7 @@
  * UPDATE, not two).
  */
 import assert from "node:assert/strict";
-import { selectMachines } from "../../core/selection.ts";
+import { selectMachines } from "../../core/machines/selection.ts";
 import { updateProblems } from "../../webhooks/update_rules.ts";
 import { cluster, machine, ownedConfig } from "../../testing/objects.ts";
 

@@ -1,6 +1,6 @@
 /** Admission webhook: every validation rule on CREATE (cases run through the Hono app). */
 import { type KubernetesCluster } from "../../crds/kubernetescluster.ts";
-import { REMEDIATED_ANNOTATION as REMEDIATED } from "../../core/labels.ts";
+import { REMEDIATED_ANNOTATION as REMEDIATED } from "../../core/contract/labels.ts";
 import {
   Case,
   cluster,

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { isDeepStrictEqual } from "node:util";
 import { KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
-import { FINALIZER } from "../../core/labels.ts";
+import { FINALIZER } from "../../core/contract/labels.ts";
 import { type AdmissionLookup, LookupNotReady, staticLookup } from "../../webhooks/lookup.ts";
 import { staticAccess } from "../../webhooks/authorize.ts";
 import { webhookApp } from "../../webhooks/app.ts";

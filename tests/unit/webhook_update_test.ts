@@ -1,6 +1,6 @@
 /** Admission webhook: every validation rule on UPDATE, and the credentials Secret check. */
 import assert from "node:assert/strict";
-import { CLUSTER_LABEL } from "../../core/labels.ts";
+import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
 import { staticLookup } from "../../webhooks/lookup.ts";
 import type { SecretAccessCheck } from "../../webhooks/authorize.ts";
 import { webhookApp } from "../../webhooks/app.ts";

@@ -4,8 +4,8 @@
  * conditions say so instead of blaming the workload API.
  */
 import assert from "node:assert/strict";
-import { joinReports } from "../../core/joined.ts";
-import { workloadConditions } from "../../core/workloadstatus.ts";
+import { joinReports } from "../../core/nodes/joined.ts";
+import { workloadConditions } from "../../core/status/workload.ts";
 
 const NOW = new Date("2026-01-01T12:00:00Z");
 const ago = (s: number) => new Date(NOW.getTime() - s * 1000);

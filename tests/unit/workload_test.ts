@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { isLoopbackHost, refusedTarget } from "../../controllers/cluster/workload/targets.ts";
 import { workloadClient } from "../../controllers/cluster/workload/connect.ts";
-import { type KubeNode, type KubePod, planDrain, viewNode } from "../../core/workload.ts";
-import { DRAIN_STARTED_ANNOTATION } from "../../core/labels.ts";
+import { type KubeNode, type KubePod, planDrain, viewNode } from "../../core/nodes/workload.ts";
+import { DRAIN_STARTED_ANNOTATION } from "../../core/contract/labels.ts";
 
 Deno.test("loopback addresses are recognised; nothing else is", () => {
   for (const h of ["127.0.0.1", "127.0.10.31", "127.255.255.254", "::1", "[::1]", "::ffff:127.0.0.3"]) {

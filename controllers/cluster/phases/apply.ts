@@ -6,12 +6,12 @@
  * @module
  */
 import { isConflict } from "../../../lib/kube/errors.ts";
-import { NIXOS_CONFIGURATIONS } from "../../../core/nio.ts";
-import { BOOTSTRAP_LABEL, SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
-import type { NixosConfiguration } from "../../../core/nio.ts";
-import { isOwnedBy } from "../../../core/selection.ts";
-import { specDrift } from "../../../core/drift.ts";
-import { KEEP_SCHEDULE, sameSchedule } from "../../../core/runs.ts";
+import { NIXOS_CONFIGURATIONS } from "../../../core/contract/nio.ts";
+import { BOOTSTRAP_LABEL, SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../../core/contract/labels.ts";
+import type { NixosConfiguration } from "../../../core/contract/nio.ts";
+import { isOwnedBy } from "../../../core/machines/selection.ts";
+import { specDrift } from "../../../core/render/drift.ts";
+import { KEEP_SCHEDULE, sameSchedule } from "../../../core/nodes/runs.ts";
 import { ClusterProblem } from "../problem.ts";
 import type { ClusterScope } from "../scope.ts";
 

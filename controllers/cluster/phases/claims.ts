@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { CLUSTER_LABEL } from "../../../core/labels.ts";
+import { CLUSTER_LABEL } from "../../../core/contract/labels.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { claimMachine } from "../claims.ts";
 import { type ClusterScope, WRITES_IN_FLIGHT } from "../scope.ts";

@@ -7,14 +7,14 @@
  *
  * @module
  */
-import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../../core/nio.ts";
-import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/labels.ts";
-import { desiredConfigurations, resolveEndpoint } from "../../../core/desired.ts";
-import { endpointUrl } from "../../../core/kubeconfig.ts";
-import { type DepartingNode, planNodeOf, planRollout, type RolloutPlan } from "../../../core/rollout.ts";
-import { markOf } from "../../../core/marks.ts";
-import { RUN_SOON_SCHEDULE, runsOf, sameSchedule, scheduleFor } from "../../../core/runs.ts";
-import { type NodeReport, sameSecondAsLast, specChangedAt } from "../../../core/readiness.ts";
+import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../../core/contract/nio.ts";
+import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/contract/labels.ts";
+import { desiredConfigurations, resolveEndpoint } from "../../../core/render/desired.ts";
+import { endpointUrl } from "../../../core/render/kubeconfig.ts";
+import { type DepartingNode, planNodeOf, planRollout, type RolloutPlan } from "../../../core/rollout/plan.ts";
+import { markOf } from "../../../core/machines/marks.ts";
+import { RUN_SOON_SCHEDULE, runsOf, sameSchedule, scheduleFor } from "../../../core/nodes/runs.ts";
+import { type NodeReport, sameSecondAsLast, specChangedAt } from "../../../core/nodes/readiness.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { type ClusterScope, WRITES_IN_FLIGHT } from "../scope.ts";
 import { type Identity, nodeReports, type WorkloadView } from "../view.ts";
@@ -142,7 +142,7 @@ export async function writeConfigurations(
     const machine = d.spec.machineRef.name;
     const r = reportOf.get(machine);
     const existing = s.cache.config(name);
-    // A spec written now waits for NIO to fire a run by itself first (see core/runs.ts scheduleFor).
+    // A spec written now waits for NIO to fire a run by itself first (see core/nodes/runs.ts scheduleFor).
     const schedule = s.deps.nio !== "v1"
       ? undefined
       : renderNow.has(machine) && existing

@@ -8,12 +8,12 @@
 import type { KubernetesCluster } from "../../../crds/kubernetescluster.ts";
 import { SECRETS } from "../../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../../crds/kubernetescluster.ts";
-import { NIXOS_CONFIGURATIONS } from "../../../core/nio.ts";
-import { CLUSTER_LABEL, FINALIZER } from "../../../core/labels.ts";
-import { listNames } from "../../../core/conditions.ts";
-import { ownedSecretNames } from "../../../core/names.ts";
-import type { Machine, NixosConfiguration } from "../../../core/nio.ts";
-import { type ClusterRef, isOwnedBy } from "../../../core/selection.ts";
+import { NIXOS_CONFIGURATIONS } from "../../../core/contract/nio.ts";
+import { CLUSTER_LABEL, FINALIZER } from "../../../core/contract/labels.ts";
+import { listNames } from "../../../core/status/conditions.ts";
+import { ownedSecretNames } from "../../../core/contract/names.ts";
+import type { Machine, NixosConfiguration } from "../../../core/contract/nio.ts";
+import { type ClusterRef, isOwnedBy } from "../../../core/machines/selection.ts";
 import type { Logger } from "../../../lib/runtime/log.ts";
 import { releaseWhenDone } from "../release.ts";
 import type { ClusterCache, ClusterDeps } from "../scope.ts";
@@ -25,7 +25,7 @@ import { ownsSecret, type Secret } from "../secrets.ts";
  */
 export interface DeleteOutcome {
   remaining: string[];
-  /** Why Machines are not released yet (see core/release.ts). */
+  /** Why Machines are not released yet (see core/machines/release.ts). */
   waiting?: string[];
 }
 

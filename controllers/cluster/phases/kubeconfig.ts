@@ -4,13 +4,13 @@
  *
  * @module
  */
-import type { NodeReport } from "../../../core/readiness.ts";
-import { kubeconfigSecret } from "../../../core/names.ts";
+import type { NodeReport } from "../../../core/nodes/readiness.ts";
+import { kubeconfigSecret } from "../../../core/contract/names.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { KeyPair } from "../../../lib/pki.ts";
-import type { ConditionInput } from "../../../core/conditions.ts";
+import type { ConditionInput } from "../../../core/status/conditions.ts";
 import { ensureKubeconfig, secretValue } from "../secrets.ts";
-import { publishedServer, readKubeconfig } from "../../../core/kubeconfig.ts";
+import { publishedServer, readKubeconfig } from "../../../core/render/kubeconfig.ts";
 
 /** The server the kubeconfig is to name, and the `KubeconfigCurrent` condition that says so. */
 export interface KubeconfigTarget {

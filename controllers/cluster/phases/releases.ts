@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { CLUSTER_LABEL } from "../../../core/labels.ts";
-import { type ConditionInput, listNames } from "../../../core/conditions.ts";
+import { CLUSTER_LABEL } from "../../../core/contract/labels.ts";
+import { type ConditionInput, listNames } from "../../../core/status/conditions.ts";
 import { releaseWhenDone, stillUsed } from "../release.ts";
 import type { ClusterScope } from "../scope.ts";
 import { DRAIN_REQUEUE_MS, type Requeue } from "../requeue.ts";

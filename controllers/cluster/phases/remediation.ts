@@ -1,5 +1,5 @@
 /**
- * Phase: remediation. Decides per plane (core/remediation.ts) from what the
+ * Phase: remediation. Decides per plane (core/rollout/remediation.ts) from what the
  * pass saw (controllers/cluster/remediation.ts), marks the Machine taken out
  * of service (annotation nico.homystack.com/remediated; the next pass's
  * selection drops it and picks its replacement, and the planner does the
@@ -8,14 +8,14 @@
  *
  * @module
  */
-import { REMEDIATED_ANNOTATION } from "../../../core/labels.ts";
-import type { ConditionInput } from "../../../core/conditions.ts";
-import { CLUSTER_LABEL } from "../../../core/labels.ts";
-import { markValue } from "../../../core/marks.ts";
-import { MACHINES } from "../../../core/nio.ts";
-import type { NodeReport } from "../../../core/readiness.ts";
-import { decideRemediation, type PlaneDecision } from "../../../core/remediation.ts";
-import { type InFlightStep, remediationCondition, stepText } from "../../../core/remediation_status.ts";
+import { REMEDIATED_ANNOTATION } from "../../../core/contract/labels.ts";
+import type { ConditionInput } from "../../../core/status/conditions.ts";
+import { CLUSTER_LABEL } from "../../../core/contract/labels.ts";
+import { markValue } from "../../../core/machines/marks.ts";
+import { MACHINES } from "../../../core/contract/nio.ts";
+import type { NodeReport } from "../../../core/nodes/readiness.ts";
+import { decideRemediation, type PlaneDecision } from "../../../core/rollout/remediation.ts";
+import { type InFlightStep, remediationCondition, stepText } from "../../../core/status/remediation.ts";
 import { keyOf } from "../../../lib/runtime/keys.ts";
 import { WarningLimiter } from "../problem.ts";
 import { remediationView } from "../remediation.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 import { isCommit } from "../../../lib/git/url.ts";
-import type { ConditionInput } from "../../../core/conditions.ts";
+import type { ConditionInput } from "../../../core/status/conditions.ts";
 import { redactUrl } from "../../../lib/git/url.ts";
 import type { ClusterScope } from "../scope.ts";
 

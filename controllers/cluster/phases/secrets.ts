@@ -8,10 +8,10 @@
  */
 import { createHash } from "node:crypto";
 import { KUBERNETES_CLUSTERS } from "../../../crds/kubernetescluster.ts";
-import { wasBootstrapped } from "../../../core/identity.ts";
-import { REGENERATE_IDENTITY_ANNOTATION } from "../../../core/labels.ts";
-import { agentTokenSecret, caKeySecret, caSecret, kubeconfigSecret } from "../../../core/names.ts";
-import { AGENT_TOKEN_FILE } from "../../../core/desired.ts";
+import { wasBootstrapped } from "../../../core/render/identity.ts";
+import { REGENERATE_IDENTITY_ANNOTATION } from "../../../core/contract/labels.ts";
+import { agentTokenSecret, caKeySecret, caSecret, kubeconfigSecret } from "../../../core/contract/names.ts";
+import { AGENT_TOKEN_FILE } from "../../../core/render/desired.ts";
 import { allSettledOrThrow } from "../../../lib/runtime/bounded.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { Identity } from "../view.ts";

@@ -9,11 +9,11 @@
 import { durationMs } from "../../../crds/kubernetescluster.ts";
 import { keyOf } from "../../../lib/runtime/keys.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
-import { kubeconfigSecret } from "../../../core/names.ts";
-import type { NodeReport } from "../../../core/readiness.ts";
-import type { RolloutPlan } from "../../../core/rollout.ts";
-import type { DrainSettings } from "../../../core/workload.ts";
-import { drainTargets, holdForDrains, type NodeDrain } from "../../../core/drainhold.ts";
+import { kubeconfigSecret } from "../../../core/contract/names.ts";
+import type { NodeReport } from "../../../core/nodes/readiness.ts";
+import type { RolloutPlan } from "../../../core/rollout/plan.ts";
+import type { DrainSettings } from "../../../core/nodes/workload.ts";
+import { drainTargets, holdForDrains, type NodeDrain } from "../../../core/rollout/drainhold.ts";
 import { deleteNode, drainNode, type DrainProgress, uncordon } from "../workload/drain.ts";
 import { secretValue } from "../secrets.ts";
 import { WarningLimiter } from "../problem.ts";
@@ -47,7 +47,7 @@ export function drainSettings(s: ClusterScope): DrainSettings {
 
 /**
  * Before the planner's updates and removals are written: each node whose
- * Node is Ready is cordoned and drained first (core/drainhold.ts chooses
+ * Node is Ready is cordoned and drained first (core/rollout/drainhold.ts chooses
  * which). Answers the plan with the drains as its input: nodes still
  * draining are held for this pass; a drain past its timeout halts the
  * rollout there (or lets it proceed, per `onTimeout`). While a drain is not

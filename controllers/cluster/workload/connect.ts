@@ -1,13 +1,13 @@
 /**
  * The one place a client for a workload cluster is made from a kubeconfig
- * NICO issued, read by core/kubeconfig.ts's parseIssuedKubeconfig: the
+ * NICO issued, read by core/render/kubeconfig.ts's parseIssuedKubeconfig: the
  * server, its CA and a client certificate, all inline. No exec plugin,
  * token file or path is ever followed, so a tampered Secret cannot make
  * NICO run a program or read a file.
  *
  * @module
  */
-import { parseIssuedKubeconfig } from "../../../core/kubeconfig.ts";
+import { parseIssuedKubeconfig } from "../../../core/render/kubeconfig.ts";
 import { KubeClient } from "../../../lib/kube/client.ts";
 import { staticCredentials } from "../../../lib/kube/credentials.ts";
 import { refusedTarget, type TargetPolicy } from "./targets.ts";

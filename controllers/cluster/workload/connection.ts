@@ -11,8 +11,8 @@ import { NODES, PODS } from "../../../lib/kube/resources.ts";
 import { Informer } from "../../../lib/runtime/informer.ts";
 import { errorMessage, type Logger } from "../../../lib/runtime/log.ts";
 import { sleep } from "../../../lib/runtime/sleep.ts";
-import { DRAIN_STARTED_ANNOTATION } from "../../../core/labels.ts";
-import { type KubeNode, type KubePod, type NodeView, viewNode } from "../../../core/workload.ts";
+import { DRAIN_STARTED_ANNOTATION } from "../../../core/contract/labels.ts";
+import { type KubeNode, type KubePod, type NodeView, viewNode } from "../../../core/nodes/workload.ts";
 
 export type ApiState = "Available" | "Unavailable" | "Unknown";
 

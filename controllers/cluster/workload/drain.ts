@@ -13,9 +13,9 @@ import { ApiError } from "../../../lib/kube/errors.ts";
 import { NODES } from "../../../lib/kube/resources.ts";
 import { formatDuration } from "../../../lib/duration.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
-import { DRAIN_STARTED_ANNOTATION } from "../../../core/labels.ts";
-import { type DrainSettings, planDrain, type PodRef } from "../../../core/workload.ts";
-import { listNames } from "../../../core/conditions.ts";
+import { DRAIN_STARTED_ANNOTATION } from "../../../core/contract/labels.ts";
+import { type DrainSettings, planDrain, type PodRef } from "../../../core/nodes/workload.ts";
+import { listNames } from "../../../core/status/conditions.ts";
 import type { WorkloadConnection } from "./connection.ts";
 
 /** The client's request method type, whatever the kube library underneath calls it. */

@@ -15,8 +15,8 @@ import {
   NIX_CRON_JOBS,
   NIXOS_CONFIGURATIONS,
   type NixosConfiguration,
-} from "../../../core/nio.ts";
-import { dayTwoName } from "../../../core/nio.ts";
+} from "../../../core/contract/nio.ts";
+import { dayTwoName } from "../../../core/contract/nio.ts";
 import { type SimContext, usersOf } from "../context.ts";
 import {
   appliedMachineStatus,

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { JOBS, NIX_CRON_JOBS } from "../../../core/nio.ts";
+import { JOBS, NIX_CRON_JOBS } from "../../../core/contract/nio.ts";
 import { timestamp } from "../../../lib/kube/meta.ts";
 import { isNotFound } from "../../../lib/kube/errors.ts";
 import { keyOf, type SimContext } from "../context.ts";

@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { JOBS, type Machine, MACHINES, NIX_CRON_JOBS, NIX_JOBS, type NixosConfiguration } from "../../../core/nio.ts";
-import { dayTwoName } from "../../../core/nio.ts";
+import { JOBS, type Machine, MACHINES, NIX_CRON_JOBS, NIX_JOBS, type NixosConfiguration } from "../../../core/contract/nio.ts";
+import { dayTwoName } from "../../../core/contract/nio.ts";
 import type { SimContext } from "../context.ts";
 import { type CfgStatus, fakeRevision, releasedMachineStatus, SIM_FINALIZER } from "../status.ts";
 import { setFinalizers, writeCfgStatus, writeMachineStatus } from "../writes.ts";

@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { BOOTSTRAP_LABEL } from "../../../core/labels.ts";
-import { JOBS, type Machine, MACHINES, type NixosConfiguration } from "../../../core/nio.ts";
+import { BOOTSTRAP_LABEL } from "../../../core/contract/labels.ts";
+import { JOBS, type Machine, MACHINES, type NixosConfiguration } from "../../../core/contract/nio.ts";
 import { PODS } from "../../../lib/kube/resources.ts";
 import { timestamp } from "../../../lib/kube/meta.ts";
 import { jitter, jobBackoffMs } from "../clock.ts";

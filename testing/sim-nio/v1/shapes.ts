@@ -7,8 +7,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { Machine, NixosConfiguration } from "../../../core/nio.ts";
-import { dayTwoName } from "../../../core/nio.ts";
+import type { Machine, NixosConfiguration } from "../../../core/contract/nio.ts";
+import { dayTwoName } from "../../../core/contract/nio.ts";
 import type { KubeObject } from "../../../lib/kube/client.ts";
 
 export const NIO = "nio.homystack.com";

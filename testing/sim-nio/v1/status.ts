@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { NixosConfiguration } from "../../../core/nio.ts";
+import type { NixosConfiguration } from "../../../core/contract/nio.ts";
 import { type CfgStatus, removeCondition, setCondition } from "../status.ts";
 
 /** The NixCronJob's `GitSynced` condition, which NIO v1 copies onto the configuration when Ready or Converging. */

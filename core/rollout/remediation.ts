@@ -1,20 +1,20 @@
 /**
  * Remediation: what NICO does about a plane's unhealthy members (judged by
- * core/health.ts). At most one is taken out of service per plane and pass,
+ * core/nodes/health.ts). At most one is taken out of service per plane and pass,
  * the one unhealthy the longest, and only within the limits: not above
  * `maxUnhealthy`, not a replacement that failed again beyond `maxRetries`,
  * and on the control plane one at a time, only with a spare, and never when
  * the healthy members left would not keep etcd quorum. Taking a member out
- * is marking its Machine (core/marks.ts); selection and the rollout planner
+ * is marking its Machine (core/machines/marks.ts); selection and the rollout planner
  * do the rest. Pure; table-tested.
  *
  * @module
  */
-import { durationMs } from "../crds/kubernetescluster.ts";
-import type { RemediationSpec } from "../crds/remediation.ts";
-import { listNames } from "./conditions.ts";
-import type { HealthChecks, Unhealthy } from "./health.ts";
-import type { Plane } from "./labels.ts";
+import { durationMs } from "../../crds/kubernetescluster.ts";
+import type { RemediationSpec } from "../../crds/remediation.ts";
+import { listNames } from "../status/conditions.ts";
+import type { HealthChecks, Unhealthy } from "../nodes/health.ts";
+import type { Plane } from "../contract/labels.ts";
 
 /** A plane's remediation settings, durations in milliseconds (a zero check is off). */
 export interface RemediationSettings extends HealthChecks {

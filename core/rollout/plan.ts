@@ -27,7 +27,7 @@
  *
  * @module
  */
-import type { Plane } from "./selection.ts";
+import type { Plane } from "../machines/selection.ts";
 
 export type RolloutOrder = "WorkersFirst" | "ControlPlaneFirst";
 
@@ -47,11 +47,11 @@ export interface PlanNode {
   failed: boolean;
   /** Short human state, for messages. */
   detail?: string;
-  /** The workload API went away after this node's current change, which was not seen working (core/joined.ts). */
+  /** The workload API went away after this node's current change, which was not seen working (core/nodes/joined.ts). */
   suspect?: boolean;
-  /** Unseen since the workload API came back moments ago: unavailable, but not down (core/joined.ts). */
+  /** Unseen since the workload API came back moments ago: unavailable, but not down (core/nodes/joined.ts). */
   settling?: boolean;
-  /** Changed while the workload API was away: in flight until it is seen working (core/joined.ts). */
+  /** Changed while the workload API was away: in flight until it is seen working (core/nodes/joined.ts). */
   changedInOutage?: boolean;
 }
 
@@ -61,7 +61,7 @@ export interface PlanNode {
  *
  * @example
  * ```ts
- * import { planNodeOf } from "./rollout.ts";
+ * import { planNodeOf } from "./plan.ts";
  * planNodeOf({ machine: "w-1", plane: "dataPlane", state: "Ready", upToDate: false, detail: "applied" });
  * // { machine: "w-1", plane: "dataPlane", exists: true, upToDate: false, available: true, failed: false, detail: "applied" }
  * ```
@@ -117,7 +117,7 @@ export interface RolloutInput {
   releasing?: string[];
 }
 
-/** A node the plan would change or remove, held back until its drain finishes (core/drainhold.ts). */
+/** A node the plan would change or remove, held back until its drain finishes (core/rollout/drainhold.ts). */
 export interface DrainHold {
   machine: string;
   state: "Draining" | "TimedOut";
@@ -140,7 +140,7 @@ export interface RolloutPlan {
   updating: string[];
   /** Departing nodes kept on purpose (the bootstrap node while it is the API endpoint), with why. */
   held?: { machine: string; why: string } | undefined;
-  /** Nodes the planner chose that wait for their drain (core/drainhold.ts), with what each waits for. */
+  /** Nodes the planner chose that wait for their drain (core/rollout/drainhold.ts), with what each waits for. */
   drainHeld?: DrainHold[] | undefined;
 }
 
@@ -160,7 +160,7 @@ function cpOrder(nodes: PlanNode[], bootstrap: string): PlanNode[] {
  *
  * @example
  * ```ts
- * import { planRollout } from "./rollout.ts";
+ * import { planRollout } from "./plan.ts";
  * const node = (machine: string) => ({ machine, plane: "controlPlane" as const, exists: false, upToDate: false, available: false, failed: false });
  * const plan = planRollout({
  *   nodes: [node("cp-1"), node("cp-2")],

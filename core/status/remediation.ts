@@ -7,9 +7,9 @@
  * @module
  */
 import { type ConditionInput, listNames } from "./conditions.ts";
-import type { Plane } from "./labels.ts";
-import type { Mark } from "./marks.ts";
-import type { PlaneDecision } from "./remediation.ts";
+import type { Plane } from "../contract/labels.ts";
+import type { Mark } from "../machines/marks.ts";
+import type { PlaneDecision } from "../rollout/remediation.ts";
 
 /** Where the departure of a Machine taken out of service stands. */
 export type RemediationStage =
@@ -52,7 +52,7 @@ const WORDS: Record<Plane, string> = { controlPlane: "control-plane", dataPlane:
  *
  * @example
  * ```ts
- * import { stepText } from "./remediation_status.ts";
+ * import { stepText } from "./remediation.ts";
  * const mark = { cluster: "c", plane: "dataPlane" as const, at: new Date(), reason: "NodeNotReady", message: "" };
  * stepText({ machine: "w-1", plane: "dataPlane", mark, stage: "removing", replacements: [{ machine: "w-3", ready: true }] });
  * // "w-1 (NodeNotReady) is replaced by w-3 (Ready); NIO is removing w-1's configuration (the removal flake runs if the host answers; NIO v1 retries it, then gives up on a host that does not)"
@@ -78,7 +78,7 @@ export function stepText(s: InFlightStep): string {
  *
  * @example
  * ```ts
- * import { remediationCondition } from "./remediation_status.ts";
+ * import { remediationCondition } from "./remediation.ts";
  * remediationCondition({ decisions: [{ plane: "dataPlane", kind: "healthy" }], inFlight: [], short: [] }).reason; // "NoUnhealthyNodes"
  * ```
  */

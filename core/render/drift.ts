@@ -7,7 +7,7 @@
  * @module
  */
 import { isDeepStrictEqual } from "node:util";
-import type { NixosConfigurationSpec } from "./nio.ts";
+import type { NixosConfigurationSpec } from "../contract/nio.ts";
 
 /** The spec fields NICO writes; any other field of a child is left alone. */
 const OWNED_SPEC_FIELDS = [

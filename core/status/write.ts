@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { KubernetesClusterStatus } from "../crds/kubernetescluster.ts";
+import type { KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
 
 /** The longest a progress-only change waits before it is written. */
 export const STATUS_DELAY_MS = 10_000;
@@ -48,7 +48,7 @@ export type StatusWrite =
  *
  * @example
  * ```ts
- * import { statusWrite } from "./statuswrite.ts";
+ * import { statusWrite } from "./write.ts";
  * const ready = (status: "True" | "False", reason: string) => ({ type: "Ready", status, reason, message: "", lastTransitionTime: "" });
  * const prev = { phase: "Provisioning" as const, conditions: [ready("False", "WaitingForWorkers")] };
  * statusWrite(prev, { ...prev, dataPlane: { ready: 1 } as never }, undefined, 0, 10_000); // { kind: "later", inMs: 10000 }
@@ -131,7 +131,7 @@ function canonical(v: unknown): unknown {
  *
  * @example
  * ```ts
- * import { statusPatch } from "./statuswrite.ts";
+ * import { statusPatch } from "./write.ts";
  * const previous = { phase: "Updating" as const, rollout: { upToDate: 1, total: 2, draining: [] }, revision: "abc" };
  * const patch = statusPatch(previous, { phase: "Ready", rollout: { upToDate: 2, total: 2 } });
  * patch.rollout; // { upToDate: 2, total: 2, draining: null }

@@ -69,6 +69,6 @@ export const CONFIGURATION_ANNOTATION = `${PREFIX}/configuration`;
 /**
  * On a Machine: taken out of service (by NICO's remediation, or by a person), so no cluster selects it until
  * a person removes the annotation. NICO writes `<cluster>/<role> at <time>: <reason>: <message>` (see
- * core/marks.ts); any other value is a person's, and means the same.
+ * core/machines/marks.ts); any other value is a person's, and means the same.
  */
 export const REMEDIATED_ANNOTATION = `${PREFIX}/remediated`;

@@ -3,13 +3,13 @@
  * its Node NotReady too long (when its current configuration cannot be
  * blamed), its Node never registered after a new configuration was applied,
  * or its Machine unreachable by NIO too long. Pure; table-tested. What NICO
- * then does about it is core/remediation.ts.
+ * then does about it is core/rollout/remediation.ts.
  *
  * @module
  */
-import { formatDuration } from "../lib/duration.ts";
+import { formatDuration } from "../../lib/duration.ts";
 import { age } from "./joined.ts";
-import type { Machine } from "./nio.ts";
+import type { Machine } from "../contract/nio.ts";
 import type { NodeReport } from "./readiness.ts";
 import type { NodeView } from "./workload.ts";
 
@@ -26,7 +26,7 @@ export interface HealthChecks {
 /** What is known of one member node. */
 export interface MemberFacts {
   machine: string;
-  /** Its report after the workload cluster was consulted (core/joined.ts). */
+  /** Its report after the workload cluster was consulted (core/nodes/joined.ts). */
   report: NodeReport;
   /** The workload API answers and its Nodes are listed: a Node's absence or state means something. */
   nodesKnown: boolean;

@@ -5,13 +5,13 @@
  */
 import type { ConditionInput } from "./conditions.ts";
 import { listNames, mergeConditions } from "./conditions.ts";
-import type { KubernetesClusterStatus, Phase } from "../crds/kubernetescluster.ts";
-import type { NodeReport } from "./readiness.ts";
-import type { RolloutPlan } from "./rollout.ts";
-import type { Selection } from "./selection.ts";
-import { machinesCondition, planeCondition, planeStatus, rolloutConditions } from "./status_conditions.ts";
-import { type Blocked, inFlight, progressConditions, runsDesired, specWorkLeft } from "./status_progress.ts";
-export { requestedSize } from "./status_conditions.ts";
+import type { KubernetesClusterStatus, Phase } from "../../crds/kubernetescluster.ts";
+import type { NodeReport } from "../nodes/readiness.ts";
+import type { RolloutPlan } from "../rollout/plan.ts";
+import type { Selection } from "../machines/selection.ts";
+import { machinesCondition, planeCondition, planeStatus, rolloutConditions } from "./planes.ts";
+import { type Blocked, inFlight, progressConditions, runsDesired, specWorkLeft } from "./progress.ts";
+export { requestedSize } from "./planes.ts";
 
 export interface StatusInput {
   generation: number;
@@ -86,7 +86,7 @@ export type ClusterStatusInput =
  *
  * @example
  * ```ts
- * import { clusterStatus } from "./status.ts";
+ * import { clusterStatus } from "./cluster.ts";
  * const s = clusterStatus({
  *   kind: "stopped",
  *   problem: { reason: "InvalidSpec", message: "spec.controlPlane: Required", blocking: true },
@@ -171,7 +171,7 @@ function stoppedStatus(i: Extract<ClusterStatusInput, { kind: "stopped" | "delet
  *
  * @example
  * ```ts
- * import { computeStatus } from "./status.ts";
+ * import { computeStatus } from "./cluster.ts";
  * const plane = (members: string[]) => ({ members, wanted: members.length, shortfall: 0, mode: "explicit" as const, selector: "" });
  * const s = computeStatus({
  *   generation: 1, previous: undefined, deleting: false,

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { PAUSED_ANNOTATION } from "./labels.ts";
+import { PAUSED_ANNOTATION } from "../contract/labels.ts";
 
 /** What one pass may write, by kind of write. */
 export interface PassWrites {

@@ -18,7 +18,7 @@ export interface ClusterNixInput {
   bootstrapNode: string;
   controlPlane: ClusterNode[];
   workers: ClusterNode[];
-  /** What the cluster's nodes should run, as one id (see `configurationId` in core/desired.ts); absent: left out. */
+  /** What the cluster's nodes should run, as one id (see `configurationId` in core/render/desired.ts); absent: left out. */
   configuration?: string | undefined;
 }
 

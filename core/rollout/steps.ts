@@ -1,15 +1,15 @@
 /**
  * The whole pending rollout, step by step: runs the rollout planner
- * (core/rollout.ts) pass after pass, assuming every node it touches
+ * (core/rollout/plan.ts) pass after pass, assuming every node it touches
  * converges before the next pass, and records what each pass starts and why
  * the rest waits. The drains under way hold their nodes in the first pass
- * (core/drainhold.ts) and are assumed finished after it. `nico plan` prints
+ * (core/rollout/drainhold.ts) and are assumed finished after it. `nico plan` prints
  * it. Pure.
  *
  * @module
  */
 import { type DrainHold, holdForDrains, type NodeDrain } from "./drainhold.ts";
-import { planRollout, type RolloutInput } from "./rollout.ts";
+import { planRollout, type RolloutInput } from "./plan.ts";
 
 export type StepAction = "create" | "update" | "remove";
 
@@ -46,8 +46,8 @@ export interface RolloutSteps {
  *
  * @example
  * ```ts
- * import { rolloutSteps } from "./rolloutsteps.ts";
- * import type { Plane } from "./labels.ts";
+ * import { rolloutSteps } from "./steps.ts";
+ * import type { Plane } from "../contract/labels.ts";
  * const node = (machine: string, plane: Plane) => ({ machine, plane, exists: true, upToDate: false, available: true, failed: false });
  * const r = rolloutSteps({
  *   nodes: [node("cp-1", "controlPlane"), node("w-1", "dataPlane"), node("w-2", "dataPlane")],

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { ObjectMeta } from "../lib/kube/meta.ts";
-import { resource } from "../lib/kube/resources.ts";
+import type { ObjectMeta } from "../../lib/kube/meta.ts";
+import { resource } from "../../lib/kube/resources.ts";
 
 /** NIO's API group. */
 export const NIO_GROUP = "nio.homystack.com";

@@ -5,21 +5,21 @@
  * in its namespace. Deterministic and sticky: current members stay while
  * they may, vacancies are filled in name order (an explicit list's from its
  * `spares`, in their order), and a Machine is in one plane only. A Machine
- * out of service (core/marks.ts) is never picked, and leaves a selector
+ * out of service (core/machines/marks.ts) is never picked, and leaves a selector
  * plane; a listed one leaves only for a spare.
  *
  * @module
  */
-import type { KubernetesClusterSpec, LabelSelector } from "../crds/kubernetescluster.ts";
-import { type Plane, planeOfRole, ROLE_LABEL } from "./labels.ts";
-import { type ClusterRef, isOwnedBy } from "./owner.ts";
-import type { Machine, NixosConfiguration } from "./nio.ts";
-import { describeSelector, matches } from "../lib/selector.ts";
-import { configName } from "./names.ts";
+import type { KubernetesClusterSpec, LabelSelector } from "../../crds/kubernetescluster.ts";
+import { type Plane, planeOfRole, ROLE_LABEL } from "../contract/labels.ts";
+import { type ClusterRef, isOwnedBy } from "../contract/owner.ts";
+import type { Machine, NixosConfiguration } from "../contract/nio.ts";
+import { describeSelector, matches } from "../../lib/selector.ts";
+import { configName } from "../contract/names.ts";
 import { type Availability, availability, LOSES_MEMBERSHIP, type UnavailableReason } from "./availability.ts";
 
-export type { Plane } from "./labels.ts";
-export { type ClusterRef, isOwnedBy } from "./owner.ts";
+export type { Plane } from "../contract/labels.ts";
+export { type ClusterRef, isOwnedBy } from "../contract/owner.ts";
 export { type Availability, availability, type UnavailableReason } from "./availability.ts";
 
 export interface MachineProblem {
@@ -126,7 +126,7 @@ const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * @example
  * ```ts
  * import { selectMachines } from "./selection.ts";
- * import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+ * import { KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
  * const spec = KubernetesClusterSpec.parse({ controlPlane: { machines: ["cp-1"] } });
  * const machine = (name: string) => ({ metadata: { name, namespace: "ns" }, spec: { host: "127.0.0.1" }, status: { discoverable: true } });
  * const s = selectMachines({ cluster: { name: "c", namespace: "ns", spec }, machines: [machine("cp-1")], configurations: [] });

@@ -1,10 +1,10 @@
 /** metav1.Condition bookkeeping: lastTransitionTime moves only when status flips. */
-import type { Condition } from "../crds/kubernetescluster.ts";
-import { timestamp } from "../lib/kube/meta.ts";
+import type { Condition } from "../../crds/kubernetescluster.ts";
+import { timestamp } from "../../lib/kube/meta.ts";
 
 export type ConditionInput = Omit<Condition, "lastTransitionTime" | "observedGeneration">;
 
-export { timestamp } from "../lib/kube/meta.ts";
+export { timestamp } from "../../lib/kube/meta.ts";
 
 /**
  * The conditions after this pass: each new condition keeps its previous

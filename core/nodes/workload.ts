@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { CONFIGURATION_ANNOTATION } from "./labels.ts";
-import type { ObjectMeta } from "../crds/kubernetescluster.ts";
+import { CONFIGURATION_ANNOTATION } from "../contract/labels.ts";
+import type { ObjectMeta } from "../../crds/kubernetescluster.ts";
 
 /** The part of a Node NICO reads. */
 export interface KubeNode {

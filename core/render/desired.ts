@@ -5,8 +5,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
-import { clusterOwnerReference } from "./owner.ts";
+import type { KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
+import { clusterOwnerReference } from "../contract/owner.ts";
 import {
   BOOTSTRAP_LABEL,
   CLUSTER_LABEL,
@@ -14,7 +14,7 @@ import {
   type Role,
   ROLE_LABEL,
   SPEC_HASH_ANNOTATION,
-} from "./labels.ts";
+} from "../contract/labels.ts";
 import {
   type AdditionalFile,
   type Machine,
@@ -25,11 +25,11 @@ import {
   type NixosConfiguration,
   type NixosConfigurationSpec,
   SSH_KEY_SECRET_KEY,
-} from "./nio.ts";
+} from "../contract/nio.ts";
 import { type ClusterNode, renderClusterNix } from "./clusternix.ts";
-import { normalizeHost } from "./hosts.ts";
-import { agentTokenSecret, caKeySecret, caSecret, configName, joinTokenSecret } from "./names.ts";
-import type { Selection } from "./selection.ts";
+import { normalizeHost } from "../contract/hosts.ts";
+import { agentTokenSecret, caKeySecret, caSecret, configName, joinTokenSecret } from "../contract/names.ts";
+import type { Selection } from "../machines/selection.ts";
 
 /** Key of the token inside both token Secrets (server and agent). */
 export const JOIN_TOKEN_KEY = "token";
@@ -101,7 +101,7 @@ export function nodeAddress(m: Machine | undefined, name: string): string {
  * @example
  * ```ts
  * import { resolveEndpoint } from "./desired.ts";
- * import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+ * import { KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
  * const spec = KubernetesClusterSpec.parse({ controlPlane: { machines: ["cp-1"] } });
  * resolveEndpoint(spec, { metadata: { name: "cp-1" }, spec: { host: "127.0.0.1" } }, "cp-1"); // { host: "127.0.0.1", port: 6443 }
  * ```
@@ -128,7 +128,7 @@ export function resolveEndpoint(
  * @example
  * ```ts
  * import { clusterNixFor } from "./desired.ts";
- * import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+ * import { KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
  * const spec = KubernetesClusterSpec.parse({ controlPlane: { machines: ["cp-1"] } });
  * const plane = (members: string[]) => ({ members, wanted: members.length, shortfall: 0, mode: "explicit" as const, selector: "" });
  * const text = clusterNixFor({
@@ -280,7 +280,7 @@ export function clusterHash(nodeHashes: string[]): string {
  * @example
  * ```ts
  * import { desiredConfigurations } from "./desired.ts";
- * import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+ * import { KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
  * const spec = KubernetesClusterSpec.parse({ controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } });
  * const plane = (members: string[]) => ({ members, wanted: members.length, shortfall: 0, mode: "explicit" as const, selector: "" });
  * const configs = desiredConfigurations({

@@ -1,14 +1,14 @@
 /**
  * Whether a Machine may serve a cluster, and why not. Pure; the selection
- * (core/selection.ts) and the webhook decide with it.
+ * (core/machines/selection.ts) and the webhook decide with it.
  *
  * @module
  */
-import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "./labels.ts";
-import { type ClusterRef, isOwnedBy } from "./owner.ts";
-import { type Machine, machineAddress, type NixosConfiguration } from "./nio.ts";
-import { normalizeHost } from "./hosts.ts";
-import { configName, configNameFits, legacyConfigName, MAX_NAME } from "./names.ts";
+import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "../contract/labels.ts";
+import { type ClusterRef, isOwnedBy } from "../contract/owner.ts";
+import { type Machine, machineAddress, type NixosConfiguration } from "../contract/nio.ts";
+import { normalizeHost } from "../contract/hosts.ts";
+import { configName, configNameFits, legacyConfigName, MAX_NAME } from "../contract/names.ts";
 
 export type UnavailableReason =
   | "NotFound"

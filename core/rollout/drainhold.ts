@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { DrainHold, RolloutPlan } from "./rollout.ts";
-export type { DrainHold } from "./rollout.ts";
+import type { DrainHold, RolloutPlan } from "./plan.ts";
+export type { DrainHold } from "./plan.ts";
 
 /** Where one node's drain stands after a pass: done, still waiting, or past `spec.rollout.drain.timeout`. */
 export type DrainState = "Drained" | "Draining" | "TimedOut";

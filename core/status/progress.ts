@@ -18,9 +18,9 @@
  */
 import type { ConditionInput } from "./conditions.ts";
 import { listNames } from "./conditions.ts";
-import type { Phase } from "../crds/kubernetescluster.ts";
-import type { NodeReport } from "./readiness.ts";
-import type { RolloutPlan } from "./rollout.ts";
+import type { Phase } from "../../crds/kubernetescluster.ts";
+import type { NodeReport } from "../nodes/readiness.ts";
+import type { RolloutPlan } from "../rollout/plan.ts";
 
 /** Blocks of a pass that only the user can lift (the others lift themselves: a ref resolving, Machines arriving). */
 const USER_BLOCKS = new Set(["NoGitRepo", "InvalidEndpoint", "RefResolutionFailed"]);
@@ -38,7 +38,7 @@ export interface Blocked {
  *
  * @example
  * ```ts
- * import { runsDesired } from "./status_progress.ts";
+ * import { runsDesired } from "./progress.ts";
  * const n = { machine: "w-1", plane: "dataPlane" as const, state: "Joining" as const, reason: "NodeMissing", detail: "applied; waiting for Node w-1", upToDate: true, applied: true };
  * runsDesired(n); // true
  * runsDesired({ ...n, state: "Applying", applied: false }); // false
@@ -53,7 +53,7 @@ export function runsDesired(n: NodeReport): boolean {
  *
  * @example
  * ```ts
- * import { inFlight } from "./status_progress.ts";
+ * import { inFlight } from "./progress.ts";
  * const n = { machine: "w-1", plane: "dataPlane" as const, state: "Applying" as const, reason: "Applying", detail: "Converging", upToDate: true };
  * inFlight([n, { ...n, machine: "w-2", state: "Ready" }]); // ["w-1"]
  * ```
@@ -84,7 +84,7 @@ export interface ProgressInput {
  *
  * @example
  * ```ts
- * import { specWorkLeft } from "./status_progress.ts";
+ * import { specWorkLeft } from "./progress.ts";
  * const n = { machine: "w-1", plane: "dataPlane" as const, state: "Ready" as const, reason: "Applied", detail: "applied", upToDate: false };
  * specWorkLeft([n], undefined); // true
  * specWorkLeft([{ ...n, upToDate: true }], undefined); // false
@@ -100,7 +100,7 @@ export function specWorkLeft(nodes: NodeReport[], plan: RolloutPlan | undefined)
  *
  * @example
  * ```ts
- * import { progressConditions } from "./status_progress.ts";
+ * import { progressConditions } from "./progress.ts";
  * const [reconciling, stalled] = progressConditions({
  *   phase: "Provisioning",
  *   ready: { type: "Ready", status: "False", reason: "ResolvingRef", message: "resolving main" },

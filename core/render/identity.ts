@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { findCondition, type Machine, type NixosConfiguration } from "./nio.ts";
+import { findCondition, type Machine, type NixosConfiguration } from "../contract/nio.ts";
 
 /**
  * NIO reports that it applied this configuration at least once (any NIO generation).

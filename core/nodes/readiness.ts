@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { nextCronTick, parseCron } from "../lib/cron.ts";
-import { formatDuration } from "../lib/duration.ts";
-import { specDrift } from "./drift.ts";
-import { SPEC_CHANGED_ANNOTATION } from "./labels.ts";
+import { nextCronTick, parseCron } from "../../lib/cron.ts";
+import { formatDuration } from "../../lib/duration.ts";
+import { specDrift } from "../render/drift.ts";
+import { SPEC_CHANGED_ANNOTATION } from "../contract/labels.ts";
 import {
   findCondition,
   type Machine,
@@ -15,14 +15,14 @@ import {
   type NioGeneration,
   type NixosConfiguration,
   type NixosConfigurationSpec,
-} from "./nio.ts";
+} from "../contract/nio.ts";
 import { type Run, RUN_SOON_GRACE_MS, runVerdict } from "./runs.ts";
-import { type ClusterRef, isOwnedBy, type Plane } from "./selection.ts";
+import { type ClusterRef, isOwnedBy, type Plane } from "../machines/selection.ts";
 
 /**
  * `Joining`: NIO applied the configuration but the workload cluster does not
  * (yet) show the node Ready: its Node is missing or NotReady, NICO cordoned it
- * for a drain, or the workload API cannot be reached (see core/joined.ts).
+ * for a drain, or the workload API cannot be reached (see core/nodes/joined.ts).
  */
 export type NodeState = "Ready" | "Pending" | "Applying" | "Joining" | "Blocked" | "Failed" | "Removing";
 
@@ -67,7 +67,7 @@ export interface NodeInput {
   timeoutMs: number;
   /** Which NIO applies it. */
   nio: NioGeneration;
-  /** NIO v1: the runs of its day-two workload (see core/runs.ts). */
+  /** NIO v1: the runs of its day-two workload (see core/nodes/runs.ts). */
   runs?: readonly Run[] | undefined;
 }
 
@@ -209,7 +209,7 @@ function v1Report(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeReport
       return timedOut(i, cfg, base, changed) ?? { ...base, state: "Applying", reason: "Running", detail: v.detail };
   }
   // Nothing ran since the change. A new commit starts a run at once; otherwise NICO brings the schedule forward
-  // after a grace (core/runs.ts), so until then no due time is promised. After it, the first scheduled run
+  // after a grace (core/nodes/runs.ts), so until then no due time is promised. After it, the first scheduled run
   // is the earliest one can.
   const fresh = i.now.getTime() - changed.getTime() < RUN_SOON_GRACE_MS;
   const due = fresh ? undefined : nextRun(cfg, i.now);

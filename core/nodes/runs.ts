@@ -8,8 +8,8 @@
  *
  * @module
  */
-import type { ObjectMeta } from "../lib/kube/meta.ts";
-import { dayTwoName, NIO_DEFAULT_SCHEDULE } from "./nio.ts";
+import type { ObjectMeta } from "../../lib/kube/meta.ts";
+import { dayTwoName, NIO_DEFAULT_SCHEDULE } from "../contract/nio.ts";
 
 /** The parts of a batch Job NICO reads. */
 export interface BatchJob {
@@ -183,7 +183,7 @@ export const KEEP_SCHEDULE: unique symbol = Symbol("keep the schedule");
 export interface ScheduleInput {
   /** The user's schedule (`spec.nio.dayTwoSchedule`); `undefined`: NIO's default. */
   resting: string | undefined;
-  /** The node's readiness state and reason (core/readiness.ts). */
+  /** The node's readiness state and reason (core/nodes/readiness.ts). */
   state: string;
   reason: string;
   /** When NICO last changed the node's spec. */

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { API_VERSION, KIND } from "../crds/kubernetescluster.ts";
-import { controllerReference, isControlledBy, type ObjectMeta, type OwnerReference } from "../lib/kube/meta.ts";
+import { API_VERSION, KIND } from "../../crds/kubernetescluster.ts";
+import { controllerReference, isControlledBy, type ObjectMeta, type OwnerReference } from "../../lib/kube/meta.ts";
 import { CLUSTER_LABEL } from "./labels.ts";
 
 /** A cluster by name, namespace and (once it exists) uid. */

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { type Plane, planeOfRole, REMEDIATED_ANNOTATION, roleOfPlane } from "./labels.ts";
-import type { Machine } from "./nio.ts";
-import { timestamp } from "../lib/kube/meta.ts";
+import { type Plane, planeOfRole, REMEDIATED_ANNOTATION, roleOfPlane } from "../contract/labels.ts";
+import type { Machine } from "../contract/nio.ts";
+import { timestamp } from "../../lib/kube/meta.ts";
 
-export { REMEDIATED_ANNOTATION } from "./labels.ts";
+export { REMEDIATED_ANNOTATION } from "../contract/labels.ts";
 
 /** What NICO's own mark says: which cluster took the Machine out of which plane, when, and why. */
 export interface Mark {

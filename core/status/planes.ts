@@ -6,11 +6,11 @@
  */
 import type { ConditionInput } from "./conditions.ts";
 import { listNames } from "./conditions.ts";
-import type { PlaneStatus } from "../crds/kubernetescluster.ts";
-import type { NodeReport } from "./readiness.ts";
-import type { Plane, PlaneSelection, Selection } from "./selection.ts";
-import type { StatusInput } from "./status.ts";
-import { inFlight, runsDesired } from "./status_progress.ts";
+import type { PlaneStatus } from "../../crds/kubernetescluster.ts";
+import type { NodeReport } from "../nodes/readiness.ts";
+import type { Plane, PlaneSelection, Selection } from "../machines/selection.ts";
+import type { StatusInput } from "./cluster.ts";
+import { inFlight, runsDesired } from "./progress.ts";
 
 export const PLANE_WORDS: Record<Plane, string> = { controlPlane: "control plane", dataPlane: "worker" };
 
@@ -19,7 +19,7 @@ export const PLANE_WORDS: Record<Plane, string> = { controlPlane: "control plane
  *
  * @example
  * ```ts
- * import { requestedSize } from "./status_conditions.ts";
+ * import { requestedSize } from "./planes.ts";
  * requestedSize({ members: ["w-1"], wanted: 3, shortfall: 2, mode: "selector", selector: "role=worker" }); // 3
  * requestedSize({ members: ["w-1", "w-2"], wanted: undefined, shortfall: 0, mode: "selector", selector: "role=worker" }); // 2
  * ```
@@ -34,7 +34,7 @@ export function requestedSize(sel: PlaneSelection): number {
  *
  * @example
  * ```ts
- * import { planeStatus } from "./status_conditions.ts";
+ * import { planeStatus } from "./planes.ts";
  * const sel = { members: ["w-1", "w-2"], wanted: 2, shortfall: 0, mode: "explicit" as const, selector: "" };
  * const w1 = { machine: "w-1", plane: "dataPlane" as const, state: "Ready" as const, reason: "Applied", detail: "applied", upToDate: true };
  * planeStatus([w1], sel).summary; // "1/2"
@@ -61,7 +61,7 @@ export function planeStatus(nodes: NodeReport[], sel: PlaneSelection): PlaneStat
  *
  * @example
  * ```ts
- * import { planeCondition } from "./status_conditions.ts";
+ * import { planeCondition } from "./planes.ts";
  * const sel = { members: ["w-1", "w-2"], wanted: 2, shortfall: 0, mode: "explicit" as const, selector: "" };
  * const nodes = [
  *   { machine: "w-1", plane: "dataPlane" as const, state: "Ready" as const, reason: "Applied", detail: "applied", upToDate: true },
@@ -114,7 +114,7 @@ export function planeCondition(type: string, plane: Plane, sel: PlaneSelection, 
  *
  * @example
  * ```ts
- * import { machinesCondition } from "./status_conditions.ts";
+ * import { machinesCondition } from "./planes.ts";
  * const plane = (members: string[], wanted: number) => ({ members, wanted, shortfall: wanted - members.length, mode: "explicit" as const, selector: "" });
  * const c = machinesCondition({
  *   controlPlane: plane(["cp-1"], 1),
@@ -167,7 +167,7 @@ export function machinesCondition(sel: Selection): ConditionInput {
  *
  * @example
  * ```ts
- * import { rolloutConditions } from "./status_conditions.ts";
+ * import { rolloutConditions } from "./planes.ts";
  * const plane = (members: string[]) => ({ members, wanted: members.length, shortfall: 0, mode: "explicit" as const, selector: "" });
  * const plan = { create: [], update: ["w-1"], remove: [], pending: ["w-1"], removing: [], updating: ["w-1"] };
  * const conditions = rolloutConditions({

@@ -5,8 +5,8 @@
  * @module
  */
 import { type ConditionInput, listNames } from "./conditions.ts";
-import { age, type WorkloadFacts } from "./joined.ts";
-import type { NodeReport } from "./readiness.ts";
+import { age, type WorkloadFacts } from "../nodes/joined.ts";
+import type { NodeReport } from "../nodes/readiness.ts";
 
 export interface WorkloadStatusInput {
   /** What is known; `hasKubeconfig: false` before NICO issued one (there is nothing to read Nodes with yet). */
@@ -23,7 +23,7 @@ export interface WorkloadStatusInput {
  *
  * @example
  * ```ts
- * import { workloadConditions } from "./workloadstatus.ts";
+ * import { workloadConditions } from "./workload.ts";
  * const now = new Date("2026-01-01T00:00:00Z");
  * const conditions = workloadConditions({
  *   workload: {

@@ -6,9 +6,9 @@
  */
 import { parse as parseYaml, stringify } from "yaml";
 import type { z } from "zod";
-import { decodeBase64, encodeBase64 } from "../lib/encoding.ts";
-import { KubeconfigFile } from "../lib/kube/kubeconfig.ts";
-import { certInfo, issueCert, type KeyPair, signedBy } from "../lib/pki.ts";
+import { decodeBase64, encodeBase64 } from "../../lib/encoding.ts";
+import { KubeconfigFile } from "../../lib/kube/kubeconfig.ts";
+import { certInfo, issueCert, type KeyPair, signedBy } from "../../lib/pki.ts";
 
 export const ADMIN_COMMON_NAME = "nico-admin";
 export const ADMIN_ORGANIZATION = "system:masters";
@@ -61,7 +61,7 @@ export function renderKubeconfig(cluster: string, server: string, caPem: string,
  * @example
  * ```ts
  * import { issueKubeconfig, readKubeconfig } from "./kubeconfig.ts";
- * import { createCa } from "../lib/pki.ts";
+ * import { createCa } from "../../lib/pki.ts";
  * const ca = await createCa({ commonName: "c-ca" });
  * const text = await issueKubeconfig("c", "https://127.0.0.1:6443", ca);
  * readKubeconfig(text)?.server; // "https://127.0.0.1:6443"
@@ -180,7 +180,7 @@ export function readKubeconfig(text: string): { server: string; certPem: string 
  * @example
  * ```ts
  * import { issueKubeconfig, reissueReason } from "./kubeconfig.ts";
- * import { createCa } from "../lib/pki.ts";
+ * import { createCa } from "../../lib/pki.ts";
  * const ca = await createCa({ commonName: "c-ca" });
  * const text = await issueKubeconfig("c", "https://127.0.0.1:6443", ca);
  * await reissueReason(text, "https://127.0.0.1:6443", ca.certPem, new Date()); // undefined

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { type DecommissionJob, NIO_CONFIG_LABEL, NIO_MACHINE_LABEL, type NioGeneration } from "./nio.ts";
+import { type DecommissionJob, NIO_CONFIG_LABEL, NIO_MACHINE_LABEL, type NioGeneration } from "../contract/nio.ts";
 
 /** How long after its configuration is gone a Machine stays claimed, for NIO to start a late decommission. */
 export const RELEASE_SETTLE_MS = 5_000;
