@@ -16,7 +16,13 @@ import { isPaused, type PassWrites, passWrites } from "../../core/rollout/pause.
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
 import { RunFailures } from "./runs.ts";
 import type { BatchJob } from "../../core/nodes/runs.ts";
-import { type ClusterRef, configNameOf, isOwnedBy, type Selection, selectMachines } from "../../core/machines/selection.ts";
+import {
+  type ClusterRef,
+  configNameOf,
+  isOwnedBy,
+  type Selection,
+  selectMachines,
+} from "../../core/machines/selection.ts";
 import type { Revision } from "../../lib/git/resolver.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";

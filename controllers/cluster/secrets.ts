@@ -18,7 +18,13 @@ import { createCa, keyMatches, type KeyPair } from "../../lib/pki.ts";
 import { JOIN_TOKEN_KEY } from "../../core/render/desired.ts";
 import { issueKubeconfig, reissueReason } from "../../core/render/kubeconfig.ts";
 import { ClusterProblem } from "./problem.ts";
-import { agentTokenSecret, caKeySecret, caSecret, joinTokenSecret, kubeconfigSecret } from "../../core/contract/names.ts";
+import {
+  agentTokenSecret,
+  caKeySecret,
+  caSecret,
+  joinTokenSecret,
+  kubeconfigSecret,
+} from "../../core/contract/names.ts";
 
 export type { Secret } from "../../lib/kube/meta.ts";
 

@@ -7,7 +7,14 @@
  */
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { isConflict, isNotFound } from "../../lib/kube/errors.ts";
-import { JOBS, type Machine, MACHINES, NIX_CRON_JOBS, NIX_JOBS, NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
+import {
+  JOBS,
+  type Machine,
+  MACHINES,
+  NIX_CRON_JOBS,
+  NIX_JOBS,
+  NIXOS_CONFIGURATIONS,
+} from "../../core/contract/nio.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import { SimClock } from "./clock.ts";
 import { keyOf, type SimContext, type SimEvent, type SimEventKind, type SimNioOptions } from "./context.ts";

@@ -10,7 +10,11 @@
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { MACHINES, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
-import { CONFIGURATION_ANNOTATION, REGENERATE_IDENTITY_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../core/contract/labels.ts";
+import {
+  CONFIGURATION_ANNOTATION,
+  REGENERATE_IDENTITY_ANNOTATION,
+  SPEC_HASH_ANNOTATION,
+} from "../../core/contract/labels.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
 import { joinTokenSecret } from "../../core/contract/names.ts";

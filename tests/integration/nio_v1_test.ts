@@ -9,7 +9,13 @@
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
-import { type Machine, MACHINES, NIX_JOBS, NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
+import {
+  type Machine,
+  MACHINES,
+  NIX_JOBS,
+  NIXOS_CONFIGURATIONS,
+  type NixosConfiguration,
+} from "../../core/contract/nio.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines, machinesDiscovered, startNico } from "../../testing/nico.ts";

@@ -10,7 +10,14 @@
  *
  * @module
  */
-import { JOBS, type Machine, MACHINES, NIX_CRON_JOBS, NIX_JOBS, type NixosConfiguration } from "../../../core/contract/nio.ts";
+import {
+  JOBS,
+  type Machine,
+  MACHINES,
+  NIX_CRON_JOBS,
+  NIX_JOBS,
+  type NixosConfiguration,
+} from "../../../core/contract/nio.ts";
 import { dayTwoName } from "../../../core/contract/nio.ts";
 import type { SimContext } from "../context.ts";
 import { type CfgStatus, fakeRevision, releasedMachineStatus, SIM_FINALIZER } from "../status.ts";
