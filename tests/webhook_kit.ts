@@ -7,6 +7,7 @@ import {
 } from "../testing/objects.ts";
 import assert from "node:assert/strict";
 import { configName } from "../core/contract/names.ts";
+import { pointerKeys } from "../lib/kube/patch.ts";
 import { type KubernetesClusterSpecInput } from "../crds/kubernetescluster.ts";
 import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 import { staticLookup, type StaticObjects } from "../webhooks/lookup.ts";
@@ -183,7 +184,7 @@ export function applyPatch(obj: unknown, ops: { op: string; path: string; value:
   const out = structuredClone(obj) as Record<string, unknown>;
   for (const op of ops) {
     assert.equal(op.op, "add");
-    const parts = op.path.split("/").slice(1).map((p) => p.replaceAll("~1", "/").replaceAll("~0", "~"));
+    const parts = pointerKeys(op.path);
     let at: Record<string, unknown> = out;
     for (const p of parts.slice(0, -1)) at = at[p] as Record<string, unknown>;
     assert.ok(!(parts.at(-1)! in at), `patch adds ${op.path}, which exists`);

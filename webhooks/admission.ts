@@ -6,6 +6,7 @@
  */
 
 import { encodeBase64 as base64, isRecord } from "../lib/encoding.ts";
+import type { JsonPatchOp } from "../lib/kube/patch.ts";
 
 /** Longest `request.uid` answered: the API server sends a UID of 36 characters. */
 export const MAX_UID_LENGTH = 128;
@@ -43,13 +44,6 @@ export interface AdmissionRequest {
   dryRun?: boolean;
   /** The requesting user; absent when the body carried none. */
   userInfo?: UserInfo;
-}
-
-/** One JSON Patch (RFC 6902) operation. */
-export interface PatchOperation {
-  op: "add" | "replace" | "remove" | "test";
-  path: string;
-  value?: unknown;
 }
 
 /** The AdmissionResponse NICO sends. */
@@ -163,7 +157,7 @@ export function review(response: AdmissionResponse): AdmissionReviewResponse {
 }
 
 /** Allows, with optional warnings and patch. */
-export function allow(uid: string, warnings: string[] = [], patch: PatchOperation[] = []): AdmissionReviewResponse {
+export function allow(uid: string, warnings: string[] = [], patch: JsonPatchOp[] = []): AdmissionReviewResponse {
   return review({
     uid,
     allowed: true,

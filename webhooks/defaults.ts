@@ -8,9 +8,10 @@
  * @module
  */
 import { isRecord } from "../lib/encoding.ts";
+import { addFinalizer, escapePointer, type JsonPatchOp } from "../lib/kube/patch.ts";
 import { KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
 import { FINALIZER } from "../core/contract/labels.ts";
-import type { Operation, PatchOperation } from "./admission.ts";
+import type { Operation } from "./admission.ts";
 
 /** Options of {@link defaultingPatch}. */
 export interface DefaultingOptions {
@@ -20,21 +21,16 @@ export interface DefaultingOptions {
   operation?: Operation | undefined;
 }
 
-/** One JSON Pointer segment (RFC 6901). */
-function segment(key: string): string {
-  return key.replaceAll("~", "~0").replaceAll("/", "~1");
-}
-
 /** `add` operations for keys of `output` (the parsed spec) that `input` lacks, recursing into objects. */
 function addedDefaults(
   input: Record<string, unknown>,
   output: Record<string, unknown>,
   pointer: string,
-): PatchOperation[] {
-  const ops: PatchOperation[] = [];
+): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [];
   for (const [key, value] of Object.entries(output)) {
     if (value === undefined) continue;
-    const path = `${pointer}/${segment(key)}`;
+    const path = `${pointer}/${escapePointer(key)}`;
     if (!Object.hasOwn(input, key)) ops.push({ op: "add", path, value });
     else if (isRecord(input[key]) && isRecord(value)) ops.push(...addedDefaults(input[key], value, path));
   }
@@ -42,14 +38,13 @@ function addedDefaults(
 }
 
 /** The JSON Patch that defaults `object`; empty when there is nothing to do. */
-export function defaultingPatch(object: unknown, opts: DefaultingOptions = {}): PatchOperation[] {
+export function defaultingPatch(object: unknown, opts: DefaultingOptions = {}): JsonPatchOp[] {
   if (!isRecord(object) || !isRecord(object.spec)) return [];
   const spec = object.spec;
-  const ops: PatchOperation[] = [];
+  const ops: JsonPatchOp[] = [];
   if (opts.operation === "CREATE" && isRecord(object.metadata)) {
     const finalizers = object.metadata.finalizers;
-    if (!Array.isArray(finalizers)) ops.push({ op: "add", path: "/metadata/finalizers", value: [FINALIZER] });
-    else if (!finalizers.includes(FINALIZER)) ops.push({ op: "add", path: "/metadata/finalizers/-", value: FINALIZER });
+    ops.push(...addFinalizer(Array.isArray(finalizers) ? finalizers : undefined, FINALIZER));
   }
   if (spec.gitRepo === undefined && opts.defaultGitRepo) {
     ops.push({ op: "add", path: "/spec/gitRepo", value: opts.defaultGitRepo });

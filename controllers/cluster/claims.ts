@@ -7,6 +7,7 @@
  */
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { isConflict, isNotFound, isUnprocessable } from "../../lib/kube/errors.ts";
+import { addLabel, removeLabel, testLabel, testLabels } from "../../lib/kube/patch.ts";
 import { MACHINES } from "../../core/contract/nio.ts";
 import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
 import type { Machine } from "../../core/contract/nio.ts";
@@ -31,8 +32,8 @@ export async function claimMachine(client: KubeClient, machine: Machine, cluster
   try {
     if (labels) {
       return await client.jsonPatch<Machine>(MACHINES, name, namespace, [
-        { op: "test", path: "/metadata/labels", value: labels },
-        { op: "add", path: `/metadata/labels/${CLUSTER_LABEL.replace("/", "~1")}`, value: cluster },
+        testLabels(labels),
+        addLabel(CLUSTER_LABEL, cluster),
       ]);
     }
     return await client.mergePatch<Machine>(MACHINES, name, namespace, {
@@ -54,8 +55,8 @@ export async function releaseMachine(client: KubeClient, machine: Machine, clust
   try {
     // The test makes the release conditional on the claim still being ours.
     await client.jsonPatch(MACHINES, name, namespace, [
-      { op: "test", path: `/metadata/labels/${CLUSTER_LABEL.replace("/", "~1")}`, value: cluster },
-      { op: "remove", path: `/metadata/labels/${CLUSTER_LABEL.replace("/", "~1")}` },
+      testLabel(CLUSTER_LABEL, cluster),
+      removeLabel(CLUSTER_LABEL),
     ]);
     return true;
   } catch (err) {

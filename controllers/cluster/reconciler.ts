@@ -21,6 +21,7 @@ import { keyOf, splitKey } from "../../lib/runtime/keys.ts";
 import { errorMessage, type Logger, withFields } from "../../lib/runtime/log.ts";
 import { FINALIZER } from "../../core/contract/labels.ts";
 import { isConflict, isUnprocessable } from "../../lib/kube/errors.ts";
+import { addFinalizer, testResourceVersion } from "../../lib/kube/patch.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
 import type { BatchJob } from "../../core/nodes/runs.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
@@ -135,10 +136,8 @@ export class ClusterReconciler {
     if (!(cluster.metadata.finalizers ?? []).includes(FINALIZER)) {
       try {
         await deps.client.jsonPatch(KUBERNETES_CLUSTERS, name, namespace, [
-          { op: "test", path: "/metadata/resourceVersion", value: cluster.metadata.resourceVersion },
-          cluster.metadata.finalizers
-            ? { op: "add", path: "/metadata/finalizers/-", value: FINALIZER }
-            : { op: "add", path: "/metadata/finalizers", value: [FINALIZER] },
+          testResourceVersion(cluster.metadata.resourceVersion),
+          ...addFinalizer(cluster.metadata.finalizers, FINALIZER),
         ]);
       } catch (err) {
         // The resourceVersion test failed (a stale cache) or the write conflicted: a race, not a problem.

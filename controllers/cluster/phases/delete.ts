@@ -6,6 +6,7 @@
  * @module
  */
 import type { KubernetesCluster } from "../../../crds/kubernetescluster.ts";
+import { removeFinalizer } from "../../../lib/kube/patch.ts";
 import { SECRETS } from "../../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../../../core/contract/nio.ts";
@@ -73,11 +74,7 @@ export async function reconcileDelete(
 
   const fresh = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
   if (!fresh) return { remaining: [] };
-  const finalizers = fresh.metadata.finalizers ?? [];
-  await client.jsonPatch(KUBERNETES_CLUSTERS, name, ns, [
-    { op: "test", path: "/metadata/finalizers", value: finalizers },
-    { op: "replace", path: "/metadata/finalizers", value: finalizers.filter((f) => f !== FINALIZER) },
-  ]);
+  await client.jsonPatch(KUBERNETES_CLUSTERS, name, ns, removeFinalizer(fresh.metadata.finalizers ?? [], FINALIZER));
   deps.revisionTracker?.release(`${ns}/${name}`);
   log.info("released every machine and removed the finalizer", { released: released.length });
   return { remaining: [] };

@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { KUBERNETES_CLUSTERS } from "../../../crds/kubernetescluster.ts";
 import { wasBootstrapped } from "../../../core/render/identity.ts";
 import { REGENERATE_IDENTITY_ANNOTATION } from "../../../core/contract/labels.ts";
+import { removeAnnotation } from "../../../lib/kube/patch.ts";
 import { agentTokenSecret, caKeySecret, caSecret, kubeconfigSecret } from "../../../core/contract/names.ts";
 import { AGENT_TOKEN_FILE } from "../../../core/render/desired.ts";
 import { allSettledOrThrow } from "../../../lib/runtime/bounded.ts";
@@ -57,7 +58,7 @@ export async function reconcileSecrets(s: ClusterScope): Promise<Identity> {
       );
     }
     await client.jsonPatch(KUBERNETES_CLUSTERS, s.name, s.namespace, [
-      { op: "remove", path: `/metadata/annotations/${REGENERATE_IDENTITY_ANNOTATION.replace("/", "~1")}` },
+      removeAnnotation(REGENERATE_IDENTITY_ANNOTATION),
     ]);
   }
   return { ca, digest: identityDigest([token.secret.data?.token, agent.secret.data?.token, ca.certPem]) };
