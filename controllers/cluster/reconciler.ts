@@ -16,6 +16,7 @@
 import { KUBERNETES_CLUSTERS, type KubernetesCluster, KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
 import type { EventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
+import type { ReconcileResult } from "../../lib/runtime/controller.ts";
 import type { Informer } from "../../lib/runtime/informer.ts";
 import { keyOf, splitKey } from "../../lib/runtime/keys.ts";
 import { errorMessage, type Logger, withFields } from "../../lib/runtime/log.ts";
@@ -36,7 +37,7 @@ import type { RevisionTracker } from "./revisions.ts";
 import { buildScope, type ClusterCache, type ClusterDeps, clusterDeps, type ClusterScope } from "./scope.ts";
 import { BUSY_REQUEUE_MS, DRAIN_REQUEUE_MS, nextLook, Races, type Requeue } from "./requeue.ts";
 import type { Secret } from "./secrets.ts";
-import { type PassResult, passStatusInput, withHeld, writeStatus } from "./status.ts";
+import { passStatusInput, withHeld, writeStatus } from "./status.ts";
 
 export interface ClusterInformers {
   clusters: Informer<KubernetesCluster>;
@@ -77,8 +78,6 @@ const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
 /** Look again this often while a problem only the user can fix stands in the way. */
 const PROBLEM_REQUEUE_MS = 30_000;
 
-type Result = PassResult;
-
 export class ClusterReconciler {
   readonly #o: ClusterReconcilerOptions;
   readonly #deps: ClusterDeps;
@@ -111,7 +110,7 @@ export class ClusterReconciler {
    * request of the pass (forced shutdown); `log` is the runtime's, with the
    * reconcile ID it minted (absent: one is minted here).
    */
-  async reconcile(key: string, signal?: AbortSignal, log?: Logger): Promise<Result> {
+  async reconcile(key: string, signal?: AbortSignal, log?: Logger): Promise<ReconcileResult> {
     const { namespace, name } = splitKey(key);
     const cluster = this.#o.informers.clusters.get(namespace, name);
     if (!cluster) {
@@ -172,7 +171,7 @@ export class ClusterReconciler {
   }
 
   /** A normal pass: the phases in order, then the status, whatever happened. */
-  async #pass(s: ClusterScope): Promise<Result> {
+  async #pass(s: ClusterScope): Promise<ReconcileResult> {
     let nodes: NodeReport[] = [];
     let problem: Problem | undefined;
     let error: unknown;
@@ -213,7 +212,7 @@ export class ClusterReconciler {
     cache: ClusterCache,
     log: Logger,
     now: Date,
-  ): Promise<Result> {
+  ): Promise<ReconcileResult> {
     const base = { generation: cluster.metadata.generation ?? 0, previous: cluster.status, now };
     try {
       const { remaining, waiting = [] } = await reconcileDelete(deps, cluster, cache, log);
@@ -239,7 +238,7 @@ export class ClusterReconciler {
     err: unknown,
     log: Logger,
     now: Date,
-  ): Promise<Result> {
+  ): Promise<ReconcileResult> {
     const input: ClusterStatusInput = {
       kind: "stopped",
       problem,

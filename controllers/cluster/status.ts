@@ -8,6 +8,7 @@ import type { KubernetesCluster, KubernetesClusterStatus } from "../../crds/kube
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { isNotFound } from "../../lib/kube/errors.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
+import type { ReconcileResult } from "../../lib/runtime/controller.ts";
 import { errorMessage } from "../../lib/runtime/log.ts";
 import { clusterHash } from "../../core/render/desired.ts";
 import { kubeconfigSecret } from "../../core/contract/names.ts";
@@ -48,11 +49,8 @@ function stripUndefined<T>(v: T): T {
   return JSON.parse(JSON.stringify(v));
 }
 
-/** What a pass answers the runtime: when to look again, if at all. */
-export type PassResult = { requeueAfter?: number } | void;
-
 /** `r`, looking again no later than `ms` from now when a status write is held back. */
-export function withHeld(r: PassResult, ms: number | undefined): PassResult {
+export function withHeld(r: ReconcileResult, ms: number | undefined): ReconcileResult {
   if (ms === undefined) return r;
   return { requeueAfter: Math.min(r?.requeueAfter ?? Infinity, ms) };
 }
