@@ -231,9 +231,8 @@ function startReplica(
 /** The admission webhook and, when self-signed, the certificates it serves with (renewed by the leader). */
 function serveWebhook(r: Replica, writer: KubeClient): void {
   const { o, log, stop } = r;
-  const serving = startWebhook(o, r.client, r.parts.informers, r.metrics, log, stop.signal).then((
-    w,
-  ) => (r.webhook = w));
+  const serving = startWebhook(o, r.client, r.parts.informers, r.metrics, log, stop.signal)
+    .then((w) => (r.webhook = w));
   r.background.push(serving);
   if (o.webhookCertMode !== "self-signed") return;
   r.background.push(
@@ -275,6 +274,7 @@ async function lead(r: Replica): Promise<number> {
     onStoppedLeading: () => {
       r.leading = false;
       r.metrics.leader.set({ name: o.leaseName }, 0);
+      r.parts.memory.forgetAll(); // another replica reconciles the clusters now: nothing of them stays behind
     },
   }, r.stop.signal);
   return outcome === "lost" ? 1 : 0;

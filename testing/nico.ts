@@ -1,5 +1,6 @@
 /** Runs NICO's cluster controller in-process for integration tests. */
 import { clusterController } from "../controllers/cluster/controller.ts";
+import type { ClusterMemories } from "../controllers/cluster/memory.ts";
 import { eventRecorder } from "../lib/events.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
 import type { KubeClient, KubeObject } from "../lib/kube/client.ts";
@@ -21,6 +22,8 @@ export interface RunningNico {
    * for time: a pass that saw the change has run and is done.
    */
   passAfter(key: string, resourceVersion?: string, timeoutMs?: number): Promise<ReconcileOutcome>;
+  /** What NICO remembers about each cluster (and what it releases with it: see `kept()`). */
+  memory: ClusterMemories;
 }
 
 export interface NicoTestOptions {
@@ -49,7 +52,7 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
   const log = opts.log ?? (Deno.env.get("NICO_TEST_LOG") ? jsonLogger({ level: "debug" }) : silentLogger);
   const recorder = eventRecorder(nico, "nico.homystack.com/nico", "test");
   const passes = passLog();
-  const { controller, revisions, workloads, informers } = clusterController({
+  const { controller, revisions, workloads, informers, memory } = clusterController({
     hooks: { reconciled: passes.ended },
     client: nico,
     recorder,
@@ -78,6 +81,7 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
   const abort = new AbortController();
   const done = controller.run(abort.signal);
   return {
+    memory,
     async passAfter(key, resourceVersion, timeoutMs = 20_000) {
       const outcome = await passes.after(key, resourceVersion ? BigInt(resourceVersion) : undefined, timeoutMs);
       await recorder.flush();

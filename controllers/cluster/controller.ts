@@ -29,6 +29,7 @@ import type { Logger } from "../../lib/runtime/log.ts";
 import type { EventType } from "../../lib/runtime/snapshot.ts";
 import { isDeepStrictEqual } from "node:util";
 import { matches } from "../../lib/selector.ts";
+import type { ClusterMemories } from "./memory.ts";
 import { type ClusterInformers, ClusterReconciler } from "./reconciler.ts";
 import type { Secret } from "./secrets.ts";
 import type { HostPolicy } from "../../lib/git/hosts.ts";
@@ -168,7 +169,13 @@ export function clustersInterestedIn(clusters: KubernetesCluster[], machine: Mac
 /** A ready-to-run controller for KubernetesClusters, with its informers. */
 export function clusterController(
   opts: ClusterControllerOptions,
-): { controller: Controller; informers: ClusterInformers; revisions?: RevisionResolver; workloads?: WorkloadCache } {
+): {
+  controller: Controller;
+  informers: ClusterInformers;
+  memory: ClusterMemories;
+  revisions?: RevisionResolver;
+  workloads?: WorkloadCache;
+} {
   const nio = opts.nio ?? "v1";
   const informers = clusterInformers(opts.client, opts.log, opts.namespace, opts.resyncMs, nio);
   let tracker: RevisionTracker | undefined;
@@ -191,10 +198,7 @@ export function clusterController(
   const workloads = opts.workloads
     ? new WorkloadCache({ ...opts.workloads, log: opts.log, onChange: (key) => ctl.enqueue(key) })
     : undefined;
-  /** The resourceVersion of the status NICO last wrote, by cluster: that write's own event needs no reconcile. */
-  const ownStatus = new Map<string, string>();
   const reconciler = new ClusterReconciler({
-    onStatusWritten: (key, rv) => ownStatus.set(key, rv),
     client: opts.client,
     informers,
     recorder: opts.recorder,
@@ -225,9 +229,9 @@ export function clusterController(
     .watch(informers.clusters, undefined, {
       skip: (c, type, old) => {
         const key = keyOf(c.metadata.namespace, c.metadata.name);
-        if (type === "delete") ownStatus.delete(key);
-        // Only NICO's own status write is skipped: a status changed by anyone else is put right at once.
-        return ownStatus.get(key) === c.metadata.resourceVersion && onlyStatusChanged(c, type, old);
+        // Only NICO's own status write is skipped (the resourceVersion its memory recorded): a status changed by
+        // anyone else is put right at once.
+        return reconciler.memory.peek(key)?.ownStatus === c.metadata.resourceVersion && onlyStatusChanged(c, type, old);
       },
     })
     .watch(informers.configs, (cfg, _type, old) => {
@@ -261,5 +265,11 @@ export function clusterController(
       return m ? clustersInterestedIn(informers.clusters.list(nj.metadata.namespace), m) : undefined;
     }, soon);
   }
-  return { controller: ctl, informers, ...(revisions ? { revisions } : {}), ...(workloads ? { workloads } : {}) };
+  return {
+    controller: ctl,
+    informers,
+    memory: reconciler.memory,
+    ...(revisions ? { revisions } : {}),
+    ...(workloads ? { workloads } : {}),
+  };
 }

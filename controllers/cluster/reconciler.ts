@@ -2,14 +2,16 @@
  * The KubernetesCluster reconciler: the thin shell around the pure core.
  *
  * Shape: get the cluster (gone: done) → deleting? {@link reconcileDelete} →
- * ensure the finalizer → build the {@link ClusterScope} once → run the
+ * ensure the finalizer → build the {@link ClusterScope} once (with the
+ * cluster's {@link ClusterMemory}: all NICO keeps between passes) → run the
  * phases (secrets, claims, configurations, releases, remediation, kubeconfig) → compute
  * the status with {@link clusterStatus} and write it, on every exit, error or
  * not. A known failure ({@link ClusterProblem}) or an unexpected error shows
  * up as `Ready=False` with its reason and a Warning Event; a lost claim race
  * is a plain requeue. Reads come from the informers' caches; every write is
  * either version-checked or idempotent, so a stale cache costs a retry,
- * never a double-booked Machine.
+ * never a double-booked Machine. A cluster found gone, or whose deletion
+ * completed, is forgotten (controllers/cluster/memory.ts).
  *
  * @module
  */
@@ -18,7 +20,7 @@ import type { EventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import type { ReconcileResult } from "../../lib/runtime/controller.ts";
 import type { Informer } from "../../lib/runtime/informer.ts";
-import { keyOf, splitKey } from "../../lib/runtime/keys.ts";
+import { splitKey } from "../../lib/runtime/keys.ts";
 import { errorMessage, type Logger, withFields } from "../../lib/runtime/log.ts";
 import { FINALIZER } from "../../core/contract/labels.ts";
 import { isConflict, isUnprocessable } from "../../lib/kube/errors.ts";
@@ -32,10 +34,18 @@ import { ClaimConflictError } from "./claims.ts";
 import { reconcileDelete } from "./phases/delete.ts";
 import { newRecord, passNodes, runPhases, viewOf } from "./pass.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
-import { ClusterProblem, problemOf, WarningLimiter } from "./problem.ts";
+import { ClusterMemories, type ClusterMemory } from "./memory.ts";
+import { ClusterProblem, problemOf } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
-import { buildScope, type ClusterCache, type ClusterDeps, clusterDeps, type ClusterScope } from "./scope.ts";
-import { BUSY_REQUEUE_MS, DRAIN_REQUEUE_MS, nextLook, Races, type Requeue } from "./requeue.ts";
+import {
+  buildScope,
+  type ClusterCache,
+  type ClusterContext,
+  type ClusterDeps,
+  clusterDeps,
+  type ClusterScope,
+} from "./scope.ts";
+import { BUSY_REQUEUE_MS, DRAIN_REQUEUE_MS, nextLook, type Requeue } from "./requeue.ts";
 import type { Secret } from "./secrets.ts";
 import { passStatusInput, withHeld, writeStatus } from "./status.ts";
 
@@ -64,8 +74,6 @@ export interface ClusterReconcilerOptions {
   /** Connections to workload clusters; absent: NICO does not look inside them. */
   workloads?: WorkloadCache | undefined;
   now?: () => Date;
-  /** Told the resourceVersion of each status NICO writes (so its own write's watch event can be told apart). */
-  onStatusWritten?: (key: string, resourceVersion: string) => void;
   /** Which NIO applies the configurations (default `v1`). */
   nio?: NioGeneration;
   /** See core/machines/release.ts (tests shorten it). */
@@ -78,20 +86,19 @@ const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
 /** Look again this often while a problem only the user can fix stands in the way. */
 const PROBLEM_REQUEUE_MS = 30_000;
 
+/** What every exit of a pass needs: the dependencies, the cluster, what NICO remembers of it, the logger. */
+type Exit = Pick<ClusterContext, "deps" | "memory" | "cluster" | "log">;
+
 export class ClusterReconciler {
   readonly #o: ClusterReconcilerOptions;
   readonly #deps: ClusterDeps;
   readonly #now: () => Date;
-  readonly #warnings = new WarningLimiter();
-  /** The phase last announced by an Event, by cluster key: a stale cache does not announce it twice. */
-  readonly #announced = new Map<string, string>();
-  /** Races lost in a row, by cluster key. */
-  readonly #races = new Races();
-  /** When a progress-only status change was first held back, by cluster key. */
-  readonly #heldSince = new Map<string, number>();
+  /** What NICO remembers about each cluster between passes; forgotten when a cluster is. */
+  readonly memory: ClusterMemories;
 
   constructor(opts: ClusterReconcilerOptions) {
     this.#o = opts;
+    this.memory = new ClusterMemories({ workloads: opts.workloads, revisionTracker: opts.revisionTracker });
     this.#deps = clusterDeps({
       client: opts.client,
       recorder: opts.recorder,
@@ -108,19 +115,13 @@ export class ClusterReconciler {
   /**
    * Reconciles the cluster behind `namespace/name`. `signal` aborts every
    * request of the pass (forced shutdown); `log` is the runtime's, with the
-   * reconcile ID it minted (absent: one is minted here).
+   * reconcile ID it minted (absent: one is minted here). A cluster no longer
+   * in the cache is forgotten: nothing NICO remembered of it stays.
    */
   async reconcile(key: string, signal?: AbortSignal, log?: Logger): Promise<ReconcileResult> {
     const { namespace, name } = splitKey(key);
     const cluster = this.#o.informers.clusters.get(namespace, name);
-    if (!cluster) {
-      this.#warnings.clear(key);
-      this.#races.forget(key);
-      this.#announced.delete(key);
-      this.#heldSince.delete(key);
-      this.#deps.workloads?.close(key);
-      return;
-    }
+    if (!cluster) return this.memory.forget(key);
     log = withFields(log ?? withFields(this.#o.log, { reconcileID: crypto.randomUUID().slice(0, 8) }), {
       cluster: name,
       namespace,
@@ -128,10 +129,9 @@ export class ClusterReconciler {
     const deps = signal ? { ...this.#deps, client: this.#deps.client.with({ signal }) } : this.#deps;
     const now = this.#now();
     const cache = this.#cache(cluster.metadata.namespace!);
-    if (cluster.metadata.deletionTimestamp) {
-      if (!(cluster.metadata.finalizers ?? []).includes(FINALIZER)) return;
-      return await this.#delete(deps, cluster, cache, log, now);
-    }
+    if (cluster.metadata.deletionTimestamp && !(cluster.metadata.finalizers ?? []).includes(FINALIZER)) return;
+    const x = { deps, memory: this.memory.of(key, cluster.metadata.uid), cluster, cache, log };
+    if (cluster.metadata.deletionTimestamp) return await this.#delete(x, now);
     if (!(cluster.metadata.finalizers ?? []).includes(FINALIZER)) {
       try {
         await deps.client.jsonPatch(KUBERNETES_CLUSTERS, name, namespace, [
@@ -140,12 +140,12 @@ export class ClusterReconciler {
         ]);
       } catch (err) {
         // The resourceVersion test failed (a stale cache) or the write conflicted: a race, not a problem.
-        const again = isUnprocessable(err) || isConflict(err) ? this.#races.lost(key) : undefined;
+        const again = isUnprocessable(err) || isConflict(err) ? x.memory.races.lost(key) : undefined;
         if (again) {
           log.info("finalizer not added: the cache is behind; looking again", {});
           return { requeueAfter: again.after };
         }
-        return await this.#stopped(deps, cluster, problemOf(err), err, log, now);
+        return await this.#stopped(x, problemOf(err), err, now);
       }
       return; // the update event brings us back with the finalizer in place
     }
@@ -153,9 +153,9 @@ export class ClusterReconciler {
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const problem = new ClusterProblem("InvalidSpec", `spec.${issue.path.join(".")}: ${issue.message}`);
-      return await this.#stopped(deps, cluster, problemOf(problem), problem, log, now);
+      return await this.#stopped(x, problemOf(problem), problem, now);
     }
-    return await this.#pass(buildScope(deps, cluster, parsed.data, cache, now, log));
+    return await this.#pass(buildScope(deps, cluster, parsed.data, cache, now, log, x.memory));
   }
 
   #cache(ns: string): ClusterCache {
@@ -178,11 +178,11 @@ export class ClusterReconciler {
     let raced: Requeue | undefined;
     let wishes: (Requeue | undefined)[] = [];
     const rec = newRecord();
-    const key = keyOf(s.namespace, s.name);
+    const key = s.memory.key;
     try {
       ({ nodes, wishes } = await runPhases(s, rec));
     } catch (err) {
-      raced = err instanceof ClaimConflictError || isConflict(err) ? this.#races.lost(key) : undefined;
+      raced = err instanceof ClaimConflictError || isConflict(err) ? s.memory.races.lost(key) : undefined;
       if (raced) {
         // Optimistic concurrency at work (a claim race, a stale cache): look again, nothing to report.
         s.log.info("lost a race; looking again", { reason: errorMessage(err) });
@@ -192,61 +192,45 @@ export class ClusterReconciler {
       }
       nodes = passNodes(s, rec);
     }
-    const cluster = s.cluster;
     const input = passStatusInput(s, rec, nodes, problem, raced !== undefined);
     if (raced) {
-      const held = await this.#finish(s.deps, cluster, input, undefined, s.log);
+      const held = await this.#finish(s, input, undefined);
       return withHeld({ requeueAfter: raced.after }, held);
     }
-    this.#races.forget(key);
-    const held = await this.#finish(s.deps, cluster, input, error, s.log);
+    s.memory.races.forget(key);
+    const held = await this.#finish(s, input, error);
     if (problem) return withHeld({ requeueAfter: PROBLEM_REQUEUE_MS }, held);
     const next = nextLook(s, { ...viewOf(rec), blocked: rec.planned?.blocked !== undefined }, nodes, wishes);
     s.log.debug("looking again", { inMs: next.after, why: next.why });
     return withHeld({ requeueAfter: next.after }, held);
   }
 
-  async #delete(
-    deps: ClusterDeps,
-    cluster: KubernetesCluster,
-    cache: ClusterCache,
-    log: Logger,
-    now: Date,
-  ): Promise<ReconcileResult> {
+  /** A pass over a cluster being deleted; once its finalizer is gone, the cluster is forgotten. */
+  async #delete(x: ClusterContext, now: Date): Promise<ReconcileResult> {
+    const { cluster } = x;
     const base = { generation: cluster.metadata.generation ?? 0, previous: cluster.status, now };
     try {
-      const { remaining, waiting = [] } = await reconcileDelete(deps, cluster, cache, log);
-      if (!remaining.length && !waiting.length) {
-        this.#warnings.clear(keyOf(cluster.metadata.namespace, cluster.metadata.name));
-        this.#deps.workloads?.close(keyOf(cluster.metadata.namespace, cluster.metadata.name));
-        return;
-      }
-      const held = await this.#finish(deps, cluster, { kind: "deleting", remaining, waiting, ...base }, undefined, log);
+      const { remaining, waiting = [] } = await reconcileDelete(x);
+      if (!remaining.length && !waiting.length) return this.memory.forget(x.memory.key);
+      const held = await this.#finish(x, { kind: "deleting", remaining, waiting, ...base }, undefined);
       return withHeld({ requeueAfter: waiting.length ? DRAIN_REQUEUE_MS : BUSY_REQUEUE_MS }, held);
     } catch (err) {
       const problem = problemOf(err);
-      const held = await this.#finish(deps, cluster, { kind: "deleting", remaining: [], problem, ...base }, err, log);
+      const held = await this.#finish(x, { kind: "deleting", remaining: [], problem, ...base }, err);
       return withHeld({ requeueAfter: PROBLEM_REQUEUE_MS }, held);
     }
   }
 
   /** A pass that could observe nothing: the spec is invalid, or the first write failed. */
-  async #stopped(
-    deps: ClusterDeps,
-    cluster: KubernetesCluster,
-    problem: Problem,
-    err: unknown,
-    log: Logger,
-    now: Date,
-  ): Promise<ReconcileResult> {
+  async #stopped(x: Exit, problem: Problem, err: unknown, now: Date): Promise<ReconcileResult> {
     const input: ClusterStatusInput = {
       kind: "stopped",
       problem,
-      generation: cluster.metadata.generation ?? 0,
-      previous: cluster.status,
+      generation: x.cluster.metadata.generation ?? 0,
+      previous: x.cluster.status,
       now,
     };
-    const held = await this.#finish(deps, cluster, input, err, log);
+    const held = await this.#finish(x, input, err);
     return withHeld({ requeueAfter: PROBLEM_REQUEUE_MS }, held);
   }
 
@@ -256,34 +240,20 @@ export class ClusterReconciler {
    * rethrows an unexpected error so the runtime backs off. Answers how soon to
    * look again for a held-back write (undefined: none is held).
    */
-  async #finish(
-    deps: ClusterDeps,
-    cluster: KubernetesCluster,
-    input: ClusterStatusInput,
-    err: unknown,
-    log: Logger,
-  ): Promise<number | undefined> {
+  async #finish(x: Exit, input: ClusterStatusInput, err: unknown): Promise<number | undefined> {
+    const { deps, memory, cluster, log } = x;
     // Cancelled (forced shutdown): no status, no Event; the next leader looks again.
     if (err !== undefined && deps.client.aborted) throw err;
     const status = clusterStatus(input);
     const problem = input.problem;
-    const key = keyOf(cluster.metadata.namespace, cluster.metadata.name);
-    const when = statusWrite(
-      cluster.status,
-      status,
-      this.#heldSince.get(key),
-      input.now.getTime(),
-      this.#o.statusDelayMs ?? STATUS_DELAY_MS,
-    );
-    let held: number | undefined;
-    if (when.kind === "later") {
-      if (!this.#heldSince.has(key)) this.#heldSince.set(key, input.now.getTime());
-      held = when.inMs;
-    } else this.#heldSince.delete(key);
+    const now = input.now.getTime();
+    const when = statusWrite(cluster.status, status, memory.heldSince, now, this.#o.statusDelayMs ?? STATUS_DELAY_MS);
+    const held = when.kind === "later" ? when.inMs : undefined;
+    memory.heldSince = when.kind === "later" ? memory.heldSince ?? now : undefined;
     try {
       if (when.kind === "now") {
         const rv = await writeStatus(deps.client, cluster, status);
-        if (rv) this.#o.onStatusWritten?.(key, rv);
+        if (rv) memory.ownStatus = rv;
         if (rv) log.debug("status written", { why: when.why });
       }
     } catch (writeErr) {
@@ -293,17 +263,15 @@ export class ClusterReconciler {
     const recorder = this.#o.recorder;
     if (problem) {
       if (err instanceof ClusterProblem) log.info("blocked", { reason: problem.reason, message: problem.message });
-      if (this.#warnings.allow(key, problem.reason, problem.message, input.now.getTime())) {
+      if (memory.problems.allow(memory.key, problem.reason, problem.message, now)) {
         await recorder.event(cluster, "Warning", problem.reason, problem.message);
       }
       if (!(err instanceof ClusterProblem)) throw err;
       return held;
     }
-    this.#warnings.clear(key);
-    if (
-      input.kind === "pass" && status.phase !== cluster.status?.phase && this.#announced.get(key) !== status.phase
-    ) {
-      this.#announced.set(key, status.phase!);
+    memory.problems.clear(memory.key);
+    if (input.kind === "pass" && status.phase !== cluster.status?.phase && memory.announcedPhase !== status.phase) {
+      memory.announcedPhase = status.phase;
       log.info("phase changed", { from: cluster.status?.phase, to: status.phase });
       const ready = status.conditions?.find((c) => c.type === "Ready");
       await recorder.event(

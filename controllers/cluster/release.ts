@@ -5,29 +5,23 @@
  *
  * @module
  */
-import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { type Machine, NIX_JOBS } from "../../core/contract/nio.ts";
 import { releaseDecision } from "../../core/machines/release.ts";
-import type { Logger } from "../../lib/runtime/log.ts";
 import { releaseMachine } from "./claims.ts";
-import type { ClusterCache, ClusterDeps } from "./scope.ts";
+import type { ClusterMemory } from "./memory.ts";
+import type { ClusterContext } from "./scope.ts";
 
 /** What became of one Machine: released, or what its release waits for. */
 export type ReleaseOutcome = { released: boolean; waiting?: string };
 
-/** Releases `machine` from `cluster` if NIO is done with it; otherwise says what it waits for. */
-export async function releaseWhenDone(
-  deps: ClusterDeps,
-  cluster: KubernetesCluster,
-  cache: ClusterCache,
-  machine: Machine,
-  now: Date,
-  log: Logger,
-): Promise<ReleaseOutcome> {
+/** Releases `machine` from the context's cluster if NIO is done with it; otherwise says what it waits for. */
+export async function releaseWhenDone(c: ClusterContext, machine: Machine, now: Date): Promise<ReleaseOutcome> {
+  const { deps, cluster, cache, log } = c;
+  const freeSince = c.memory.freeSince;
   const ns = machine.metadata.namespace!;
-  const key = `${ns}/${machine.metadata.name}`;
-  let since = deps.freeSince.get(key);
-  if (since === undefined) deps.freeSince.set(key, since = now.getTime());
+  const key = machine.metadata.name;
+  let since = freeSince.get(key);
+  if (since === undefined) freeSince.set(key, since = now.getTime());
   const d = releaseDecision({
     machine: machine.metadata.name,
     nio: deps.nio,
@@ -39,11 +33,11 @@ export async function releaseWhenDone(
   });
   if (d.release) {
     const released = await releaseMachine(deps.client, machine, cluster.metadata.name);
-    deps.freeSince.delete(key);
+    freeSince.delete(key);
     return { released };
   }
   // The settle starts again once the last NixJob is gone: NIO may start another run after a leftover too.
-  if (d.jobSeen) deps.freeSince.set(key, now.getTime());
+  if (d.jobSeen) freeSince.set(key, now.getTime());
   if (d.removeLeaked) {
     const nj = cache.decommissions.find((j) => j.metadata.name === d.removeLeaked);
     if (
@@ -69,6 +63,6 @@ export async function releaseWhenDone(
 }
 
 /** Forgets that a Machine was free (it is a member again, or busy). */
-export function stillUsed(deps: ClusterDeps, machine: Machine): void {
-  deps.freeSince.delete(`${machine.metadata.namespace}/${machine.metadata.name}`);
+export function stillUsed(memory: ClusterMemory, machine: Machine): void {
+  memory.freeSince.delete(machine.metadata.name);
 }

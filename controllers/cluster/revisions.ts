@@ -21,6 +21,11 @@ export class RevisionTracker {
     return [...(this.#users.get(revisionKey(key)) ?? [])];
   }
 
+  /** The clusters (namespace/name) that track a revision, sorted. */
+  clusters(): string[] {
+    return [...this.#keyOf.keys()].sort();
+  }
+
   /** Records that `cluster` tracks `key` now, and answers what is known of it, without waiting. */
   lookup(cluster: string, key: RevisionKey): Revision {
     const id = revisionKey(key);

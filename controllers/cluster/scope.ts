@@ -14,7 +14,6 @@ import type { Logger } from "../../lib/runtime/log.ts";
 import { BOOTSTRAP_LABEL } from "../../core/contract/labels.ts";
 import { isPaused, type PassWrites, passWrites } from "../../core/rollout/pause.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
-import { RunFailures } from "./runs.ts";
 import type { BatchJob } from "../../core/nodes/runs.ts";
 import {
   type ClusterRef,
@@ -24,6 +23,7 @@ import {
   selectMachines,
 } from "../../core/machines/selection.ts";
 import type { Revision } from "../../lib/git/resolver.ts";
+import { ClusterMemory } from "./memory.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
@@ -42,19 +42,13 @@ export interface ClusterDeps {
   workloads?: WorkloadCache | undefined;
   /** Which NIO applies the configurations. */
   nio: NioGeneration;
-  /** NIO v1: why failing runs failed (read from their Pods, remembered). */
-  runFailures: RunFailures;
-  /** When NICO first saw each claimed Machine (`ns/name`) without a configuration; see core/machines/release.ts. */
-  freeSince: Map<string, number>;
   /** How long a freed Machine stays claimed for NIO to settle (default core/machines/release.ts RELEASE_SETTLE_MS). */
   releaseSettleMs?: number | undefined;
 }
 
-/** A ClusterDeps with NICO's defaults for what `base` leaves out (NIO v1, empty memories). */
-export function clusterDeps(
-  base: Omit<ClusterDeps, "nio" | "runFailures" | "freeSince"> & Partial<ClusterDeps>,
-): ClusterDeps {
-  return { nio: "v1", runFailures: new RunFailures(), freeSince: new Map(), ...base };
+/** A ClusterDeps with NICO's defaults for what `base` leaves out (NIO v1). */
+export function clusterDeps(base: Omit<ClusterDeps, "nio"> & Partial<ClusterDeps>): ClusterDeps {
+  return { nio: "v1", ...base };
 }
 
 /** The cached objects of the cluster's namespace a pass reads. */
@@ -71,17 +65,25 @@ export interface ClusterCache {
   decommissions: DecommissionJob[];
 }
 
-/** One pass over one cluster. */
-export interface ClusterScope {
+/**
+ * What a step needs that also runs without a pass's scope (deletion, whose spec may not parse): the
+ * dependencies, the cluster, what NICO remembers of it, the cached objects of its namespace, the logger.
+ */
+export interface ClusterContext {
   readonly deps: ClusterDeps;
-  readonly log: Logger;
+  readonly memory: ClusterMemory;
   readonly cluster: KubernetesCluster;
+  readonly cache: ClusterCache;
+  readonly log: Logger;
+}
+
+/** One pass over one cluster. */
+export interface ClusterScope extends ClusterContext {
   readonly spec: KubernetesClusterSpec;
   readonly ref: ClusterRef;
   readonly name: string;
   readonly namespace: string;
   readonly now: Date;
-  readonly cache: ClusterCache;
   /** Machines of the namespace by name; the claims phase puts what the server answered. */
   readonly machines: Map<string, Machine>;
   /** Configurations this cluster owns (controller reference by uid). */
@@ -106,7 +108,10 @@ export interface ClusterScope {
  * that one cluster does not crowd the API server for the others. */
 export const WRITES_IN_FLIGHT = 4;
 
-/** Gathers the scope of one pass; pure over the cache. */
+/**
+ * Gathers the scope of one pass; pure over the cache. `memory` is what NICO remembers of the cluster
+ * (absent: nothing, a memory of this pass alone).
+ */
 export function buildScope(
   deps: ClusterDeps,
   cluster: KubernetesCluster,
@@ -114,6 +119,7 @@ export function buildScope(
   cache: ClusterCache,
   now: Date,
   log: Logger,
+  memory?: ClusterMemory,
 ): ClusterScope {
   const namespace = cluster.metadata.namespace!;
   const name = cluster.metadata.name;
@@ -142,6 +148,7 @@ export function buildScope(
   const canStart = ours.length > 0 || (gitRepo !== undefined && cpMembers.length > 0 && !refFails);
   return {
     deps,
+    memory: memory ?? new ClusterMemory(`${namespace}/${name}`, cluster.metadata.uid),
     log,
     cluster,
     spec,

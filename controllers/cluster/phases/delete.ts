@@ -15,9 +15,8 @@ import { listNames } from "../../../core/status/conditions.ts";
 import { ownedSecretNames } from "../../../core/contract/names.ts";
 import type { Machine, NixosConfiguration } from "../../../core/contract/nio.ts";
 import { type ClusterRef, isOwnedBy } from "../../../core/machines/selection.ts";
-import type { Logger } from "../../../lib/runtime/log.ts";
 import { releaseWhenDone } from "../release.ts";
-import type { ClusterCache, ClusterDeps } from "../scope.ts";
+import type { ClusterContext } from "../scope.ts";
 import { ownsSecret, type Secret } from "../secrets.ts";
 
 /**
@@ -30,34 +29,33 @@ export interface DeleteOutcome {
   waiting?: string[];
 }
 
-/** One step of deleting `cluster`. */
-export async function reconcileDelete(
-  deps: ClusterDeps,
-  cluster: KubernetesCluster,
-  cache: ClusterCache,
-  log: Logger,
-): Promise<DeleteOutcome> {
+/**
+ * One step of deleting the context's cluster. Once it answers nothing remaining, the finalizer is gone and the
+ * caller forgets the cluster (controllers/cluster/memory.ts).
+ */
+export async function reconcileDelete(c: ClusterContext): Promise<DeleteOutcome> {
+  const { deps, cluster, cache, log } = c;
   const { client, recorder } = deps;
   const ns = cluster.metadata.namespace!;
   const name = cluster.metadata.name;
   const ref: ClusterRef = { name, namespace: ns, uid: cluster.metadata.uid };
-  const ours = cache.configs.filter((c: NixosConfiguration) => isOwnedBy(c, ref));
-  for (const c of ours) {
-    if (c.metadata.deletionTimestamp) continue;
-    if (await client.delete(NIXOS_CONFIGURATIONS, c.metadata.name, ns, { uid: c.metadata.uid! })) {
-      log.info("deleted configuration", { configuration: c.metadata.name });
+  const ours = cache.configs.filter((cfg: NixosConfiguration) => isOwnedBy(cfg, ref));
+  for (const cfg of ours) {
+    if (cfg.metadata.deletionTimestamp) continue;
+    if (await client.delete(NIXOS_CONFIGURATIONS, cfg.metadata.name, ns, { uid: cfg.metadata.uid! })) {
+      log.info("deleted configuration", { configuration: cfg.metadata.name });
     }
   }
   if (ours.length) {
     log.info("deleting: waiting for NIO", { remaining: ours.length });
-    return { remaining: ours.map((c) => c.metadata.name) };
+    return { remaining: ours.map((cfg) => cfg.metadata.name) };
   }
 
   const released: string[] = [];
   const waiting: string[] = [];
   const claimed = cache.machines.filter((m: Machine) => m.metadata.labels?.[CLUSTER_LABEL] === name);
   for (const m of claimed) {
-    const r = await releaseWhenDone(deps, cluster, cache, m, new Date(), log);
+    const r = await releaseWhenDone(c, m, new Date());
     if (r.released) released.push(m.metadata.name);
     if (r.waiting) waiting.push(r.waiting);
   }
@@ -75,7 +73,6 @@ export async function reconcileDelete(
   const fresh = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
   if (!fresh) return { remaining: [] };
   await client.jsonPatch(KUBERNETES_CLUSTERS, name, ns, removeFinalizer(fresh.metadata.finalizers ?? [], FINALIZER));
-  deps.revisionTracker?.release(`${ns}/${name}`);
   log.info("released every machine and removed the finalizer", { released: released.length });
   return { remaining: [] };
 }

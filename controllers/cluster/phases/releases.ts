@@ -32,10 +32,10 @@ export async function reconcileReleases(s: ClusterScope): Promise<ReleasesOutcom
     const n = m.metadata.name;
     if (m.metadata.labels?.[CLUSTER_LABEL] !== s.name) continue;
     if (members.has(n) || busy.has(n)) {
-      stillUsed(s.deps, m);
+      stillUsed(s.memory, m);
       continue;
     }
-    const r = await releaseWhenDone(s.deps, s.cluster, s.cache, m, s.now, s.log);
+    const r = await releaseWhenDone(s, m, s.now);
     if (r.released) released.push(n);
     if (r.waiting) waiting.push(r.waiting);
   }

@@ -16,8 +16,6 @@ import { MACHINES } from "../../../core/contract/nio.ts";
 import type { NodeReport } from "../../../core/nodes/readiness.ts";
 import { decideRemediation, type PlaneDecision } from "../../../core/rollout/remediation.ts";
 import { type InFlightStep, remediationCondition, stepText } from "../../../core/status/remediation.ts";
-import { keyOf } from "../../../lib/runtime/keys.ts";
-import { WarningLimiter } from "../problem.ts";
 import { remediationView } from "../remediation.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { PassView, WorkloadView } from "../view.ts";
@@ -37,11 +35,6 @@ export interface RemediationOutcome {
   condition?: ConditionInput | undefined;
 }
 
-/** A refusal is told again only when its reason changes, or every 10 minutes. */
-const refusals = new WarningLimiter();
-/** The steps already told, by `<cluster key>/<machine>`. */
-const told = new Map<string, Set<string>>();
-
 /** Decides, marks, tells. `nodes` are the members' reports after the workload cluster was consulted. */
 export async function reconcileRemediation(
   s: ClusterScope,
@@ -59,10 +52,11 @@ export async function reconcileRemediation(
       if (await mark(s, d)) done.marked.push(d.target.machine);
     } else if (d.kind === "refuse") {
       done.refused.push({ plane: d.plane, reason: d.reason });
-      if (refusals.allow(`${keyOf(s.namespace, s.name)}/${d.plane}`, d.reason, "", s.now.getTime())) {
+      // A refusal is told again only when its reason changes, or every 10 minutes.
+      if (s.memory.refusals.allow(d.plane, d.reason, "", s.now.getTime())) {
         await s.deps.recorder.event(s.cluster, "Warning", "RemediationRefused", `${d.reason}: ${d.message}`);
       }
-    } else refusals.clear(`${keyOf(s.namespace, s.name)}/${d.plane}`);
+    } else s.memory.refusals.clear(d.plane);
   }
   done.condition = remediationCondition({ decisions, inFlight: view.inFlight, short: view.short });
   if (view.dueAt) {
@@ -110,12 +104,11 @@ async function mark(s: ClusterScope, d: Extract<PlaneDecision, { kind: "take" }>
 
 /** Events for each step of the remediations in flight, once each, and when one is finished. */
 async function tellSteps(s: ClusterScope, inFlight: InFlightStep[]): Promise<void> {
-  const prefix = `${keyOf(s.namespace, s.name)}/`;
-  const now = new Set(inFlight.map((f) => prefix + f.machine));
-  for (const [key] of told) {
-    if (!key.startsWith(prefix) || now.has(key)) continue;
-    told.delete(key);
-    const machine = key.slice(prefix.length);
+  const told = s.memory.remediationSteps;
+  const now = new Set(inFlight.map((f) => f.machine));
+  for (const machine of [...told.keys()]) {
+    if (now.has(machine)) continue;
+    told.delete(machine);
     await s.deps.recorder.event(
       s.cluster,
       "Normal",
@@ -124,8 +117,8 @@ async function tellSteps(s: ClusterScope, inFlight: InFlightStep[]): Promise<voi
     );
   }
   for (const f of inFlight) {
-    const seen = told.get(prefix + f.machine) ?? new Set<string>();
-    told.set(prefix + f.machine, seen);
+    const seen = told.get(f.machine) ?? new Set<string>();
+    told.set(f.machine, seen);
     const ready = f.replacements.length > 0 && f.replacements.every((r) => r.ready);
     const steps: [boolean, string][] = [
       [ready, "RemediationSpareReady"],

@@ -10,5 +10,5 @@ import type { ClusterScope } from "../scope.ts";
 export async function observeRuns(s: ClusterScope): Promise<Map<string, string> | undefined> {
   if (s.deps.nio !== "v1") return undefined;
   const configs = s.ours.map((c) => c.metadata.name);
-  return await s.deps.runFailures.reasons(s.deps.client, s.namespace, configs, s.cache.jobs);
+  return await s.memory.runFailures.reasons(s.deps.client, s.namespace, configs, s.cache.jobs);
 }

@@ -16,15 +16,11 @@ import type { DrainSettings } from "../../../core/nodes/workload.ts";
 import { drainTargets, holdForDrains, type NodeDrain } from "../../../core/rollout/drainhold.ts";
 import { deleteNode, drainNode, type DrainProgress, uncordon } from "../workload/drain.ts";
 import { secretValue } from "../secrets.ts";
-import { WarningLimiter } from "../problem.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { WorkloadView } from "../view.ts";
 import { DRAIN_REQUEUE_MS, type Requeue } from "../requeue.ts";
 
 const clusterKey = (s: ClusterScope) => keyOf(s.namespace, s.name);
-
-/** What each drain waits for, as last told in a `DrainWaiting` Event: told again when it changes (or every 10 min). */
-const drainNotes = new WarningLimiter();
 
 /** What is known about the workload cluster; opens its connection lazily. */
 export function observeWorkload(s: ClusterScope): WorkloadView {
@@ -95,17 +91,18 @@ export async function drainBeforeChange(
 
 /** Events of a drain pass: the cordon, and what a waiting drain waits for (told again when that changes). */
 async function announceDrain(s: ClusterScope, machine: string, p: DrainProgress, leaving: boolean): Promise<void> {
-  const key = `${clusterKey(s)}/${machine}`;
+  // What each drain waits for, as last told in a `DrainWaiting` Event: told again when it changes (or every 10 min).
+  const drainNotes = s.memory.drainNotes;
   // Once per drain, even if a stale cache makes the next pass cordon the Node again.
-  if (p.cordoned && drainNotes.allow(`${key}/cordon`, "NodeCordoned", "", s.now.getTime())) {
+  if (p.cordoned && drainNotes.allow(`${machine}/cordon`, "NodeCordoned", "", s.now.getTime())) {
     const why = leaving ? "it leaves the cluster" : "its configuration changes";
     await s.deps.recorder.event(s.cluster, "Normal", "NodeCordoned", `cordoned Node ${machine} to drain it: ${why}`);
   }
   if (p.state !== "Draining") {
-    drainNotes.clear(`${key}/cordon`);
-    return drainNotes.clear(key);
+    drainNotes.clear(`${machine}/cordon`);
+    return drainNotes.clear(machine);
   }
-  if (drainNotes.allow(key, "DrainWaiting", p.message, s.now.getTime())) {
+  if (drainNotes.allow(machine, "DrainWaiting", p.message, s.now.getTime())) {
     await s.deps.recorder.event(s.cluster, "Normal", "DrainWaiting", p.message);
   }
 }

@@ -54,6 +54,11 @@ export class WorkloadCache {
     return [...this.#entries.values()].filter((e) => e.conn).length;
   }
 
+  /** The clusters with an entry, connected or not (what {@link close} would drop), sorted. */
+  keys(): string[] {
+    return [...this.#entries.keys()].sort();
+  }
+
   /**
    * What is known about the cluster `key` whose current kubeconfig is
    * `kubeconfig` (undefined: none issued yet). Opens or replaces the
