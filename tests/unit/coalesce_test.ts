@@ -1,7 +1,7 @@
 /** Which cluster updates call for a reconcile: a status-only change (NICO's own write) does not. */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
-import { onlyStatusChanged } from "../../controllers/cluster/controller.ts";
+import { onlyStatusChanged } from "../../controllers/cluster/mappers.ts";
 
 const base = {
   metadata: { name: "c", namespace: "ns", resourceVersion: "1", generation: 1, finalizers: ["f"] },
