@@ -43,86 +43,85 @@ const caches: MapperCaches = {
   configs: lookup([config("prod.cp-1", "cp-1", { [CLUSTER_LABEL]: "prod" }), config("foreign", "pooled")]),
 };
 
+/** What each event maps to: the case, the mapper's answer, the cluster keys it should be. */
+const MAPPED: [string, () => string | readonly string[] | undefined, string[]][] = [
+  [
+    "a labelled Secret: its cluster",
+    () => clusterOfLabel({ metadata: { namespace: "ns", labels: { [CLUSTER_LABEL]: "prod" } } }),
+    ["ns/prod"],
+  ],
+  ["an unlabelled object: none", () => clusterOfLabel({ metadata: { namespace: "ns" } }), []],
+  [
+    "a configuration of NICO's: its cluster",
+    () => configurationClusters(caches)(config("prod.cp-1", "cp-1", { [CLUSTER_LABEL]: "prod" }), "update", undefined),
+    ["ns/prod"],
+  ],
+  [
+    "someone else's configuration: the clusters that may want its Machine",
+    () => configurationClusters(caches)(config("foreign", "pooled"), "add", undefined),
+    ["ns/pool"],
+  ],
+  [
+    "a deleted foreign configuration: its Machine as it named before",
+    () => configurationClusters(caches)(unreferenced("foreign"), "delete", config("foreign", "cp-1")),
+    ["ns/prod"],
+  ],
+  [
+    "a foreign configuration of an unknown Machine: none",
+    () => configurationClusters(caches)(config("x", "gone"), "add", undefined),
+    [],
+  ],
+  [
+    "a listed Machine: the cluster listing it, in its namespace only",
+    () => machineClusters(caches)(machine("cp-1"), "update", undefined),
+    ["ns/prod"],
+  ],
+  ["a spare: its cluster", () => machineClusters(caches)(machine("spare-1"), "add", undefined), ["ns/prod"]],
+  [
+    "a Machine that stopped matching a selector: the cluster it matched",
+    () => machineClusters(caches)(machine("pooled"), "update", machine("pooled", { role: "cp" })),
+    ["ns/pool"],
+  ],
+  [
+    "a Machine claimed by a cluster: that cluster",
+    () => machineClusters(caches)(machine("loose", { [CLUSTER_LABEL]: "prod" }), "update", undefined),
+    ["ns/prod"],
+  ],
+  ["a Machine nobody wants: none", () => machineClusters(caches)(machine("loose"), "add", undefined), []],
+  [
+    "a run of a node's day-two NixCronJob: the cluster of its configuration",
+    () => runClusters(caches)(job("run-1", "NixCronJob", "prod.cp-1-day2"), "add", undefined),
+    ["ns/prod"],
+  ],
+  [
+    "a scheduled run (its CronJob): the same",
+    () => runClusters(caches)(job("run-2", "CronJob", "prod.cp-1-day2"), "add", undefined),
+    ["ns/prod"],
+  ],
+  [
+    "a Job of something else: none",
+    () => runClusters(caches)(job("backup", "CronJob", "nightly"), "add", undefined),
+    [],
+  ],
+  [
+    "a run of a foreign configuration: none",
+    () => runClusters(caches)(job("run-3", "NixCronJob", "foreign-day2"), "add", undefined),
+    [],
+  ],
+  [
+    "a decommission of a listed Machine: its cluster",
+    () => decommissionClusters(caches)(decommission("cp-1"), "update", undefined),
+    ["ns/prod"],
+  ],
+  [
+    "a decommission of an unknown Machine: none",
+    () => decommissionClusters(caches)(decommission("gone"), "add", undefined),
+    [],
+  ],
+];
+
 Deno.test("each mapper wakes the clusters its object concerns, and no other", async (t) => {
-  const cases: [string, () => string | readonly string[] | undefined, string[]][] = [
-    [
-      "a labelled Secret: its cluster",
-      () => clusterOfLabel({ metadata: { namespace: "ns", labels: { [CLUSTER_LABEL]: "prod" } } }),
-      [
-        "ns/prod",
-      ],
-    ],
-    ["an unlabelled object: none", () => clusterOfLabel({ metadata: { namespace: "ns" } }), []],
-    [
-      "a configuration of NICO's: its cluster",
-      () =>
-        configurationClusters(caches)(config("prod.cp-1", "cp-1", { [CLUSTER_LABEL]: "prod" }), "update", undefined),
-      ["ns/prod"],
-    ],
-    [
-      "someone else's configuration: the clusters that may want its Machine",
-      () => configurationClusters(caches)(config("foreign", "pooled"), "add", undefined),
-      ["ns/pool"],
-    ],
-    [
-      "a deleted foreign configuration: its Machine as it named before",
-      () => configurationClusters(caches)(unreferenced("foreign"), "delete", config("foreign", "cp-1")),
-      ["ns/prod"],
-    ],
-    [
-      "a foreign configuration of an unknown Machine: none",
-      () => configurationClusters(caches)(config("x", "gone"), "add", undefined),
-      [],
-    ],
-    [
-      "a listed Machine: the cluster listing it, in its namespace only",
-      () => machineClusters(caches)(machine("cp-1"), "update", undefined),
-      ["ns/prod"],
-    ],
-    ["a spare: its cluster", () => machineClusters(caches)(machine("spare-1"), "add", undefined), ["ns/prod"]],
-    [
-      "a Machine that stopped matching a selector: the cluster it matched",
-      () => machineClusters(caches)(machine("pooled"), "update", machine("pooled", { role: "cp" })),
-      ["ns/pool"],
-    ],
-    [
-      "a Machine claimed by a cluster: that cluster",
-      () => machineClusters(caches)(machine("loose", { [CLUSTER_LABEL]: "prod" }), "update", undefined),
-      ["ns/prod"],
-    ],
-    ["a Machine nobody wants: none", () => machineClusters(caches)(machine("loose"), "add", undefined), []],
-    [
-      "a run of a node's day-two NixCronJob: the cluster of its configuration",
-      () => runClusters(caches)(job("run-1", "NixCronJob", "prod.cp-1-day2"), "add", undefined),
-      ["ns/prod"],
-    ],
-    [
-      "a scheduled run (its CronJob): the same",
-      () => runClusters(caches)(job("run-2", "CronJob", "prod.cp-1-day2"), "add", undefined),
-      ["ns/prod"],
-    ],
-    [
-      "a Job of something else: none",
-      () => runClusters(caches)(job("backup", "CronJob", "nightly"), "add", undefined),
-      [],
-    ],
-    [
-      "a run of a foreign configuration: none",
-      () => runClusters(caches)(job("run-3", "NixCronJob", "foreign-day2"), "add", undefined),
-      [],
-    ],
-    [
-      "a decommission of a listed Machine: its cluster",
-      () => decommissionClusters(caches)(decommission("cp-1"), "update", undefined),
-      ["ns/prod"],
-    ],
-    [
-      "a decommission of an unknown Machine: none",
-      () => decommissionClusters(caches)(decommission("gone"), "add", undefined),
-      [],
-    ],
-  ];
-  for (const [what, map, want] of cases) {
+  for (const [what, map, want] of MAPPED) {
     await t.step(what, () => {
       const got = map();
       assert.deepEqual(got === undefined ? [] : typeof got === "string" ? [got] : [...got], want);
