@@ -9,6 +9,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/../gobuild.sh"
 
 if [[ -n "${NICO_HELM:-}" && -x "${NICO_HELM}" ]]; then
   echo "$NICO_HELM"
@@ -18,37 +19,6 @@ fi
 version="$(awk '($1 == "helm.sh/helm/v4") { print $2; exit } ($1 == "require" && $2 == "helm.sh/helm/v4") { print $3; exit }' "$here/go.mod")"
 [[ -n "$version" ]] || { echo "install.sh: no helm.sh/helm/v4 version in $here/go.mod" >&2; exit 1; }
 cache_root="${NICO_HELM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nico/helm}"
-dest="$cache_root/helm-${version}"
-
-if [[ -x "$dest/helm" ]]; then
-  echo "$dest/helm"
-  exit 0
-fi
-
-command -v go >/dev/null || {
-  echo "install.sh: Go is needed to build helm (or set NICO_HELM to a helm binary)" >&2
-  exit 1
-}
-
-# One build at a time: a second caller waits here, then finds the cache filled.
-mkdir -p "$cache_root"
-exec 9>"$cache_root/.lock"
-flock 9
-if [[ -x "$dest/helm" ]]; then
-  echo "$dest/helm"
-  exit 0
-fi
-
-echo "install.sh: building helm $version into $dest; this takes a minute or two once" >&2
-work="$(mktemp -d "$cache_root/.build.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
-
 cd "$here"
-GOFLAGS="-mod=mod" CGO_ENABLED=0 go build -trimpath \
-  -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$version" \
-  -o "$work/helm" helm.sh/helm/v4/cmd/helm
-[[ -x "$work/helm" ]]
-rm -rf "$dest"
-mv "$work" "$dest"
-trap - EXIT
-echo "$dest/helm"
+cached_build "$cache_root/helm-${version}" helm "helm $version (or set NICO_HELM to a helm binary)" \
+  -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$version" helm.sh/helm/v4/cmd/helm

@@ -1,0 +1,159 @@
+/**
+ * What NICO does to etcd's membership in one pass, and which control-plane
+ * steps wait for it. One change at a time, in this order:
+ *
+ * 1. a control-plane node the rollout removes now (scale-down, replacement,
+ *    remediation; already drained) has its member removed first, after
+ *    leadership moved off it, and only if the rest keep a healthy majority;
+ *    its configuration is removed once the member is gone;
+ * 2. a control-plane node whose configuration changes now must not lead
+ *    (leadership moves off it first, as Cluster API's KubeadmControlPlane
+ *    does) and its member may go down for the switch only if the others keep
+ *    a healthy majority;
+ * 3. an orphan member (its peer address is on no control-plane node of the
+ *    cluster, or it was added and never started within the startup
+ *    timeout: a failed join) is removed, while quorum holds.
+ *
+ * Pure; table-tested. The shell carries the action out and tells an Event.
+ *
+ * @module
+ */
+import { leaderTarget, mayRemove, mayTakeDown, memberOn, type MemberView, quorumFacts } from "./members.ts";
+
+/** A control-plane node of the cluster: a member of the spec, or one leaving whose configuration still exists. */
+export interface EtcdNode {
+  machine: string;
+  address: string;
+}
+
+export interface MembershipInput {
+  members: readonly MemberView[];
+  /** Every control-plane node of the cluster (members of the spec and departing ones). */
+  nodes: readonly EtcdNode[];
+  /** Control-plane nodes whose configuration the rollout removes in this pass. */
+  removing: readonly string[];
+  /** Control-plane nodes whose configuration the rollout changes in this pass. */
+  changing: readonly string[];
+  /** When NICO first saw each member that has not started (by id): a failed join is an orphan after the timeout. */
+  unstartedSince: ReadonlyMap<string, Date>;
+  now: Date;
+  startupTimeoutMs: number;
+}
+
+export type MembershipAction =
+  | { kind: "moveLeader"; from: MemberView; to: MemberView; why: string }
+  | { kind: "remove"; member: MemberView; why: string };
+
+/** A node whose step waits for etcd, and why. */
+export interface EtcdHold {
+  machine: string;
+  why: string;
+}
+
+export interface MembershipPlan {
+  /** The one membership change of this pass. */
+  action?: MembershipAction | undefined;
+  /** Steps of the rollout that wait (not taken in this pass). */
+  holds: EtcdHold[];
+  /** Members no node of the cluster stands for, or failed joins past the startup timeout. */
+  orphans: { member: MemberView; why: string }[];
+  /** Something NICO may not do without losing quorum: said in status. */
+  blocked?: string | undefined;
+}
+
+const label = (m: MemberView) => (m.name ? `${m.name} (${m.id})` : `unstarted member ${m.id}`);
+
+/** Why `m` is an orphan, or undefined when a node of the cluster stands for it. */
+function orphanWhy(m: MemberView, i: MembershipInput): string | undefined {
+  if (!i.nodes.some((n) => memberOn([m], n.address))) {
+    return `${label(m)} is on ${
+      m.peerURLs.join(", ") || "no peer URL"
+    }, where no control-plane node of this cluster is`;
+  }
+  const since = i.unstartedSince.get(m.id);
+  if (!m.name && since && i.now.getTime() - since.getTime() > i.startupTimeoutMs) {
+    return `${label(m)} was added ${Math.round((i.now.getTime() - since.getTime()) / 1000)} s ago and never started ` +
+      `(a failed join)`;
+  }
+  return undefined;
+}
+
+/**
+ * Plans this pass's membership change.
+ *
+ * @example
+ * ```ts
+ * import { planMembership } from "./membership.ts";
+ * const m = (id: string, host: string, leader = false) => ({ id, name: `cp-${id}`, peerURLs: [`https://${host}:2380`], isLearner: false, healthy: true, leader, alarms: [] });
+ * const members = [m("1", "127.0.0.1", true), m("2", "127.0.0.2"), m("3", "127.0.0.3")];
+ * const nodes = [1, 2, 3].map((n) => ({ machine: `cp-${n}`, address: `127.0.0.${n}` }));
+ * const p = planMembership({ members, nodes, removing: [], changing: ["cp-1"], unstartedSince: new Map(), now: new Date(), startupTimeoutMs: 600_000 });
+ * p.action?.kind; // "moveLeader"
+ * p.holds; // [{ machine: "cp-1", why: "leadership moves off its etcd member cp-1 (1) first" }]
+ * ```
+ */
+export function planMembership(i: MembershipInput): MembershipPlan {
+  const holds: EtcdHold[] = [];
+  let action: MembershipAction | undefined;
+  let blocked: string | undefined;
+  const orphans = i.members.flatMap((member) => {
+    const why = orphanWhy(member, i);
+    return why ? [{ member, why }] : [];
+  });
+  const nodeOf = (machine: string) => i.nodes.find((n) => n.machine === machine);
+  const away = (m: MemberView, why: string): MembershipAction | undefined => {
+    const to = leaderTarget(i.members, m.id);
+    return to ? { kind: "moveLeader", from: m, to, why } : undefined;
+  };
+  for (const machine of i.removing) {
+    const m = nodeOf(machine) && memberOn(i.members, nodeOf(machine)!.address);
+    if (!m) continue;
+    if (m.leader) {
+      action ??= away(m, `${machine} leaves the control plane`);
+      holds.push({ machine, why: `leadership moves off its etcd member ${label(m)} before it is removed` });
+    } else if (mayRemove(i.members, m.id)) {
+      action ??= { kind: "remove", member: m, why: `${machine} leaves the control plane` };
+      holds.push({ machine, why: `its etcd member ${label(m)} is removed first` });
+    } else {
+      blocked ??= `removing ${label(m)} would leave etcd without a healthy majority (${counted(i.members)})`;
+      holds.push({ machine, why: blocked });
+    }
+  }
+  for (const machine of i.changing) {
+    const m = nodeOf(machine) && memberOn(i.members, nodeOf(machine)!.address);
+    if (!m) continue;
+    if (m.leader && !m.isLearner) {
+      action ??= away(m, `${machine}'s configuration changes`);
+      holds.push({ machine, why: `leadership moves off its etcd member ${label(m)} first` });
+    } else if (!mayTakeDown(i.members, m.id)) {
+      holds.push({
+        machine,
+        why: `its switch would leave fewer healthy etcd members than a majority (${counted(i.members)})`,
+      });
+    }
+  }
+  if (!action) {
+    const next = orphans.find((o) => mayRemove(i.members, o.member.id));
+    if (next) action = { kind: "remove", member: next.member, why: next.why };
+    else if (orphans.length) blocked ??= `orphan ${label(orphans[0]!.member)} stays: removing it would lose quorum`;
+  }
+  return { ...(action ? { action } : {}), holds, orphans, ...(blocked ? { blocked } : {}) };
+}
+
+/**
+ * Which members were counted, for status and messages: `2/3 healthy voting members (quorum 2): cp-1, cp-2`.
+ *
+ * @example
+ * ```ts
+ * import { counted } from "./membership.ts";
+ * const m = (name: string, healthy: boolean) => ({ id: name, name, peerURLs: [], isLearner: false, healthy, leader: false, alarms: [] });
+ * counted([m("cp-1", true), m("cp-2", true), m("cp-3", false)]); // "2/3 healthy voting members (quorum 2): cp-1, cp-2"
+ * ```
+ */
+export function counted(members: readonly MemberView[]): string {
+  const q = quorumFacts(members);
+  const healthy = members.filter((m) => m.healthy && !m.isLearner).map((m) => m.name || m.id).sort();
+  return `${q.healthyVoters}/${q.voters} healthy voting members (quorum ${q.quorum})${
+    healthy.length ? `: ${healthy.join(", ")}` : ""
+  }`;
+}

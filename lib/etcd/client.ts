@@ -1,0 +1,175 @@
+/**
+ * A narrow etcd v3 client over etcd's own HTTP/JSON gateway (the grpc-gateway
+ * every etcd serves on its client port: `POST /v3/<service>/<method>` with
+ * the request message as JSON), through `fetch` with a client certificate.
+ * It answers what an operator needs of a cluster's membership: the members,
+ * each member's status (leader, learner, raft progress), alarms, and it can
+ * remove a member and move leadership. Every request has its own deadline,
+ * so a hung member costs at most that long.
+ *
+ * Member ids are uint64: they stay decimal strings here (JSON numbers would
+ * lose precision), as the gateway writes them.
+ *
+ * @module
+ */
+import { errorMessage } from "../runtime/log.ts";
+
+/** A member of the cluster, as the member list names it. */
+export interface EtcdMember {
+  /** The member id, a decimal uint64. */
+  id: string;
+  /** Empty for a member added but never started (it has not published its name yet). */
+  name: string;
+  peerURLs: string[];
+  clientURLs: string[];
+  isLearner: boolean;
+}
+
+/** One member's own view of itself and of the cluster (`Maintenance.Status`). */
+export interface EtcdStatus {
+  /** Who answered. */
+  memberId: string;
+  /** The leader's id as that member knows it ("0": none). */
+  leader: string;
+  raftTerm: string;
+  raftIndex: string;
+  raftAppliedIndex: string;
+  isLearner: boolean;
+  /** Errors the member reports about itself (such as a corrupt alarm). */
+  errors: string[];
+  dbSize: number;
+  version: string;
+}
+
+/** An alarm raised on a member: `NOSPACE` (the quota is full, writes refused) or `CORRUPT`. */
+export interface EtcdAlarm {
+  memberId: string;
+  alarm: string;
+}
+
+/** The credentials and deadline of an {@link EtcdClient}. */
+export interface EtcdClientOptions {
+  /** The CA of the members' serving certificates, PEM. */
+  caPem: string;
+  /** A client certificate and key the members trust, PEM. */
+  certPem: string;
+  keyPem: string;
+  /** Each request's deadline (default 2 s). */
+  timeoutMs?: number;
+}
+
+/** A request an etcd member refused or could not answer, naming the endpoint and the method. */
+export class EtcdError extends Error {
+  constructor(readonly endpoint: string, readonly method: string, message: string, options?: ErrorOptions) {
+    super(`etcd ${endpoint} ${method}: ${message}`, options);
+    this.name = "EtcdError";
+  }
+}
+
+type Json = Record<string, unknown>;
+
+/** Reads a JSON value as a string (uint64 values arrive as strings; a missing value is the default). */
+const str = (v: unknown, dflt = ""): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : dflt);
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => str(x)) : []);
+
+/** A member from the gateway's JSON. */
+function member(m: Json): EtcdMember {
+  return {
+    id: str(m.ID, "0"),
+    name: str(m.name),
+    peerURLs: strings(m.peerURLs),
+    clientURLs: strings(m.clientURLs),
+    isLearner: m.isLearner === true,
+  };
+}
+
+/**
+ * A client for the members at the given client URLs (`https://host:2379`).
+ * One HTTP client (and its connections) for all of them; {@link close} ends it.
+ */
+export class EtcdClient {
+  readonly #http: Deno.HttpClient;
+  readonly #timeoutMs: number;
+
+  constructor(opts: EtcdClientOptions) {
+    this.#http = Deno.createHttpClient({ caCerts: [opts.caPem], cert: opts.certPem, key: opts.keyPem, http2: false });
+    this.#timeoutMs = opts.timeoutMs ?? 2_000;
+  }
+
+  /** POSTs `body` to `method` (such as `cluster/member/list`) at `endpoint`; answers the JSON reply. */
+  async call(endpoint: string, method: string, body: Json = {}, signal?: AbortSignal): Promise<Json> {
+    const deadline = AbortSignal.timeout(this.#timeoutMs);
+    const all = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    let res: Response;
+    try {
+      res = await fetch(`${endpoint.replace(/\/+$/, "")}/v3/${method}`, {
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: { "Content-Type": "application/json" },
+        client: this.#http,
+        signal: all,
+      });
+    } catch (err) {
+      const why = deadline.aborted ? `no answer within ${this.#timeoutMs} ms` : errorMessage(err);
+      throw new EtcdError(endpoint, method, why, { cause: err });
+    }
+    const text = await res.text().catch((err) => {
+      throw new EtcdError(endpoint, method, `reading the answer: ${errorMessage(err)}`, { cause: err });
+    });
+    let json: Json;
+    try {
+      json = JSON.parse(text) as Json;
+    } catch {
+      throw new EtcdError(endpoint, method, `HTTP ${res.status}: ${text.slice(0, 200)}`);
+    }
+    if (!res.ok) throw new EtcdError(endpoint, method, `HTTP ${res.status}: ${str(json.message, text.slice(0, 200))}`);
+    return json;
+  }
+
+  /** The cluster's members, as `endpoint` sees them (linearizable: it asks the leader). */
+  async members(endpoint: string, signal?: AbortSignal): Promise<EtcdMember[]> {
+    const json = await this.call(endpoint, "cluster/member/list", { linearizable: true }, signal);
+    return (Array.isArray(json.members) ? json.members as Json[] : []).map(member);
+  }
+
+  /** The status of the member at `endpoint`. */
+  async status(endpoint: string, signal?: AbortSignal): Promise<EtcdStatus> {
+    const json = await this.call(endpoint, "maintenance/status", {}, signal);
+    const header = (json.header ?? {}) as Json;
+    return {
+      memberId: str(header.member_id, "0"),
+      leader: str(json.leader, "0"),
+      raftTerm: str(json.raftTerm, "0"),
+      raftIndex: str(json.raftIndex, "0"),
+      raftAppliedIndex: str(json.raftAppliedIndex, "0"),
+      isLearner: json.isLearner === true,
+      errors: strings(json.errors),
+      dbSize: Number(str(json.dbSize, "0")),
+      version: str(json.version),
+    };
+  }
+
+  /** The alarms raised anywhere in the cluster, as `endpoint` knows them. */
+  async alarms(endpoint: string, signal?: AbortSignal): Promise<EtcdAlarm[]> {
+    const json = await this.call(endpoint, "maintenance/alarm", { action: "GET" }, signal);
+    return (Array.isArray(json.alarms) ? json.alarms as Json[] : [])
+      .map((a) => ({ memberId: str(a.memberID, "0"), alarm: str(a.alarm, "NONE") }))
+      .filter((a) => a.alarm !== "NONE");
+  }
+
+  /** Removes the member `id` from the cluster (sent to `endpoint`, which must be another member). */
+  async removeMember(endpoint: string, id: string, signal?: AbortSignal): Promise<EtcdMember[]> {
+    const json = await this.call(endpoint, "cluster/member/remove", { ID: id }, signal);
+    return (Array.isArray(json.members) ? json.members as Json[] : []).map(member);
+  }
+
+  /** Moves leadership to member `targetId`; `leaderEndpoint` must be the current leader's client URL. */
+  async moveLeader(leaderEndpoint: string, targetId: string, signal?: AbortSignal): Promise<void> {
+    await this.call(leaderEndpoint, "maintenance/transfer-leadership", { targetID: targetId }, signal);
+  }
+
+  /** Closes the connections. */
+  close(): void {
+    this.#http.close();
+  }
+}
