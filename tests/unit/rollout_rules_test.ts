@@ -15,67 +15,10 @@ import {
   parallelFirstBringUp,
   paused,
   releasedBeforeRemovals,
-  rolloutPass,
-  type Rule,
-  type RuleAnswer,
   RULES,
   workersWithinBudget,
 } from "../../core/rollout/rules.ts";
-import type { DepartingNode, PlanNode, RolloutInput } from "../../core/rollout/types.ts";
-
-/** A node that exists, up to date and available (its plane from its name) unless `o` says otherwise. */
-const n = (machine: string, o: Partial<PlanNode> = {}): PlanNode => ({
-  machine,
-  plane: machine.startsWith("cp") ? "controlPlane" : "dataPlane",
-  exists: true,
-  upToDate: true,
-  available: true,
-  failed: false,
-  ...o,
-});
-const outdated = { upToDate: false };
-const missing = { exists: false, upToDate: false, available: false };
-const converging = { available: false, detail: "Converging" };
-const leaving = (machine: string, o: Partial<DepartingNode> = {}): DepartingNode => ({
-  machine,
-  plane: machine.startsWith("cp") ? "controlPlane" : "dataPlane",
-  deleting: false,
-  ...o,
-});
-
-/** Three control-plane nodes and three workers, all settled, with `nodes` replacing those of the same name. */
-function input(nodes: PlanNode[], o: Partial<RolloutInput> = {}): RolloutInput {
-  const all = ["cp-1", "cp-2", "cp-3", "w-1", "w-2", "w-3"].map((m) => nodes.find((x) => x.machine === m) ?? n(m));
-  const extra = nodes.filter((x) => !all.includes(x));
-  return {
-    nodes: [...all, ...extra],
-    departing: [],
-    bootstrap: "cp-1",
-    order: "WorkersFirst",
-    maxUnavailable: 1,
-    paused: false,
-    ...o,
-  };
-}
-
-interface Want {
-  answer: RuleAnswer;
-  create?: string[];
-  update?: string[];
-  remove?: string[];
-  reasons?: string[];
-  halted?: string;
-  held?: string;
-}
-
-interface Row {
-  rule: Rule;
-  name: string;
-  input: RolloutInput;
-  /** What the rules before it chose already. */
-  before?: { create?: string[]; update?: string[]; remove?: string[]; reasons?: string[] };
-  want: Want;
-}
+import { converging, input, leaving, missing, n, outdated, type Row, ruleOutcome } from "../rollout_rules_kit.ts";
 
 const HOLD = "the workload API cannot be read";
 
@@ -337,22 +280,7 @@ const rows: Row[] = [
 Deno.test("each rule of the planner, on its own", async (t) => {
   for (const row of rows) {
     await t.step(`${row.rule.name}: ${row.name}`, () => {
-      const { pass, draft } = rolloutPass(row.input);
-      draft.plan.create.push(...row.before?.create ?? []);
-      draft.plan.update.push(...row.before?.update ?? []);
-      draft.plan.remove.push(...row.before?.remove ?? []);
-      draft.reasons.push(...row.before?.reasons ?? []);
-      const answer = row.rule(pass, draft);
-      const { plan, reasons } = draft;
-      assert.deepEqual({
-        answer,
-        create: plan.create,
-        update: plan.update,
-        remove: plan.remove,
-        reasons,
-        ...(plan.halted ? { halted: plan.halted.machine } : {}),
-        ...(plan.held ? { held: plan.held.machine } : {}),
-      }, { create: [], update: [], remove: [], reasons: [], ...row.want });
+      assert.deepEqual(ruleOutcome(row), { create: [], update: [], remove: [], reasons: [], ...row.want });
     });
   }
 });
