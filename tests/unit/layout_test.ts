@@ -164,8 +164,6 @@ const TEST_STORY = "one test case told step by step; its file is outside this br
  */
 const TOO_LONG_BUT_ALLOWED: Record<string, string> = {
   "controllers/cluster/controller.ts: clusterController": REWORKED,
-  "core/nodes/joined.ts: joinOne": REWORKED,
-  'tests/unit/joined_test.ts: Deno.test "an applied node is Ready only when its Node is Ready"': REWORKED_TESTS,
   'tests/unit/status_test.ts: Deno.test "status: phases, counts and messages"': REWORKED_TESTS,
   'tests/unit/status_test.ts: Deno.test "clusterStatus: every exit has a phase and says what stopped it"':
     REWORKED_TESTS,
