@@ -1,8 +1,10 @@
 /**
  * Honest readiness: a node NIO applied is Ready only when the workload
  * cluster agrees, i.e. its Node (named like the Machine) is Ready (a Node
- * NICO cordoned for the rollout counts: it is the one being updated). Pure;
- * table-tested. See docs/readiness.md.
+ * NICO cordoned for the rollout counts: it is the one being updated). It
+ * reads each node's facts record (core/nodes/facts.ts) and what is known of
+ * the workload cluster, nothing else. Pure; table-tested. See
+ * docs/readiness.md.
  *
  * @module
  */
