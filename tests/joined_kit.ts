@@ -2,6 +2,7 @@
  * Fixtures of the readiness tests (tests/unit/joined_test.ts, tests/unit/joined_dark_test.ts): a fixed now,
  * applied reports, Node views, workload facts, one node judged, and planner nodes. Pure.
  */
+import type { NodeFacts } from "../core/nodes/facts.ts";
 import { joinReports, type WorkloadFacts } from "../core/nodes/joined.ts";
 import type { NodeReport } from "../core/nodes/readiness.ts";
 import type { PlanNode } from "../core/rollout/plan.ts";
@@ -38,15 +39,33 @@ export const facts = (
   nodes: nodes && new Map(nodes.map((n) => [n.name, n])),
 });
 
-/** One report judged against the workload cluster, its node last changed `changedSecondsAgo`. */
-export function join(r: NodeReport, w: WorkloadFacts, changedSecondsAgo = 60): NodeReport {
+/**
+ * The facts record of each report as the shell gathers it: its Node from `w`, its configuration last changed
+ * `changedSecondsAgo`, naming `expected` when given.
+ */
+export function factsOf(reports: NodeReport[], w: WorkloadFacts, changedSecondsAgo = 60, expected?: string) {
+  return reports.map((r): NodeFacts => ({
+    machine: r.machine,
+    run: r,
+    changedAt: ago(changedSecondsAgo),
+    node: w.nodes?.get(r.machine),
+    ...(expected !== undefined ? { expected } : {}),
+  }));
+}
+
+/** Reports judged against the workload cluster, each node last changed `changedSecondsAgo`. */
+export function joinAll(reports: NodeReport[], w: WorkloadFacts, changedSecondsAgo = 60, expected?: string) {
   return joinReports({
-    reports: [r],
+    nodes: factsOf(reports, w, changedSecondsAgo, expected),
     workload: w,
-    changedAt: () => ago(changedSecondsAgo),
     now: NOW,
     timeoutMs: TIMEOUT,
-  })[0]!;
+  });
+}
+
+/** One report judged against the workload cluster, its node last changed `changedSecondsAgo`. */
+export function join(r: NodeReport, w: WorkloadFacts, changedSecondsAgo = 60): NodeReport {
+  return joinAll([r], w, changedSecondsAgo)[0]!;
 }
 
 /** A planner node that exists, up to date and not available (its plane from its name) unless `o` says otherwise. */

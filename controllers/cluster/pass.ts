@@ -19,7 +19,15 @@ import { reconcileSecrets } from "./phases/secrets.ts";
 import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
 import type { Requeue } from "./requeue.ts";
 import type { ClusterScope } from "./scope.ts";
-import { type Identity, nodeReports, type PassView, type WorkloadView } from "./view.ts";
+import {
+  afterWrites,
+  gatherMembers,
+  type Identity,
+  type Member,
+  type PassView,
+  reportsOf,
+  type WorkloadView,
+} from "./view.ts";
 
 /** What the phases of a pass produced so far (a phase that threw adds nothing, but what it wrote). */
 export interface PassRecord {
@@ -30,6 +38,8 @@ export interface PassRecord {
   planned?: Planned | undefined;
   /** Configurations as the server answered this pass, by name (filled as the writes are answered). */
   written: Map<string, NixosConfiguration>;
+  /** The members' facts and reports once the configurations were written (see {@link passMembers}). */
+  members?: Member[] | undefined;
   releases?: ReleasesOutcome | undefined;
   remediation?: RemediationOutcome | undefined;
   /** What the kubeconfig is to name (none before the bootstrap node has applied). */
@@ -58,9 +68,9 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures });
   const wrote = await writeConfigurations(s, planned, rec.written);
   const releases = rec.releases = await reconcileReleases(s);
-  const view = viewOf(rec);
-  const nodes = passNodes(s, rec);
-  if (!planned.blocked) rec.remediation = await reconcileRemediation(s, nodes, view, workload);
+  const members = passMembers(s, rec);
+  const nodes = reportsOf(members);
+  if (!planned.blocked) rec.remediation = await reconcileRemediation(s, members, workload);
   const target = rec.kubeconfigTarget = kubeconfigTarget(s, nodes, planned.endpoint);
   rec.kubeconfig = (await reconcileKubeconfig(s, target, identity.ca)).secret;
   await settleWorkloadNodes(s, nodes, workload, planned.draining);
@@ -77,9 +87,20 @@ export function viewOf(rec: PassRecord): PassView {
   };
 }
 
+/**
+ * The members as of what the pass produced, gathered once (none while nodes cannot be rendered): their facts and
+ * reports from when the configurations were planned, gathered again only for a member whose configuration a write
+ * of this pass replaced. A pass cut short before it planned gathers them from what it has.
+ */
+export function passMembers(s: ClusterScope, rec: PassRecord): Member[] {
+  if (rec.planned?.blocked) return [];
+  const v = viewOf(rec);
+  return rec.members ??= rec.planned?.members ? afterWrites(s, v, rec.planned.members) : gatherMembers(s, v);
+}
+
 /** The members' reports as of what the pass produced (none while nodes cannot be rendered). */
 export function passNodes(s: ClusterScope, rec: PassRecord): NodeReport[] {
-  return rec.planned?.blocked ? [] : nodeReports(s, viewOf(rec));
+  return reportsOf(passMembers(s, rec));
 }
 
 /** The conditions the phases added, in the order they ran. */

@@ -32,7 +32,7 @@ import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core
 import { STATUS_DELAY_MS, statusWrite } from "../../core/status/write.ts";
 import { ClaimConflictError } from "./claims.ts";
 import { reconcileDelete } from "./phases/delete.ts";
-import { newRecord, passNodes, runPhases, viewOf } from "./pass.ts";
+import { newRecord, passNodes, runPhases } from "./pass.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
 import { ClusterMemories, type ClusterMemory } from "./memory.ts";
 import { ClusterProblem, problemOf } from "./problem.ts";
@@ -200,7 +200,7 @@ export class ClusterReconciler {
     s.memory.races.forget(key);
     const held = await this.#finish(s, input, error);
     if (problem) return withHeld({ requeueAfter: PROBLEM_REQUEUE_MS }, held);
-    const next = nextLook(s, { ...viewOf(rec), blocked: rec.planned?.blocked !== undefined }, nodes, wishes);
+    const next = nextLook(s, { blocked: rec.planned?.blocked !== undefined, members: rec.members ?? [] }, wishes);
     s.log.debug("looking again", { inMs: next.after, why: next.why });
     return withHeld({ requeueAfter: next.after }, held);
   }

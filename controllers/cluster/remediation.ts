@@ -6,16 +6,16 @@
  *
  * @module
  */
-import { CLUSTER_LABEL, CONFIGURATION_ANNOTATION, REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
+import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
 import { type Mark, markOf } from "../../core/machines/marks.ts";
 import type { Machine } from "../../core/contract/nio.ts";
 import { judgeMember, type Unhealthy } from "../../core/nodes/health.ts";
-import { type NodeReport, specChangedAt } from "../../core/nodes/readiness.ts";
+import type { NodeFacts } from "../../core/nodes/facts.ts";
 import { type PlaneFacts, remediationSettings } from "../../core/rollout/remediation.ts";
 import type { InFlightStep, ShortPlane } from "../../core/status/remediation.ts";
 import { type Plane, selectMachines } from "../../core/machines/selection.ts";
 import type { ClusterScope } from "./scope.ts";
-import { configOf, type PassView, type WorkloadView } from "./view.ts";
+import type { Member, WorkloadView } from "./view.ts";
 
 const PLANES: Plane[] = ["controlPlane", "dataPlane"];
 
@@ -39,12 +39,13 @@ function ourMarks(s: ClusterScope): Map<string, Mark> {
   return out;
 }
 
-/** Gathers the view; `nodes` are the members' reports after the workload cluster was consulted. */
-export function remediationView(s: ClusterScope, nodes: NodeReport[], pv: PassView, w: WorkloadView): RemediationView {
+/** Gathers the view from the members as the pass ended (their facts, and reports after the workload cluster). */
+export function remediationView(s: ClusterScope, members: readonly Member[], w: WorkloadView): RemediationView {
   const marks = ourMarks(s);
   const nodesKnown = !w.disabled && w.api.state === "Available" && w.nodes !== undefined;
   const planes: PlaneFacts[] = [];
-  const inFlight = inFlightSteps(s, pv, nodes, marks);
+  const byMachine = new Map(members.map((m) => [m.facts.machine, m]));
+  const inFlight = inFlightSteps(s, byMachine, marks);
   let due: number | undefined;
   for (const plane of PLANES) {
     const settings = remediationSettings(s.spec[plane]);
@@ -52,20 +53,20 @@ export function remediationView(s: ClusterScope, nodes: NodeReport[], pv: PassVi
     const sel = s.selection[plane];
     const unhealthy: Unhealthy[] = [];
     for (const machine of sel.members) {
-      const report = nodes.find((n) => n.machine === machine);
-      const cfg = configOf(s, pv, machine);
-      if (!report || !cfg) continue;
+      const m = byMachine.get(machine);
+      if (!m?.config) continue;
+      const { createdAt, changedAt, expected, node } = m.facts;
       const v = judgeMember(
         {
           machine,
-          report,
+          report: m.report,
           nodesKnown,
           apiBackAt: w.api.outage?.to,
-          node: w.nodes?.get(machine),
+          node,
           machineObj: s.machines.get(machine),
-          createdAt: cfg.metadata.creationTimestamp ? new Date(cfg.metadata.creationTimestamp) : undefined,
-          changedAt: specChangedAt(cfg),
-          expected: cfg.metadata.annotations?.[CONFIGURATION_ANNOTATION],
+          createdAt,
+          changedAt,
+          expected,
         },
         settings,
         s.now,
@@ -73,20 +74,25 @@ export function remediationView(s: ClusterScope, nodes: NodeReport[], pv: PassVi
       if (v.unhealthy) unhealthy.push(v.unhealthy);
       if (v.dueAt) due = Math.min(due ?? Infinity, v.dueAt.getTime());
     }
+    // Only an unhealthy member may be replaced, so only its replacement is looked for (a selection each).
+    const sick = new Set(unhealthy.map((u) => u.machine));
+    const facts = new Map(sel.members.map((machine): [string, Pick<NodeFacts, "createdAt" | "replacement">] => [
+      machine,
+      {
+        createdAt: byMachine.get(machine)?.facts.createdAt,
+        replacement: sick.has(machine) ? replacementOf(s, plane, machine) : undefined,
+      },
+    ]));
     planes.push({
       plane,
       settings,
       mode: sel.mode,
       members: sel.members,
-      ready: nodes.filter((n) => n.plane === plane && n.state === "Ready").map((n) => n.machine),
+      ready: members.filter((m) => m.report.plane === plane && m.report.state === "Ready").map((m) => m.facts.machine),
       unhealthy,
       inFlight: inFlight.filter((f) => f.plane === plane).map((f) => f.machine),
       marks: [...marks.values()].filter((m) => m.plane === plane).map((m) => m.at),
-      createdAt: (m) => {
-        const t = configOf(s, pv, m)?.metadata.creationTimestamp;
-        return t ? new Date(t) : undefined;
-      },
-      replacement: (m) => replacementOf(s, plane, m),
+      facts,
       bootstrap: s.bootstrap,
       endpointIsBootstrap: !s.spec.controlPlaneEndpoint,
       nodesKnown,
@@ -120,7 +126,11 @@ function replacementOf(s: ClusterScope, plane: Plane, machine: string): string |
 }
 
 /** Machines this cluster took out of service that have not left yet: a configuration of ours, or our claim. */
-function inFlightSteps(s: ClusterScope, v: PassView, nodes: NodeReport[], marks: Map<string, Mark>): InFlightStep[] {
+function inFlightSteps(
+  s: ClusterScope,
+  byMachine: ReadonlyMap<string, Member>,
+  marks: Map<string, Mark>,
+): InFlightStep[] {
   const out: InFlightStep[] = [];
   const members = new Set(s.members);
   for (const [machine, mark] of marks) {
@@ -131,9 +141,9 @@ function inFlightSteps(s: ClusterScope, v: PassView, nodes: NodeReport[], marks:
     const stage = !cfg ? "releasing" : cfg.metadata.deletionTimestamp ? "removing" : "waiting";
     const since = Math.floor(mark.at.getTime() / 1000) * 1000;
     const replacements = s.selection[mark.plane].members.filter((m) => {
-      const t = configOf(s, v, m)?.metadata.creationTimestamp;
-      return t === undefined || new Date(t).getTime() >= since;
-    }).map((m) => ({ machine: m, ready: nodes.some((n) => n.machine === m && n.state === "Ready") }));
+      const t = byMachine.get(m)?.facts.createdAt;
+      return t === undefined || t.getTime() >= since;
+    }).map((m) => ({ machine: m, ready: byMachine.get(m)?.report.state === "Ready" }));
     out.push({ machine, plane: mark.plane, mark, stage, replacements });
   }
   return out.sort((a, b) => (a.machine < b.machine ? -1 : 1));

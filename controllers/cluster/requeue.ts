@@ -6,11 +6,9 @@
  * @module
  */
 import type { NodeReport } from "../../core/nodes/readiness.ts";
-import { specChangedAt } from "../../core/nodes/readiness.ts";
 import { RUN_SOON_GRACE_MS } from "../../core/nodes/runs.ts";
-import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import type { ClusterScope } from "./scope.ts";
-import { configOf, type PassView } from "./view.ts";
+import { type Member, reportsOf } from "./view.ts";
 import { ExponentialBackoff } from "../../lib/runtime/ratelimit.ts";
 
 /** Look again this soon while a drain is under way (PodDisruptionBudget changes raise no event NICO sees). */
@@ -46,8 +44,8 @@ export interface DeadlineInput {
   nodes: NodeReport[];
   /** Nodes could not be rendered: the pass looks again while it is so. */
   blocked: boolean;
-  /** The configuration of a machine as of this pass. */
-  configOf: (machine: string) => NixosConfiguration | undefined;
+  /** When NICO last changed each node's configuration, by machine (from its facts record). */
+  changedAt: ReadonlyMap<string, Date>;
   now: Date;
   timeoutMs: number;
 }
@@ -58,8 +56,7 @@ export function nodeDeadlines(i: DeadlineInput): Requeue {
   if (!inFlight.length && !i.blocked) return { after: IDLE_REQUEUE_MS, why: "settled" };
   let next: Requeue = { after: BUSY_REQUEUE_MS, why: "in flight" };
   for (const n of inFlight) {
-    const cfg = i.configOf(n.machine);
-    const changed = cfg && specChangedAt(cfg);
+    const changed = i.changedAt.get(n.machine);
     if (changed) {
       const at = Math.max(1000, changed.getTime() + i.timeoutMs - i.now.getTime() + 1000);
       next = soonest(next, { after: at, why: `node ${n.machine} deadline` })!;
@@ -73,17 +70,21 @@ export function nodeDeadlines(i: DeadlineInput): Requeue {
   return next;
 }
 
-/** When to look at the cluster again after a normal pass: the soonest of the phases' wishes and the node deadlines. */
+/**
+ * When to look at the cluster again after a normal pass: the soonest of the phases' wishes and the deadlines of the
+ * members as the pass ended (none while nodes cannot be rendered: `blocked`).
+ */
 export function nextLook(
   s: ClusterScope,
-  v: PassView & { blocked: boolean },
-  nodes: NodeReport[],
+  end: { blocked: boolean; members: readonly Member[] },
   wishes: (Requeue | undefined)[],
 ): Requeue {
+  const changedAt = new Map<string, Date>();
+  for (const { facts } of end.members) if (facts.changedAt) changedAt.set(facts.machine, facts.changedAt);
   const deadlines = nodeDeadlines({
-    nodes,
-    blocked: v.blocked,
-    configOf: (m) => configOf(s, v, m),
+    nodes: reportsOf(end.members),
+    blocked: end.blocked,
+    changedAt,
     now: s.now,
     timeoutMs: s.timeoutMs,
   });

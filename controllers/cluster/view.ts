@@ -2,15 +2,15 @@
  * What the phases of one pass hand each other, as types: the cluster's
  * identity (secrets phase), what is known of the workload cluster and of
  * failing runs (observers), and how each member node stands, computed from
- * those facts.
+ * those facts: one {@link Member} record each, gathered once per pass.
  *
  * @module
  */
 import type { KeyPair } from "../../lib/pki.ts";
-import { CONFIGURATION_ANNOTATION } from "../../core/contract/labels.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
+import { configurationFacts, type NodeFacts } from "../../core/nodes/facts.ts";
 import { joinReports, type WorkloadFacts } from "../../core/nodes/joined.ts";
-import { type NodeReport, nodeReport, specChangedAt } from "../../core/nodes/readiness.ts";
+import { type NodeReport, nodeReport } from "../../core/nodes/readiness.ts";
 import { runsOf } from "../../core/nodes/runs.ts";
 import type { Plane } from "../../core/machines/selection.ts";
 import type { ClusterScope } from "./scope.ts";
@@ -38,48 +38,78 @@ export interface PassView {
 }
 
 /** The configuration of `machine` as of this pass: what was written, else the cache. */
-export function configOf(s: ClusterScope, v: PassView, machine: string): NixosConfiguration | undefined {
+function configOf(s: ClusterScope, v: PassView, machine: string): NixosConfiguration | undefined {
   const cn = s.nameOf(machine);
   return v.written.get(cn) ?? s.cache.config(cn);
 }
 
-/**
- * How every member node stands now, control plane first: NIO's view, then
- * the workload cluster's (an applied node is Ready only when its Node is).
- */
-export function nodeReports(s: ClusterScope, v: PassView): NodeReport[] {
-  const applied = appliedReports(s, v);
-  if (!v.workload) return applied;
-  return joinReports({
-    reports: applied,
-    workload: v.workload,
-    changedAt: (m) => {
-      const cfg = configOf(s, v, m);
-      return cfg && specChangedAt(cfg);
-    },
-    now: s.now,
-    timeoutMs: s.timeoutMs,
-    expected: (m) => configOf(s, v, m)?.metadata.annotations?.[CONFIGURATION_ANNOTATION],
-  });
+/** One member node as this pass knows it: its facts record, the configuration they came from, and its report. */
+export interface Member {
+  facts: NodeFacts;
+  /** Its configuration as its facts were gathered: written in this pass, else the cache. */
+  config: NixosConfiguration | undefined;
+  /** How it stands: NIO's view, then the workload cluster's (an applied node is Ready only when its Node is). */
+  report: NodeReport;
 }
 
-/** How every member node stands as NIO reports it (Ready: applied), control plane first. */
-export function appliedReports(s: ClusterScope, v: PassView): NodeReport[] {
-  const report = (machine: string, plane: Plane) =>
-    nodeReport({
-      machine,
-      plane,
-      cluster: s.ref,
-      desired: v.wantedSpec.get(s.nameOf(machine)),
-      config: configOf(s, v, machine),
-      machineObj: s.machines.get(machine),
-      now: s.now,
-      timeoutMs: s.timeoutMs,
-      nio: s.deps.nio,
-      runs: s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(machine), v.runFailures) : undefined,
-    });
-  return [
-    ...s.selection.controlPlane.members.map((m) => report(m, "controlPlane")),
-    ...s.selection.dataPlane.members.map((m) => report(m, "dataPlane")),
-  ];
+/** Every member, control plane first, its facts gathered once and judged once (see {@link afterWrites}). */
+export function gatherMembers(s: ClusterScope, v: PassView): Member[] {
+  return judged(s, v, [
+    ...s.selection.controlPlane.members.map((m) => gathered(s, v, m, "controlPlane")),
+    ...s.selection.dataPlane.members.map((m) => gathered(s, v, m, "dataPlane")),
+  ]);
+}
+
+/**
+ * The members once this pass has written their configurations: a member whose configuration a write replaced
+ * (the server answered another version than its facts were gathered from) is gathered and judged again from what
+ * was written; the others keep their facts and report, as nothing else they are judged by changes within a pass
+ * (the Machines, runs and the workload cluster are read once, before).
+ */
+export function afterWrites(s: ClusterScope, v: PassView, members: Member[]): Member[] {
+  const replaced = (m: Member) => {
+    const now = v.written.get(s.nameOf(m.facts.machine));
+    const rv = now?.metadata.resourceVersion;
+    return now !== undefined && now !== m.config && (rv === undefined || rv !== m.config?.metadata.resourceVersion);
+  };
+  const again = judged(s, v, members.filter(replaced).map((m) => gathered(s, v, m.facts.machine, m.report.plane)));
+  if (!again.length) return members;
+  const by = new Map(again.map((m) => [m.facts.machine, m]));
+  return members.map((m) => by.get(m.facts.machine) ?? m);
+}
+
+/** The reports of `members`. */
+export function reportsOf(members: readonly Member[]): NodeReport[] {
+  return members.map((m) => m.report);
+}
+
+/** One member's facts record: its run report as NIO gives it, its configuration's facts, its Node. */
+function gathered(s: ClusterScope, v: PassView, machine: string, plane: Plane): Omit<Member, "report"> {
+  const config = configOf(s, v, machine);
+  const run = nodeReport({
+    machine,
+    plane,
+    cluster: s.ref,
+    desired: v.wantedSpec.get(s.nameOf(machine)),
+    config,
+    machineObj: s.machines.get(machine),
+    now: s.now,
+    timeoutMs: s.timeoutMs,
+    nio: s.deps.nio,
+    runs: s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(machine), v.runFailures) : undefined,
+  });
+  const facts: NodeFacts = { machine, run, ...configurationFacts(config), node: v.workload?.nodes?.get(machine) };
+  return { facts, config };
+}
+
+/** Judges the gathered members against the workload cluster (before it was observed: as NIO reports them). */
+function judged(s: ClusterScope, v: PassView, members: Omit<Member, "report">[]): Member[] {
+  if (!v.workload) return members.map((m) => ({ ...m, report: m.facts.run }));
+  const reports = joinReports({
+    nodes: members.map((m) => m.facts),
+    workload: v.workload,
+    now: s.now,
+    timeoutMs: s.timeoutMs,
+  });
+  return members.map((m, k) => ({ ...m, report: reports[k]! }));
 }

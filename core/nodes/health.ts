@@ -23,7 +23,7 @@ export interface HealthChecks {
   unreachableMs?: number | undefined;
 }
 
-/** What is known of one member node. */
+/** What is known of one member node: its facts record (core/nodes/facts.ts), with what health adds to it. */
 export interface MemberFacts {
   machine: string;
   /** Its report after the workload cluster was consulted (core/nodes/joined.ts). */

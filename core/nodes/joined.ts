@@ -1,11 +1,14 @@
 /**
  * Honest readiness: a node NIO applied is Ready only when the workload
  * cluster agrees, i.e. its Node (named like the Machine) is Ready (a Node
- * NICO cordoned for the rollout counts: it is the one being updated). Pure;
- * table-tested. See docs/readiness.md.
+ * NICO cordoned for the rollout counts: it is the one being updated). It
+ * reads each node's facts record (core/nodes/facts.ts) and what is known of
+ * the workload cluster, nothing else. Pure; table-tested. See
+ * docs/readiness.md.
  *
  * @module
  */
+import type { NodeFacts } from "./facts.ts";
 import type { NodeReport } from "./readiness.ts";
 import type { NodeView } from "./workload.ts";
 
@@ -28,14 +31,11 @@ export interface WorkloadFacts {
 }
 
 export interface JoinInput {
-  reports: NodeReport[];
+  /** One facts record per member node (core/nodes/facts.ts): its run report, its configuration's times, its Node. */
+  nodes: readonly NodeFacts[];
   workload: WorkloadFacts;
-  /** When NICO last changed the node's configuration (the node timeout counts from there). */
-  changedAt: (machine: string) => Date | undefined;
   now: Date;
   timeoutMs: number;
-  /** The configuration id each node's current spec carries (its `cluster.nix` `configuration`). */
-  expected?: (machine: string) => string | undefined;
 }
 
 /**
@@ -60,16 +60,19 @@ export function age(ms: number): string {
 }
 
 /**
- * Each report as the workload cluster makes it: applied nodes become Ready, Joining or Failed (NodeNotReady).
+ * Each node's report as the workload cluster makes it: applied nodes become Ready, Joining or Failed (NodeNotReady).
  *
  * @example
  * ```ts
  * import { joinReports } from "./joined.ts";
  * const now = new Date("2026-01-01T00:10:00Z");
  * const [w1] = joinReports({
- *   reports: [{ machine: "w-1", plane: "dataPlane", state: "Ready", reason: "Applied", detail: "applied", upToDate: true }],
+ *   nodes: [{
+ *     machine: "w-1",
+ *     run: { machine: "w-1", plane: "dataPlane", state: "Ready", reason: "Applied", detail: "applied", upToDate: true },
+ *     changedAt: new Date("2026-01-01T00:09:00Z"),
+ *   }],
  *   workload: { api: { state: "Available", message: "ready", since: now }, nodes: new Map() },
- *   changedAt: () => new Date("2026-01-01T00:09:00Z"),
  *   now,
  *   timeoutMs: 600_000,
  * });
@@ -80,149 +83,138 @@ export function age(ms: number): string {
 export function joinReports(i: JoinInput): NodeReport[] {
   // Where Nodes name the configuration they run (the flake contract), a node is Ready only once its Node names the
   // one its spec carries; where none does, NIO's run result is all there is.
-  const reports = [...(i.workload.nodes?.values() ?? [])].some((n) => n.configuration !== undefined);
-  return i.reports.map((r) => {
-    const j = joinOne(r, i, reports);
+  const named = [...(i.workload.nodes?.values() ?? [])].some((n) => n.configuration !== undefined);
+  return i.nodes.map((f) => {
+    const j = joinOne(f, i, named);
     // A node NICO changed while the API was away (a fix forward) has not been seen working since.
-    const changed = i.changedAt(r.machine);
     const { api } = i.workload;
+    const changed = f.changedAt;
     const redone = api.state === "Unavailable" && changed !== undefined && changed > api.since && j.state !== "Ready";
     return redone ? { ...j, changedInOutage: true } : j;
   });
 }
 
-function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
-  if (r.state !== "Ready") {
-    // A node still applying when the API went away may be why (a switch that restarts the API server).
-    const changed = i.changedAt(r.machine);
-    const { api } = i.workload;
-    const suspect = r.state === "Applying" && !i.workload.disabled && api.state === "Unavailable" &&
-      changed !== undefined && api.since >= changed && api.since.getTime() - changed.getTime() < i.timeoutMs;
-    return { ...r, applied: false, ...(suspect ? { suspect } : {}) };
-  }
+/** What judging an applied node by its Node reads, besides its facts. */
+interface Judging {
+  now: Date;
+  timeoutMs: number;
+  /** Nodes name the configuration they run: a Ready Node must name the one its spec carries. */
+  named: boolean;
+  /** When the workload API came back from its last outage (deadlines run from then), unless the node failed before. */
+  returned?: Date | undefined;
+}
+
+function joinOne(f: NodeFacts, i: JoinInput, named: boolean): NodeReport {
+  const r = f.run;
+  if (r.state !== "Ready") return notApplied(f, i);
   const applied = { ...r, applied: true };
   if (i.workload.disabled) return applied;
+  const before = verdictBeforeOutage(f, i, named);
   const { api, nodes } = i.workload;
-  const node = nodes?.get(r.machine);
-  const changed = i.changedAt(r.machine);
-  const overdue = (since: Date | undefined) => since !== undefined && i.now.getTime() - since.getTime() > i.timeoutMs;
-  if (api.state !== "Available" && nodes) {
-    // A verdict reached while the API answered stands while it is away: a node that had already failed as last
-    // seen (judged at the moment the outage began) stays Failed, so an outage never lifts a halt.
-    const before = joinOne(r, {
-      ...i,
-      now: api.since,
-      workload: { ...i.workload, api: { state: "Available", message: api.message, since: new Date(0) } },
-    }, reports);
-    if (before.state === "Failed") {
-      return { ...before, detail: `${before.detail}; the workload API has not answered since (${api.message})` };
-    }
-  }
-  if (api.state !== "Available" || !nodes) {
-    // While the API is away, a node is judged only by its current change: one seen working before the outage
-    // (applied before it began, its Node Ready when last seen) is never blamed for it. A change the outage began
-    // after, and that was not seen working, is the suspect: it may still be changed toward a newer spec (fix
-    // forward), and it is Failed once the outage outlasts the node timeout, which halts the rollout.
-    const confirmed = r.appliedAt !== undefined && r.appliedAt < api.since && node?.ready === "True";
-    const suspect = api.state === "Unavailable" && !confirmed && changed !== undefined && api.since >= changed &&
-      api.since.getTime() - changed.getTime() < i.timeoutMs;
-    if (suspect && overdue(changed)) {
-      return {
-        ...applied,
-        state: "Failed",
-        reason: "NodeNotReady",
-        suspect,
-        detail: `NodeNotReady: the workload API stopped answering after ${r.machine} changed and has not come back ` +
-          `within ${seconds(i.timeoutMs)} (${api.message})`,
-      };
-    }
-    const seen = node?.ready === "True" ? "; its Node was Ready when last seen" : "";
-    const why = suspect ? `; the API went away after its change${seen ? "" : " and before it was seen working"}` : "";
-    return {
-      ...applied,
-      state: "Joining",
-      reason: "WorkloadAPIUnavailable",
-      ...(suspect ? { suspect } : {}),
-      detail: `applied; the workload API cannot be checked (${api.message})${seen}${why}`,
-    };
-  }
+  if (api.state !== "Available" || !nodes) return whileAway(f, i, before);
   // The time the workload API could not be read is not held against a node: after an outage its deadline runs
-  // from when the API came back (Nodes register and report again), and a node that ran its change before then is
-  // only settling until it shows itself or that deadline passes. A verdict reached before the outage stands.
-  const returned = api.outage && !failedBefore(r, i, reports) ? api.outage.to : undefined;
-  const back = (d: Date | undefined) => latest(d, returned);
-  const settling = returned && r.appliedAt !== undefined && r.appliedAt < returned && !overdue(returned)
-    ? { settling: true as const }
-    : {};
-  if (!node) {
-    if (overdue(back(changed))) {
-      return {
-        ...applied,
-        state: "Failed",
-        reason: "NodeNotReady",
-        detail: `NodeNotReady: no Node named ${r.machine} registered within ${
-          seconds(i.timeoutMs)
-        } of the apply (the flake must register the Node under the Machine's name)`,
-      };
-    }
-    return {
-      ...applied,
-      ...settling,
-      state: "Joining",
-      reason: "NodeMissing",
-      detail: `applied; waiting for Node ${r.machine}`,
-    };
+  // from when the API came back (Nodes register and report again). A verdict reached before the outage stands.
+  const returned = api.outage && before?.state !== "Failed" ? api.outage.to : undefined;
+  return byNode(f, f.node, { now: i.now, timeoutMs: i.timeoutMs, named, returned });
+}
+
+/**
+ * The verdict as before the outage: the node judged at the moment the workload API went away, with the Nodes as
+ * last seen then (the outage under way, or the last one once the API is back). None without such a moment.
+ */
+function verdictBeforeOutage(f: NodeFacts, i: JoinInput, named: boolean): NodeReport | undefined {
+  const { api, nodes } = i.workload;
+  if (!nodes) return undefined;
+  const then = api.state !== "Available"
+    ? { at: api.since, nodes }
+    : api.outage?.nodes
+    ? { at: api.outage.from, nodes: api.outage.nodes }
+    : undefined;
+  if (!then) return undefined;
+  return byNode(f, then.nodes.get(f.machine), { now: then.at, timeoutMs: i.timeoutMs, named });
+}
+
+/** The workload API went away after `changed` and within the node timeout of it: the change may be why. */
+function awayAfter(changed: Date | undefined, api: WorkloadFacts["api"], timeoutMs: number): boolean {
+  return api.state === "Unavailable" && changed !== undefined && api.since >= changed &&
+    api.since.getTime() - changed.getTime() < timeoutMs;
+}
+
+/** A node NIO has not applied: as NIO says; one still applying when the API went away may be why (a suspect). */
+function notApplied(f: NodeFacts, i: JoinInput): NodeReport {
+  // A switch that restarts the API server, for example.
+  const suspect = f.run.state === "Applying" && !i.workload.disabled &&
+    awayAfter(f.changedAt, i.workload.api, i.timeoutMs);
+  return { ...f.run, applied: false, ...(suspect ? { suspect } : {}) };
+}
+
+/**
+ * An applied node while the workload API cannot be read (or its Nodes are not listed yet). A verdict reached while
+ * the API answered stands: a node that had already failed as last seen stays Failed, so an outage never lifts a
+ * halt. Otherwise a node is judged only by its current change: one seen working before the outage (applied before
+ * it began, its Node Ready when last seen) is never blamed for it. A change the outage began after, and that was not
+ * seen working, is the suspect: it may still be changed toward a newer spec (fix forward), and it is Failed once
+ * the outage outlasts the node timeout, which halts the rollout.
+ */
+function whileAway(f: NodeFacts, i: JoinInput, before: NodeReport | undefined): NodeReport {
+  const { api } = i.workload;
+  if (before?.state === "Failed") {
+    return { ...before, detail: `${before.detail}; the workload API has not answered since (${api.message})` };
   }
-  if (node.ready !== "True") {
-    const since = back(latest(changed, node.since));
-    const why = node.why ? ` (${node.why})` : "";
-    if (overdue(since)) {
-      // Name the deadline that fired: counted from the change, or from the Node's last transition.
-      const deadline = seconds(i.timeoutMs);
-      const after = since === changed
-        ? `within ${deadline} of its last change`
-        : since === returned
-        ? `within ${deadline} of the workload API's return`
-        : `for more than ${deadline}`;
-      return {
-        ...applied,
-        state: "Failed",
-        reason: "NodeNotReady",
-        detail: `NodeNotReady: Node ${r.machine} not Ready ${after} (the node timeout)${why}`,
-      };
-    }
+  const r = f.run;
+  const applied = { ...r, applied: true };
+  const confirmed = r.appliedAt !== undefined && r.appliedAt < api.since && f.node?.ready === "True";
+  const suspect = !confirmed && awayAfter(f.changedAt, api, i.timeoutMs);
+  if (suspect && overdue(f.changedAt, i)) {
     return {
       ...applied,
-      ...settling,
-      state: "Joining",
+      state: "Failed",
       reason: "NodeNotReady",
-      detail: `applied; Node ${r.machine} not Ready${why}${
-        node.since ? ` for ${age(i.now.getTime() - node.since.getTime())}` : ""
-      }`,
+      suspect,
+      detail: `NodeNotReady: the workload API stopped answering after ${r.machine} changed and has not come back ` +
+        `within ${seconds(i.timeoutMs)} (${api.message})`,
     };
   }
-  const want = reports ? i.expected?.(r.machine) : undefined;
-  if (want && node.configuration !== want) {
-    const says = node.configuration ? `still names configuration ${node.configuration}` : "names no configuration";
-    if (overdue(back(latest(changed, r.appliedAt)))) {
-      return {
-        ...applied,
-        state: "Failed",
-        reason: "ConfigurationNotReported",
-        detail: `ConfigurationNotReported: Node ${r.machine} ${says} ${seconds(i.timeoutMs)} after it applied ${want}`,
-      };
-    }
-    return {
-      ...applied,
-      ...settling,
-      state: "Joining",
-      reason: "ConfigurationNotReported",
-      detail: `applied; Node ${r.machine} is Ready but ${says}; waiting for it to name ${want}`,
-    };
-  }
+  const seen = f.node?.ready === "True" ? "; its Node was Ready when last seen" : "";
+  const why = suspect ? `; the API went away after its change${seen ? "" : " and before it was seen working"}` : "";
+  return {
+    ...applied,
+    state: "Joining",
+    reason: "WorkloadAPIUnavailable",
+    ...(suspect ? { suspect } : {}),
+    detail: `applied; the workload API cannot be checked (${api.message})${seen}${why}`,
+  };
+}
+
+/** Past the node timeout of `since`, as of `j.now`. */
+function overdue(since: Date | undefined, j: { now: Date; timeoutMs: number }): boolean {
+  return since !== undefined && j.now.getTime() - since.getTime() > j.timeoutMs;
+}
+
+/**
+ * An applied node judged by `node`, its Node: missing, not Ready, Ready but naming another configuration, or
+ * Joined. A node that ran its change before the API came back is only settling until it shows itself or its
+ * deadline passes.
+ */
+function byNode(f: NodeFacts, node: NodeView | undefined, j: Judging): NodeReport {
+  const r = f.run;
+  const applied = { ...r, applied: true };
+  const want = j.named ? f.expected : undefined;
+  const out = !node
+    ? nodeMissing(f, applied, j)
+    : node.ready !== "True"
+    ? nodeNotReady(f, node, applied, j)
+    : want && node.configuration !== want
+    ? configurationNotReported(f, node, want, applied, j)
+    : joined(node, want, applied, j);
+  const settling = j.returned && r.appliedAt !== undefined && r.appliedAt < j.returned && !overdue(j.returned, j);
+  return settling && out.state === "Joining" ? { ...out, settling: true } : out;
+}
+
+function joined(node: NodeView, want: string | undefined, applied: NodeReport, j: Judging): NodeReport {
   if (node.drainStarted) {
     // Still available: it is the node the rollout is working on (drained now, uncordoned once Ready again).
-    const since = age(i.now.getTime() - node.drainStarted.getTime());
+    const since = age(j.now.getTime() - node.drainStarted.getTime());
     return {
       ...applied,
       reason: "Joined",
@@ -233,13 +225,75 @@ function joinOne(r: NodeReport, i: JoinInput, reports = false): NodeReport {
   return { ...applied, reason: "Joined", detail: `applied; Node Ready${runs}` };
 }
 
-/** Whether the node was Failed as last seen before the outage: judged then, with the Nodes as they were. */
-function failedBefore(r: NodeReport, i: JoinInput, reports: boolean): boolean {
-  const outage = i.workload.api.outage;
-  if (!outage?.nodes) return false;
-  const api = { state: "Available" as const, message: i.workload.api.message, since: new Date(0) };
-  const workload = { ...i.workload, api, nodes: outage.nodes };
-  return joinOne(r, { ...i, now: outage.from, workload }, reports).state === "Failed";
+/** `d`, or when the workload API came back if that is later. */
+function back(d: Date | undefined, j: Judging): Date | undefined {
+  return latest(d, j.returned);
+}
+
+function nodeMissing(f: NodeFacts, applied: NodeReport, j: Judging): NodeReport {
+  if (overdue(back(f.changedAt, j), j)) {
+    return {
+      ...applied,
+      state: "Failed",
+      reason: "NodeNotReady",
+      detail: `NodeNotReady: no Node named ${f.machine} registered within ${
+        seconds(j.timeoutMs)
+      } of the apply (the flake must register the Node under the Machine's name)`,
+    };
+  }
+  return { ...applied, state: "Joining", reason: "NodeMissing", detail: `applied; waiting for Node ${f.machine}` };
+}
+
+function nodeNotReady(f: NodeFacts, node: NodeView, applied: NodeReport, j: Judging): NodeReport {
+  const changed = f.changedAt;
+  const since = back(latest(changed, node.since), j);
+  const why = node.why ? ` (${node.why})` : "";
+  if (overdue(since, j)) {
+    // Name the deadline that fired: counted from the change, or from the Node's last transition.
+    const deadline = seconds(j.timeoutMs);
+    const after = since === changed
+      ? `within ${deadline} of its last change`
+      : since === j.returned
+      ? `within ${deadline} of the workload API's return`
+      : `for more than ${deadline}`;
+    return {
+      ...applied,
+      state: "Failed",
+      reason: "NodeNotReady",
+      detail: `NodeNotReady: Node ${f.machine} not Ready ${after} (the node timeout)${why}`,
+    };
+  }
+  const forHow = node.since ? ` for ${age(j.now.getTime() - node.since.getTime())}` : "";
+  return {
+    ...applied,
+    state: "Joining",
+    reason: "NodeNotReady",
+    detail: `applied; Node ${f.machine} not Ready${why}${forHow}`,
+  };
+}
+
+function configurationNotReported(
+  f: NodeFacts,
+  node: NodeView,
+  want: string,
+  applied: NodeReport,
+  j: Judging,
+): NodeReport {
+  const says = node.configuration ? `still names configuration ${node.configuration}` : "names no configuration";
+  if (overdue(back(latest(f.changedAt, f.run.appliedAt), j), j)) {
+    return {
+      ...applied,
+      state: "Failed",
+      reason: "ConfigurationNotReported",
+      detail: `ConfigurationNotReported: Node ${f.machine} ${says} ${seconds(j.timeoutMs)} after it applied ${want}`,
+    };
+  }
+  return {
+    ...applied,
+    state: "Joining",
+    reason: "ConfigurationNotReported",
+    detail: `applied; Node ${f.machine} is Ready but ${says}; waiting for it to name ${want}`,
+  };
 }
 
 /** A deadline as written in specs: `90s`, `10m`, `2h`. */

@@ -14,6 +14,7 @@ import { durationMs } from "../../crds/kubernetescluster.ts";
 import type { RemediationSpec } from "../../crds/remediation.ts";
 import { listNames } from "../status/conditions.ts";
 import type { HealthChecks, Unhealthy } from "../nodes/health.ts";
+import type { NodeFacts } from "../nodes/facts.ts";
 import type { Plane } from "../contract/labels.ts";
 
 /** A plane's remediation settings, durations in milliseconds (a zero check is off). */
@@ -105,10 +106,11 @@ export interface PlaneFacts {
   inFlight: string[];
   /** When this cluster's marks on Machines of this plane were made. */
   marks: Date[];
-  /** When each member's configuration was created. */
-  createdAt: (machine: string) => Date | undefined;
-  /** The Machine that would take `machine`'s place if it left, if any. */
-  replacement: (machine: string) => string | undefined;
+  /**
+   * What deciding reads of each member's facts record (core/nodes/facts.ts), by machine: when its configuration
+   * was created, and the Machine that would take its place if it left (looked for only for the unhealthy ones).
+   */
+  facts: ReadonlyMap<string, Pick<NodeFacts, "createdAt" | "replacement">>;
   bootstrap?: string | undefined;
   /** No spec.controlPlaneEndpoint: the bootstrap node's address is the API endpoint. */
   endpointIsBootstrap: boolean;
@@ -162,7 +164,8 @@ export function describeUnhealthy(list: Unhealthy[]): string {
  *     { machine: "cp-2", reason: "NodeNotReady", message: "Node cp-2 NotReady for 6m", since },
  *     { machine: "cp-3", reason: "NodeNotReady", message: "Node cp-3 NotReady for 6m", since },
  *   ],
- *   createdAt: () => since, replacement: () => "cp-4", endpointIsBootstrap: false,
+ *   facts: new Map([["cp-2", { createdAt: since, replacement: "cp-4" }], ["cp-3", { createdAt: since, replacement: "cp-4" }]]),
+ *   endpointIsBootstrap: false,
  *   nodesKnown: true, provisioned: true, paused: false, now: new Date("2026-01-01T00:06:00Z"),
  * });
  * d.kind === "refuse" && d.reason; // "QuorumWouldBeLost"
@@ -217,7 +220,7 @@ export function decideRemediation(f: PlaneFacts): PlaneDecision {
   }
   const retries = retryRefusal(f, target, field);
   if (retries) return refuse("RetryLimit", retries);
-  const spare = f.replacement(target.machine);
+  const spare = f.facts.get(target.machine)?.replacement;
   if (!spare && f.mode === "explicit") {
     return refuse(
       "ExplicitMachines",
@@ -281,7 +284,7 @@ function controlPlaneRefusal(
 function retryRefusal(f: PlaneFacts, target: Unhealthy, field: string): string | undefined {
   const from = f.now.getTime() - f.settings.retryPeriodMs;
   const recent = f.marks.filter((t) => t.getTime() >= from).sort((a, b) => a.getTime() - b.getTime());
-  const joined = f.createdAt(target.machine);
+  const joined = f.facts.get(target.machine)?.createdAt;
   const replacement = recent.length > 0 && joined !== undefined && joined >= recent[0]!;
   if (!replacement || recent.length <= f.settings.maxRetries) return undefined;
   const period = Math.round(f.settings.retryPeriodMs / 60_000);

@@ -1,20 +1,37 @@
 /** Honest readiness, pure: applied nodes judged by their Node, the workload conditions, the planner's hold. */
 import assert from "node:assert/strict";
-import { age, joinReports, type WorkloadFacts } from "../../core/nodes/joined.ts";
+import { age, type WorkloadFacts } from "../../core/nodes/joined.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { workloadConditions } from "../../core/status/workload.ts";
-import { ago, applied, facts, join, node, NOW, TIMEOUT } from "../joined_kit.ts";
+import { ago, applied, facts, join, joinAll, node, NOW } from "../joined_kit.ts";
+
+/** A case of an applied node judged by its Node: the node's report (applied w-1 unless given), the workload cluster. */
+interface Case {
+  name: string;
+  r?: NodeReport;
+  w: WorkloadFacts;
+  changed?: number;
+  state: string;
+  reason: string;
+  detail?: RegExp;
+}
+
+/** Each case as a step: its state, reason and detail, whether it counts as applied, and whether it is a suspect. */
+async function judgeEach(t: Deno.TestContext, cases: Case[]) {
+  for (const c of cases) {
+    await t.step(c.name, () => {
+      const out = join(c.r ?? applied("w-1"), c.w, c.changed);
+      assert.equal(out.state, c.state);
+      assert.equal(out.reason, c.reason);
+      assert.equal(out.applied, (c.r ?? applied("w-1")).state === "Ready");
+      if (c.detail) assert.match(out.detail, c.detail);
+      assert.equal(out.suspect === true, /suspect/.test(c.name) || c.state === "Failed" && /changed/.test(c.name));
+    });
+  }
+}
 
 Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {
-  const cases: {
-    name: string;
-    r?: NodeReport;
-    w: WorkloadFacts;
-    changed?: number;
-    state: string;
-    reason: string;
-    detail?: RegExp;
-  }[] = [
+  await judgeEach(t, [
     { name: "Node Ready", w: facts([node("w-1")]), state: "Ready", reason: "Joined" },
     {
       name: "Node missing, within the timeout",
@@ -53,6 +70,32 @@ Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {
       state: "Joining",
       reason: "NodeNotReady",
     },
+    {
+      name: "cordoned by NICO for the rollout: still available to the planner",
+      r: applied("w-1", "dataPlane", false),
+      w: facts([node("w-1", { cordoned: true, drainStarted: ago(120) })]),
+      state: "Ready",
+      reason: "Joined",
+      detail: /cordoned by NICO for the rollout for 2m/,
+    },
+    {
+      name: "not applied: unchanged",
+      r: { ...applied("w-1"), state: "Applying", reason: "Applying", detail: "Converging" },
+      w: facts([node("w-1")]),
+      state: "Applying",
+      reason: "Applying",
+    },
+    {
+      name: "connections off: applied counts as Ready",
+      w: { ...facts(undefined, "Unknown"), disabled: true },
+      state: "Ready",
+      reason: "Applied",
+    },
+  ]);
+});
+
+Deno.test("while the workload API cannot be read, an applied node waits and only its own change is blamed", async (t) => {
+  await judgeEach(t, [
     {
       name: "API unavailable: waits, never fails for it",
       w: facts([node("w-1")], "Unavailable"),
@@ -103,38 +146,7 @@ Deno.test("an applied node is Ready only when its Node is Ready", async (t) => {
       state: "Joining",
       reason: "WorkloadAPIUnavailable",
     },
-    {
-      name: "cordoned by NICO for the rollout: still available to the planner",
-      r: applied("w-1", "dataPlane", false),
-      w: facts([node("w-1", { cordoned: true, drainStarted: ago(120) })]),
-      state: "Ready",
-      reason: "Joined",
-      detail: /cordoned by NICO for the rollout for 2m/,
-    },
-    {
-      name: "not applied: unchanged",
-      r: { ...applied("w-1"), state: "Applying", reason: "Applying", detail: "Converging" },
-      w: facts([node("w-1")]),
-      state: "Applying",
-      reason: "Applying",
-    },
-    {
-      name: "connections off: applied counts as Ready",
-      w: { ...facts(undefined, "Unknown"), disabled: true },
-      state: "Ready",
-      reason: "Applied",
-    },
-  ];
-  for (const c of cases) {
-    await t.step(c.name, () => {
-      const out = join(c.r ?? applied("w-1"), c.w, c.changed);
-      assert.equal(out.state, c.state);
-      assert.equal(out.reason, c.reason);
-      assert.equal(out.applied, (c.r ?? applied("w-1")).state === "Ready");
-      if (c.detail) assert.match(out.detail, c.detail);
-      assert.equal(out.suspect === true, /suspect/.test(c.name) || c.state === "Failed" && /changed/.test(c.name));
-    });
-  }
+  ]);
 });
 
 Deno.test("ages in messages are coarse, so status is not rewritten every second", () => {
@@ -149,17 +161,15 @@ Deno.test("ages in messages are coarse, so status is not rewritten every second"
 });
 
 Deno.test("workload conditions name what is wrong", () => {
-  const reports = joinReports({
-    reports: [applied("cp-1", "controlPlane"), applied("w-1"), applied("w-2"), applied("w-3")],
-    workload: facts([
+  const reports = joinAll(
+    [applied("cp-1", "controlPlane"), applied("w-1"), applied("w-2"), applied("w-3")],
+    facts([
       node("cp-1"),
       node("w-1", { ready: "False", why: "KubeletNotReady", since: ago(180) }),
       node("w-3", { cordoned: true }),
     ]),
-    changedAt: () => ago(60),
-    now: NOW,
-    timeoutMs: TIMEOUT,
-  });
+    60,
+  );
   const conds = workloadConditions({
     workload: facts([
       node("cp-1"),
@@ -194,14 +204,7 @@ Deno.test("workload conditions name what is wrong", () => {
 Deno.test("where Nodes name the configuration they run, a node is Ready only once its Node names its own", async (t) => {
   const want = "aaaaaaaaaaaaaaaa";
   const join2 = (w: WorkloadFacts, changedSecondsAgo = 60) =>
-    joinReports({
-      reports: [applied("w-1"), applied("w-2")],
-      workload: w,
-      changedAt: () => ago(changedSecondsAgo),
-      now: NOW,
-      timeoutMs: TIMEOUT,
-      expected: () => want,
-    });
+    joinAll([applied("w-1"), applied("w-2")], w, changedSecondsAgo, want);
   await t.step("the Node still names the old one: Joining, and why", () => {
     const [w1] = join2(
       facts([node("w-1", { configuration: "bbbbbbbbbbbbbbbb" }), node("w-2", { configuration: want })]),

@@ -163,9 +163,6 @@ const TEST_STORY = "one test case told step by step; its file is outside this br
  * them), each with why. Keep it short: a function that gets short must leave the list.
  */
 const TOO_LONG_BUT_ALLOWED: Record<string, string> = {
-  "core/nodes/joined.ts: joinOne": REWORKED,
-  "core/rollout/plan.ts: planPass": REWORKED,
-  'tests/unit/joined_test.ts: Deno.test "an applied node is Ready only when its Node is Ready"': REWORKED_TESTS,
   'tests/unit/status_test.ts: Deno.test "status: phases, counts and messages"': REWORKED_TESTS,
   'tests/unit/status_test.ts: Deno.test "clusterStatus: every exit has a phase and says what stopped it"':
     REWORKED_TESTS,

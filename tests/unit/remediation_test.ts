@@ -24,8 +24,22 @@ const SETTINGS = remediationSettings(
   KubernetesClusterSpec.parse({ controlPlane: { count: 1, remediation: {} } }).controlPlane,
 )!;
 
+/** What every member's facts record says, unless a case says otherwise: when it joined, and its replacement. */
+type Each = { createdAt?: Date; replacement?: string | undefined };
+
+/** `o` without {@link Each}, and the facts of `members` with it: joined long ago, replaced by `spare`. */
+function split(
+  members: string[],
+  spare: string,
+  o: Partial<PlaneFacts> & Each,
+): Partial<PlaneFacts> & Pick<PlaneFacts, "facts"> {
+  const { createdAt = at(-600), replacement: _, ...rest } = o;
+  const each = { createdAt, replacement: "replacement" in o ? o.replacement : spare };
+  return { facts: new Map(members.map((m) => [m, each])), ...rest };
+}
+
 /** A control plane of `n` (cp-1 … cp-n), cp-(n+1) free; `down` unhealthy, the rest Ready. */
-function cp(n: number, down: string[], o: Partial<PlaneFacts> = {}): PlaneFacts {
+function cp(n: number, down: string[], o: Partial<PlaneFacts> & Each = {}): PlaneFacts {
   const members = Array.from({ length: n }, (_, i) => `cp-${i + 1}`);
   return {
     plane: "controlPlane",
@@ -37,20 +51,18 @@ function cp(n: number, down: string[], o: Partial<PlaneFacts> = {}): PlaneFacts 
     unhealthy: down.map((m, i) => sick(m, i)),
     inFlight: [],
     marks: [],
-    createdAt: () => at(-600),
-    replacement: () => `cp-${n + 1}`,
     bootstrap: "cp-1",
     endpointIsBootstrap: false,
     nodesKnown: true,
     provisioned: true,
     paused: false,
     now: at(10),
-    ...o,
+    ...split(members, `cp-${n + 1}`, o),
   };
 }
 
 /** A worker plane w-1 … w-n, spare w-(n+1). */
-function workers(n: number, down: string[], o: Partial<PlaneFacts> = {}): PlaneFacts {
+function workers(n: number, down: string[], o: Partial<PlaneFacts> & Each = {}): PlaneFacts {
   const members = Array.from({ length: n }, (_, i) => `w-${i + 1}`);
   return {
     ...cp(1, []),
@@ -59,8 +71,7 @@ function workers(n: number, down: string[], o: Partial<PlaneFacts> = {}): PlaneF
     members,
     ready: members.filter((m) => !down.includes(m)),
     unhealthy: down.map((m, i) => sick(m, i)),
-    replacement: () => `w-${n + 1}`,
-    ...o,
+    ...split(members, `w-${n + 1}`, o),
   };
 }
 
@@ -84,7 +95,7 @@ const cases: Case[] = [
   },
   {
     name: "a worker with no spare: taken out anyway (the plane goes Underprovisioned)",
-    facts: workers(3, ["w-1"], { replacement: () => undefined }),
+    facts: workers(3, ["w-1"], { replacement: undefined }),
     want: "take w-1",
   },
   {
@@ -101,13 +112,13 @@ const cases: Case[] = [
   },
   {
     name: "explicit list without a spare: NICO says what to do and changes nothing",
-    facts: workers(2, ["w-1"], { mode: "explicit", replacement: () => undefined }),
+    facts: workers(2, ["w-1"], { mode: "explicit", replacement: undefined }),
     want: "refuse ExplicitMachines",
     message: /replace w-1 in spec.dataPlane.machines, or add spec.dataPlane.spares/,
   },
   {
     name: "explicit list with a spare",
-    facts: workers(2, ["w-1"], { mode: "explicit", replacement: () => "s-1" }),
+    facts: workers(2, ["w-1"], { mode: "explicit", replacement: "s-1" }),
     want: "take w-1 s-1",
   },
   {
@@ -153,7 +164,7 @@ const cases: Case[] = [
   },
   {
     name: "control plane: never without a spare",
-    facts: cp(3, ["cp-2"], { replacement: () => undefined }),
+    facts: cp(3, ["cp-2"], { replacement: undefined }),
     want: "refuse NoSpare",
   },
   {
@@ -174,23 +185,23 @@ const cases: Case[] = [
   },
   {
     name: "a replacement that failed too is replaced while the plane had at most maxRetries remediations",
-    facts: workers(3, ["w-3"], { marks: [at(0), at(3), at(6)], createdAt: () => at(1) }),
+    facts: workers(3, ["w-3"], { marks: [at(0), at(3), at(6)], createdAt: at(1) }),
     want: "take w-3 w-4",
   },
   {
     name: "…and not beyond (RetryLimit)",
-    facts: workers(3, ["w-3"], { marks: [at(0), at(3), at(6), at(8)], createdAt: () => at(1) }),
+    facts: workers(3, ["w-3"], { marks: [at(0), at(3), at(6), at(8)], createdAt: at(1) }),
     want: "refuse RetryLimit",
     message: /4 remediations within 60m \(maxRetries 3\)/,
   },
   {
     name: "a long-serving member is no retry, however many remediations",
-    facts: workers(3, ["w-3"], { marks: [at(0), at(3), at(6), at(8)], createdAt: () => at(-600) }),
+    facts: workers(3, ["w-3"], { marks: [at(0), at(3), at(6), at(8)], createdAt: at(-600) }),
     want: "take w-3 w-4",
   },
   {
     name: "marks older than retryPeriod do not count",
-    facts: workers(3, ["w-3"], { marks: [at(-200), at(-150), at(-100), at(-70)], createdAt: () => at(-180) }),
+    facts: workers(3, ["w-3"], { marks: [at(-200), at(-150), at(-100), at(-70)], createdAt: at(-180) }),
     want: "take w-3 w-4",
   },
 ];

@@ -12,15 +12,11 @@ import {
   type Requeue,
   soonest,
 } from "../../controllers/cluster/requeue.ts";
-import { SPEC_CHANGED_ANNOTATION } from "../../core/contract/labels.ts";
-import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 
 const now = new Date("2026-01-01T00:00:00Z");
-const changedAgo = (ms: number) =>
-  ({
-    metadata: { name: "c.a", annotations: { [SPEC_CHANGED_ANNOTATION]: new Date(now.getTime() - ms).toISOString() } },
-  }) as unknown as NixosConfiguration;
+/** Node `a`'s facts: its configuration changed `ms` ago. */
+const changedAgo = (ms: number) => new Map([["a", new Date(now.getTime() - ms)]]);
 const node = (state: NodeReport["state"], reason = "") => ({ machine: "a", state, reason }) as unknown as NodeReport;
 
 Deno.test("soonest: the earliest wish, none without wishes", () => {
@@ -32,12 +28,12 @@ Deno.test("soonest: the earliest wish, none without wishes", () => {
 });
 
 Deno.test("node deadlines: idle when settled, busy while blocked, the timeout of a node in flight", () => {
-  const base = { now, timeoutMs: 60_000, configOf: () => changedAgo(10_000) };
+  const base = { now, timeoutMs: 60_000, changedAt: changedAgo(10_000) };
   assert.equal(nodeDeadlines({ ...base, nodes: [node("Ready")], blocked: false }).after, IDLE_REQUEUE_MS);
   assert.equal(nodeDeadlines({ ...base, nodes: [], blocked: true }).after, BUSY_REQUEUE_MS);
   // Changed 10 s ago with a 60 s timeout: look again a second after the deadline.
   assert.equal(nodeDeadlines({ ...base, nodes: [node("Applying")], blocked: false }).after, 51_000);
-  const late = { ...base, configOf: () => changedAgo(120_000) };
+  const late = { ...base, changedAt: changedAgo(120_000) };
   assert.equal(
     nodeDeadlines({ ...late, nodes: [node("Applying")], blocked: false }).after,
     1000,

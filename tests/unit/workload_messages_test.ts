@@ -4,7 +4,8 @@
  * conditions say so instead of blaming the workload API.
  */
 import assert from "node:assert/strict";
-import { joinReports } from "../../core/nodes/joined.ts";
+import { joinReports, type WorkloadFacts } from "../../core/nodes/joined.ts";
+import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { workloadConditions } from "../../core/status/workload.ts";
 
 const NOW = new Date("2026-01-01T12:00:00Z");
@@ -27,26 +28,27 @@ Deno.test("a NodeNotReady halt names the deadline that fired, as written", async
   ];
   for (const c of cases) {
     await t.step(c.name, () => {
+      const workload: WorkloadFacts = {
+        api: { state: "Available", message: "ok", since: ago(7200) },
+        nodes: new Map([["w-1", {
+          name: "w-1",
+          ready: "False",
+          why: "KubeletNotReady",
+          since: ago(c.since),
+          cordoned: false,
+        }]]),
+      };
+      const run: NodeReport = {
+        machine: "w-1",
+        plane: "dataPlane",
+        state: "Ready",
+        reason: "Applied",
+        detail: "applied",
+        upToDate: true,
+      };
       const [w1] = joinReports({
-        reports: [{
-          machine: "w-1",
-          plane: "dataPlane",
-          state: "Ready",
-          reason: "Applied",
-          detail: "applied",
-          upToDate: true,
-        }],
-        workload: {
-          api: { state: "Available", message: "ok", since: ago(7200) },
-          nodes: new Map([["w-1", {
-            name: "w-1",
-            ready: "False",
-            why: "KubeletNotReady",
-            since: ago(c.since),
-            cordoned: false,
-          }]]),
-        },
-        changedAt: () => ago(c.changed),
+        nodes: [{ machine: "w-1", run, node: workload.nodes?.get("w-1"), changedAt: ago(c.changed) }],
+        workload,
         now: NOW,
         timeoutMs: 40_000,
       });

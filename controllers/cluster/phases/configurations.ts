@@ -17,7 +17,7 @@ import { RUN_SOON_SCHEDULE, runsOf, sameSchedule, scheduleFor } from "../../../c
 import { type NodeReport, sameSecondAsLast, specChangedAt } from "../../../core/nodes/readiness.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { type ClusterScope, WRITES_IN_FLIGHT } from "../scope.ts";
-import { type Identity, nodeReports, type WorkloadView } from "../view.ts";
+import { gatherMembers, type Identity, type Member, reportsOf, type WorkloadView } from "../view.ts";
 import { applyConfiguration } from "./apply.ts";
 import { type Blocked, type Pinned, pinRevision } from "./revision.ts";
 import { drainBeforeChange } from "./workload.ts";
@@ -42,6 +42,8 @@ export interface Planned {
   wantedHash: Map<string, string>;
   /** The spec each configuration should carry, by name: up to date is judged by content. */
   wantedSpec: Map<string, NixosConfiguration["spec"]>;
+  /** The members as planned: their facts and reports before this pass's writes (see view.ts afterWrites). */
+  members?: Member[] | undefined;
   /** The rollout plan, with the drains' holds. */
   plan?: RolloutPlan | undefined;
   /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
@@ -88,7 +90,8 @@ export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput
   });
   const wantedHash = new Map(desired.map((d) => [d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!]));
   const wantedSpec = new Map(desired.map((d) => [d.metadata.name, d.spec]));
-  const reports = nodeReports(s, { ...i, written: new Map(), wantedSpec });
+  const members = gatherMembers(s, { ...i, written: new Map(), wantedSpec });
+  const reports = reportsOf(members);
   const planned = planRollout({
     nodes: reports.map(planNodeOf),
     departing: departingNodes(s, i.workload),
@@ -103,7 +106,7 @@ export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput
     hold: workloadHold(i.workload),
     releasing: stillReleasing(s),
   });
-  const base = { ...none, endpoint, wantedHash, wantedSpec, plan: planned };
+  const base = { ...none, endpoint, wantedHash, wantedSpec, members, plan: planned };
   // Paused: nothing is written, except that a node asked to run every minute gets its resting schedule back.
   if (!s.writes.configurations) return s.writes.restSchedules ? { ...base, rest: desired } : base;
   const ours = new Set(s.ours.map((c) => c.spec.machineRef.name));

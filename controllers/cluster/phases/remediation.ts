@@ -13,12 +13,11 @@ import type { ConditionInput } from "../../../core/status/conditions.ts";
 import { CLUSTER_LABEL } from "../../../core/contract/labels.ts";
 import { markValue } from "../../../core/machines/marks.ts";
 import { MACHINES } from "../../../core/contract/nio.ts";
-import type { NodeReport } from "../../../core/nodes/readiness.ts";
 import { decideRemediation, type PlaneDecision } from "../../../core/rollout/remediation.ts";
 import { type InFlightStep, remediationCondition, stepText } from "../../../core/status/remediation.ts";
 import { remediationView } from "../remediation.ts";
 import type { ClusterScope } from "../scope.ts";
-import type { PassView, WorkloadView } from "../view.ts";
+import type { Member, WorkloadView } from "../view.ts";
 import { type Requeue, soonest } from "../requeue.ts";
 
 /** What the phase did. */
@@ -35,14 +34,13 @@ export interface RemediationOutcome {
   condition?: ConditionInput | undefined;
 }
 
-/** Decides, marks, tells. `nodes` are the members' reports after the workload cluster was consulted. */
+/** Decides, marks, tells, from the members as the pass ended (their facts, and reports after the workload cluster). */
 export async function reconcileRemediation(
   s: ClusterScope,
-  nodes: NodeReport[],
-  v: PassView,
+  members: readonly Member[],
   workload: WorkloadView,
 ): Promise<RemediationOutcome> {
-  const view = remediationView(s, nodes, v, workload);
+  const view = remediationView(s, members, workload);
   const done: RemediationOutcome = { marked: [], refused: [], inFlight: view.inFlight.map((f) => f.machine) };
   await tellSteps(s, view.inFlight);
   if (!view.planes.length && !view.inFlight.length && !view.short.length) return done;
