@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { NodeReport, NodeState } from "../../core/nodes/readiness.ts";
 import { selectMachines } from "../../core/machines/selection.ts";
-import { clusterStatus, computeStatus, type StatusInput } from "../../core/status/cluster.ts";
+import { clusterStatus, computeStatus, type Problem, type StatusInput } from "../../core/status/cluster.ts";
 import type { KubernetesClusterSpecInput } from "../../crds/kubernetescluster.ts";
 import { cluster, machine } from "../../testing/objects.ts";
 
@@ -172,12 +172,16 @@ Deno.test("lastTransitionTime moves only when a condition's status flips", () =>
 
 Deno.test("clusterStatus: every exit has a phase and says what stopped it", async (t) => {
   const ready = computeStatus(input(HA, ALL, {}));
-  const foreign = {
+  const foreign: Problem = {
     reason: "ForeignSecret",
     message: "Secret prod-ca exists but …; delete or rename it",
     blocking: true,
   };
-  const error = { reason: "ReconcileError", message: "POST …: 500 InternalError: etcd timeout", blocking: false };
+  const error: Problem = {
+    reason: "ReconcileError",
+    message: "POST …: 500 InternalError: etcd timeout",
+    blocking: false,
+  };
 
   await t.step("a known problem mid-pass: Failed, Ready names it, the observations stay", () => {
     const s = clusterStatus({ kind: "pass", problem: foreign, ...input(HA, ALL, {}, { previous: ready }) });

@@ -8,7 +8,7 @@ import type { NodeReport } from "../../../core/nodes/readiness.ts";
 import { kubeconfigSecret } from "../../../core/contract/names.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { KeyPair } from "../../../lib/pki.ts";
-import type { ConditionInput } from "../../../core/status/conditions.ts";
+import { condition as setCondition, type ConditionInput } from "../../../core/status/conditions.ts";
 import { ensureKubeconfig, secretValue } from "../secrets.ts";
 import { publishedServer, readKubeconfig } from "../../../core/render/kubeconfig.ts";
 
@@ -66,18 +66,13 @@ function publishedTarget(s: ClusterScope, nodes: NodeReport[], endpoint: string)
   const onIt = cp.filter((n) => n.state === "Ready" && n.upToDate).length;
   const target = publishedServer(current, endpoint, cp.length > 0 && onIt === cp.length);
   const condition: ConditionInput = target.moving
-    ? {
-      type: "KubeconfigCurrent",
-      status: "False",
-      reason: "WaitingForControlPlane",
-      message: `the kubeconfig keeps ${target.server} until every control-plane node runs the configuration ` +
+    ? setCondition(
+      "KubeconfigCurrent",
+      "False",
+      "WaitingForControlPlane",
+      `the kubeconfig keeps ${target.server} until every control-plane node runs the configuration ` +
         `with ${endpoint} (${onIt}/${cp.length})`,
-    }
-    : {
-      type: "KubeconfigCurrent",
-      status: "True",
-      reason: "EndpointServed",
-      message: `the kubeconfig names ${endpoint}`,
-    };
+    )
+    : setCondition("KubeconfigCurrent", "True", "EndpointServed", `the kubeconfig names ${endpoint}`);
   return { server: target.server, endpoint, condition };
 }

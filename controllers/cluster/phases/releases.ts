@@ -6,7 +6,7 @@
  * @module
  */
 import { CLUSTER_LABEL } from "../../../core/contract/labels.ts";
-import { type ConditionInput, listNames } from "../../../core/status/conditions.ts";
+import { condition, type ConditionInput, listNames } from "../../../core/status/conditions.ts";
 import { releaseWhenDone, stillUsed } from "../release.ts";
 import type { ClusterScope } from "../scope.ts";
 import { DRAIN_REQUEUE_MS, type Requeue } from "../requeue.ts";
@@ -46,11 +46,11 @@ export async function reconcileReleases(s: ClusterScope): Promise<ReleasesOutcom
   return {
     released,
     requeue: { after: DRAIN_REQUEUE_MS, why: "a release waits for NIO" },
-    condition: {
-      type: "MachinesReleasing",
-      status: "True",
-      reason: "WaitingForNIO",
-      message: `a Machine goes back to the pool only when NIO is done with it: ${waiting.join("; ")}`,
-    },
+    condition: condition(
+      "MachinesReleasing",
+      "True",
+      "WaitingForNIO",
+      `a Machine goes back to the pool only when NIO is done with it: ${waiting.join("; ")}`,
+    ),
   };
 }
