@@ -167,9 +167,6 @@ const TOO_LONG_BUT_ALLOWED: Record<string, string> = {
   "core/nodes/joined.ts: joinOne": REWORKED,
   "core/rollout/plan.ts: planPass": REWORKED,
   'tests/unit/joined_test.ts: Deno.test "an applied node is Ready only when its Node is Ready"': REWORKED_TESTS,
-  'tests/unit/status_test.ts: Deno.test "status: phases, counts and messages"': REWORKED_TESTS,
-  'tests/unit/status_test.ts: Deno.test "clusterStatus: every exit has a phase and says what stopped it"':
-    REWORKED_TESTS,
   'tests/integration/cli_api_test.ts: Deno.test "nico get, describe and plan print the Ready, mid-rollout and halted clusters (golden)"':
     TEST_STORY,
   'tests/integration/gitops_status_test.ts: Deno.test "kstatus, Flux and Argo CD read InProgress through changes, Failed on a halt, Current when settled"':
