@@ -54,6 +54,10 @@ export const CONDITIONS = {
 
 type Registry = typeof CONDITIONS;
 
+/** The types readers wait on (`watched`): turning True, or ceasing to be True, is written at once. */
+export const WATCHED: readonly ConditionType[] = (Object.keys(CONDITIONS) as ConditionType[])
+  .filter((type) => CONDITIONS[type].watched);
+
 /** A condition type NICO writes. */
 export type ConditionType = keyof Registry;
 
