@@ -5,7 +5,6 @@
  *
  * @module
  */
-import type { Condition } from "../crds/kubernetescluster.ts";
 import { markOf, REMEDIATED_ANNOTATION } from "../core/machines/marks.ts";
 import { commandHelp, type FlagSpec } from "./flags.ts";
 import {
@@ -61,12 +60,6 @@ const POSITION_PAINT: Record<string, Paint> = {
   "up to date": "green",
 };
 
-/** A cluster condition that is not fine: RollingOut is fine only once complete (Remediating: see isAbnormal). */
-function clusterAbnormal(c: Condition): boolean {
-  if (c.type === "RollingOut") return c.reason !== "RolloutComplete";
-  return isAbnormal(c);
-}
-
 function conditionText(c: AnyCondition): string {
   const head = `${c.type}=${c.status}${c.reason ? ` ${c.reason}` : ""}`;
   return c.message ? `${head}: ${c.message}` : head;
@@ -81,7 +74,7 @@ interface Entry {
 function conditionRows(prefix: string, conds: AnyCondition[], o: DescribeOptions): Entry[] {
   return conds.map((c, i) => {
     const last = i === conds.length - 1;
-    const bad = c.type === "RollingOut" ? c.reason !== "RolloutComplete" : isAbnormal(c);
+    const bad = isAbnormal(c);
     const cells: Cell[] = [
       `${prefix}${last ? "└─" : "├─"}${c.type}`,
       { text: c.status, paint: bad ? "yellow" : "green" },
@@ -128,7 +121,7 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
   const conds = s?.conditions ?? [];
   // The Ready condition sums the cluster up when it is not True; otherwise the newest one that is not fine.
   const notReady = conds.find((x) => x.type === "Ready" && x.status !== "True");
-  const worst = notReady ?? newestAbnormal(conds.filter(clusterAbnormal));
+  const worst = notReady ?? newestAbnormal(conds);
   const rollout = s?.rollout;
   const phase = s?.phase ?? "Provisioning";
   rows.push({

@@ -6,6 +6,7 @@
  */
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { hasReason } from "../crds/conditions/mod.ts";
 import { PAUSED_ANNOTATION } from "../core/contract/labels.ts";
 import { commandHelp, type FlagSpec, parseArgs, targetFor } from "./flags.ts";
 import { age, type Cell, type Paint, stdoutStyle, type Style, table } from "./term.ts";
@@ -31,7 +32,7 @@ export function rolloutState(c: KubernetesCluster): { text: string; paint?: Pain
   const rolling = s?.conditions?.find((x) => x.type === "RollingOut");
   const pending = r.pending?.length ?? 0;
   const paused = c.spec.paused === true || c.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
-  if (rolling?.reason === "RolloutStalled") {
+  if (hasReason(rolling, "RollingOut", "RolloutStalled")) {
     const at = /halted at (\S+)/.exec(rolling.message)?.[1];
     return { text: `halted${at ? ` at ${at}` : ""}, ${pending} held`, paint: "red" };
   }

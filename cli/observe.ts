@@ -7,6 +7,7 @@
  * @module
  */
 import { durationMs, type KubernetesCluster } from "../crds/kubernetescluster.ts";
+import { hasReason, reasonSpec, typeSpec } from "../crds/conditions/mod.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { JOBS, MACHINES, NIXOS_CONFIGURATIONS } from "../core/contract/nio.ts";
@@ -73,13 +74,19 @@ export interface AnyCondition {
   lastTransitionTime?: string | undefined;
 }
 
-/** Conditions whose True is the bad news (NIO's kstatus-style conditions). */
+/** Conditions whose True is the bad news, in NIO's kstatus style (NICO's own: the registry's polarity). */
 const ABNORMAL_WHEN_TRUE = new Set(["Stalled", "Degraded", "Reconciling", "Paused"]);
 
-/** Whether a condition reports a problem or work in progress (`Remediating`: in flight, or refused). */
+/**
+ * Whether a condition reports a problem or work in progress. One NICO writes is not fine when the registry
+ * (crds/conditions) says its reason means anything but `fine` (`Remediating=False TooManyUnhealthy`, `RollingOut`
+ * until `RolloutComplete`); any other (NIO's, or a reason NICO does not write) by what its status says.
+ */
 export function isAbnormal(c: AnyCondition): boolean {
-  if (c.type === "Remediating") return c.status === "True" || c.reason !== "NoUnhealthyNodes";
-  return ABNORMAL_WHEN_TRUE.has(c.type) ? c.status === "True" : c.status !== "True";
+  const spec = reasonSpec(c.type, c.status, c.reason);
+  if (spec) return spec.meaning !== "fine";
+  const trueIsNews = typeSpec(c.type)?.polarity === "negative" || ABNORMAL_WHEN_TRUE.has(c.type);
+  return trueIsNews ? c.status === "True" : c.status !== "True";
 }
 
 /**
@@ -147,7 +154,7 @@ export function clusterView(
   const removing = new Set(s?.rollout?.removing ?? []);
   const drains = new Map((s?.rollout?.draining ?? []).map((d) => [d.node, d]));
   const paused = isPaused(cluster.spec, cluster.metadata.annotations);
-  const halted = s?.conditions?.some((c) => c.type === "RollingOut" && c.reason === "RolloutStalled") ?? false;
+  const halted = s?.conditions?.some((c) => hasReason(c, "RollingOut", "RolloutStalled")) ?? false;
   const timeoutMs = cluster.spec.rollout?.nodeTimeout
     ? durationMs(cluster.spec.rollout.nodeTimeout)
     : DEFAULT_NODE_TIMEOUT_MS;

@@ -149,11 +149,11 @@ export function stalls(reason: StallReason | WaitReason): reason is StallReason 
  * hasReason({ type: "RollingOut", reason: "RolloutStalled" }, "RollingOut", "RolloutStalled"); // true
  * ```
  */
-export function hasReason<T extends ConditionType>(
-  c: { type: string; reason?: string | undefined } | undefined,
+export function hasReason<C extends { type: string; reason?: string | undefined }, T extends ConditionType>(
+  c: C | undefined,
   type: T,
   reason: ReasonOf<T>,
-): boolean {
+): c is C {
   return c?.type === type && c.reason === reason;
 }
 
