@@ -8,6 +8,8 @@
  */
 import { durationMs, type KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { hasReason, reasonSpec, typeSpec } from "../crds/conditions/mod.ts";
+import { rolloutSettings } from "../crds/defaults.ts";
+import { RunOptions } from "./options.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { JOBS, MACHINES, NIXOS_CONFIGURATIONS } from "../core/contract/nio.ts";
@@ -63,7 +65,7 @@ export interface NioFacts {
 }
 
 /** NICO's default --node-timeout; the CLI cannot know the operator's flag, the spec wins when set. */
-const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
+const DEFAULT_NODE_TIMEOUT_MS: number = RunOptions.shape.nodeTimeout.parse(undefined);
 
 /** Any condition, of NICO or NIO. */
 export interface AnyCondition {
@@ -155,9 +157,8 @@ export function clusterView(
   const drains = new Map((s?.rollout?.draining ?? []).map((d) => [d.node, d]));
   const paused = isPaused(cluster.spec, cluster.metadata.annotations);
   const halted = s?.conditions?.some((c) => hasReason(c, "RollingOut", "RolloutStalled")) ?? false;
-  const timeoutMs = cluster.spec.rollout?.nodeTimeout
-    ? durationMs(cluster.spec.rollout.nodeTimeout)
-    : DEFAULT_NODE_TIMEOUT_MS;
+  const { nodeTimeout } = rolloutSettings(cluster.spec.rollout);
+  const timeoutMs = nodeTimeout ? durationMs(nodeTimeout) : DEFAULT_NODE_TIMEOUT_MS;
   const view = (machine: string, plane: Plane, departing: boolean): NodeView => {
     const config = byMachine.get(machine);
     const inPlan = pending.indexOf(machine);
@@ -212,6 +213,7 @@ export function clusterView(
 export function rolloutInput(v: ClusterView): RolloutInput {
   const nodes: PlanNode[] = v.nodes.filter((n) => !n.departing).map(planNodeOf);
   const spec = v.cluster.spec;
+  const rollout = rolloutSettings(spec.rollout);
   return {
     nodes,
     departing: v.nodes.filter((n) => n.departing).map((n) => ({
@@ -221,11 +223,11 @@ export function rolloutInput(v: ClusterView): RolloutInput {
       ...(markOf(n.machineObj) ? { down: true } : {}),
     })),
     bootstrap: v.cluster.status?.bootstrapNode ?? nodes.find((n) => n.plane === "controlPlane")?.machine ?? "",
-    order: spec.rollout?.order ?? "WorkersFirst",
-    maxUnavailable: spec.rollout?.maxUnavailable ?? 1,
+    order: rollout.order,
+    maxUnavailable: rollout.maxUnavailable,
     paused: v.paused,
     endpointIsBootstrap: !spec.controlPlaneEndpoint,
-    provisioning: spec.rollout?.provisioning ?? "Parallel",
+    provisioning: rollout.provisioning,
     firstBringUp: !v.cluster.status?.kubeconfigSecret,
   };
 }
@@ -234,7 +236,7 @@ export function rolloutInput(v: ClusterView): RolloutInput {
 export function rolloutDrains(v: ClusterView): StepDrains {
   return {
     drains: v.nodes.flatMap((n) => (n.drain ? [{ machine: n.machine, ...n.drain }] : [])),
-    onTimeout: v.cluster.spec.rollout?.drain?.onTimeout ?? "Halt",
+    onTimeout: rolloutSettings(v.cluster.spec.rollout).drain.onTimeout,
   };
 }
 
