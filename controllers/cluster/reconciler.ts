@@ -296,7 +296,7 @@ export class ClusterReconciler {
     if (problem) {
       if (err instanceof ClusterProblem) log.info("blocked", { reason: problem.reason, message: problem.message });
       if (this.#warnings.allow(key, problem.reason, problem.message, input.now.getTime())) {
-        await recorder.event(cluster, "Warning", problem.reason, problem.message);
+        recorder.post(cluster, "Warning", problem.reason, problem.message);
       }
       if (!(err instanceof ClusterProblem)) throw err;
       return held;
@@ -308,7 +308,7 @@ export class ClusterReconciler {
       this.#announced.set(key, status.phase!);
       log.info("phase changed", { from: cluster.status?.phase, to: status.phase });
       const ready = status.conditions?.find((c) => c.type === "Ready");
-      await recorder.event(
+      recorder.post(
         cluster,
         status.phase === "Failed" ? "Warning" : "Normal",
         `Phase${status.phase}`,

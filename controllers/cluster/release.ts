@@ -56,7 +56,7 @@ export async function releaseWhenDone(
         nixJob: d.removeLeaked,
         machine: machine.metadata.name,
       });
-      await deps.recorder.event(
+      deps.recorder.post(
         cluster,
         "Warning",
         "LeftoverDecommissionRemoved",

@@ -46,7 +46,7 @@ export async function reconcileKubeconfig(
       s.log.info("issued kubeconfig", { reason: why, secret });
       // The first one is part of bring-up (the Ready Event says so); a re-issue is worth an Event of its own.
       if (why !== "missing") {
-        await s.deps.recorder.event(s.cluster, "Normal", "KubeconfigIssued", `wrote Secret ${secret} (${why})`);
+        s.deps.recorder.post(s.cluster, "Normal", "KubeconfigIssued", `wrote Secret ${secret} (${why})`);
       }
     }
     return { secret };

@@ -40,7 +40,7 @@ export async function reconcileReleases(s: ClusterScope): Promise<ReleasesOutcom
     if (r.waiting) waiting.push(r.waiting);
   }
   if (released.length) {
-    await s.deps.recorder.event(s.cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
+    s.deps.recorder.post(s.cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
   }
   if (!waiting.length) return { released };
   return {

@@ -51,7 +51,7 @@ export async function reconcileRemediation(
 ): Promise<RemediationOutcome> {
   const view = remediationView(s, nodes, v, workload);
   const done: RemediationOutcome = { marked: [], refused: [], inFlight: view.inFlight.map((f) => f.machine) };
-  await tellSteps(s, view.inFlight);
+  tellSteps(s, view.inFlight);
   if (!view.planes.length && !view.inFlight.length && !view.short.length) return done;
   const decisions = view.planes.map(decideRemediation);
   for (const d of decisions) {
@@ -60,7 +60,7 @@ export async function reconcileRemediation(
     } else if (d.kind === "refuse") {
       done.refused.push({ plane: d.plane, reason: d.reason });
       if (refusals.allow(`${keyOf(s.namespace, s.name)}/${d.plane}`, d.reason, "", s.now.getTime())) {
-        await s.deps.recorder.event(s.cluster, "Warning", "RemediationRefused", `${d.reason}: ${d.message}`);
+        s.deps.recorder.post(s.cluster, "Warning", "RemediationRefused", `${d.reason}: ${d.message}`);
       }
     } else refusals.clear(`${keyOf(s.namespace, s.name)}/${d.plane}`);
   }
@@ -98,7 +98,7 @@ async function mark(s: ClusterScope, d: Extract<PlaneDecision, { kind: "take" }>
     ? `${d.spare} takes its place`
     : `no spare is free: the ${plane} plane is Underprovisioned until a Machine matching ` +
       `${s.selection[d.plane].selector || "the selector"} is`;
-  await s.deps.recorder.event(
+  s.deps.recorder.post(
     s.cluster,
     "Warning",
     "RemediationStarted",
@@ -109,14 +109,14 @@ async function mark(s: ClusterScope, d: Extract<PlaneDecision, { kind: "take" }>
 }
 
 /** Events for each step of the remediations in flight, once each, and when one is finished. */
-async function tellSteps(s: ClusterScope, inFlight: InFlightStep[]): Promise<void> {
+function tellSteps(s: ClusterScope, inFlight: InFlightStep[]): void {
   const prefix = `${keyOf(s.namespace, s.name)}/`;
   const now = new Set(inFlight.map((f) => prefix + f.machine));
   for (const [key] of told) {
     if (!key.startsWith(prefix) || now.has(key)) continue;
     told.delete(key);
     const machine = key.slice(prefix.length);
-    await s.deps.recorder.event(
+    s.deps.recorder.post(
       s.cluster,
       "Normal",
       "RemediationFinished",
@@ -134,7 +134,7 @@ async function tellSteps(s: ClusterScope, inFlight: InFlightStep[]): Promise<voi
     for (const [now, reason] of steps) {
       if (!now || seen.has(reason)) continue;
       seen.add(reason);
-      await s.deps.recorder.event(s.cluster, "Normal", reason, stepText(f));
+      s.deps.recorder.post(s.cluster, "Normal", reason, stepText(f));
     }
   }
 }
