@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { conditionOf } from "../crds/conditions/mod.ts";
 import { markOf, REMEDIATED_ANNOTATION } from "../core/machines/marks.ts";
 import { commandHelp, type FlagSpec } from "./flags.ts";
 import {
@@ -120,7 +121,8 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
   const rows: Entry[] = [];
   const conds = s?.conditions ?? [];
   // The Ready condition sums the cluster up when it is not True; otherwise the newest one that is not fine.
-  const notReady = conds.find((x) => x.type === "Ready" && x.status !== "True");
+  const ready = conditionOf(conds, "Ready");
+  const notReady = ready?.status !== "True" ? ready : undefined;
   const worst = notReady ?? newestAbnormal(conds);
   const rollout = s?.rollout;
   const phase = s?.phase ?? "Provisioning";

@@ -157,6 +157,22 @@ export function hasReason<C extends { type: string; reason?: string | undefined 
   return c?.type === type && c.reason === reason;
 }
 
+/**
+ * The condition of `type` among `conditions` (a type the registry lists: a typo does not compile).
+ *
+ * @example
+ * ```ts
+ * import { conditionOf } from "./mod.ts";
+ * conditionOf([{ type: "Ready", status: "True" }], "Ready")?.status; // "True"
+ * ```
+ */
+export function conditionOf<C extends { type: string }>(
+  conditions: readonly C[] | undefined,
+  type: ConditionType,
+): C | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
 /** Every (type, reason) pair of the registry, in its order. */
 export function registeredReasons(): { type: ConditionType; reason: string; spec: ReasonSpec }[] {
   return Object.entries(CONDITIONS).flatMap(([type, t]) =>
