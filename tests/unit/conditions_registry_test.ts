@@ -4,7 +4,16 @@
  * `Stalled`, and the CLI judges NICO's conditions by it and NIO's by status.
  */
 import assert from "node:assert/strict";
-import { CONDITIONS, reasonSpec, registeredReasons, stalls, typeSpec } from "../../crds/conditions/mod.ts";
+import {
+  type ConditionInput,
+  CONDITIONS,
+  hasReason,
+  reasonSpec,
+  registeredReasons,
+  stalls,
+  typeSpec,
+} from "../../crds/conditions/mod.ts";
+import { condition } from "../../core/status/conditions.ts";
 import { isAbnormal } from "../../cli/observe.ts";
 
 Deno.test("a fine reason is written with its type's normal status (True when positive, False when negative)", () => {
@@ -55,4 +64,25 @@ Deno.test("isAbnormal: NICO's conditions by the registry's meaning, NIO's and un
       assert.equal(isAbnormal({ type, status, reason }), want);
     });
   }
+});
+
+Deno.test("a reason the registry does not list, or lists with another status, does not compile", () => {
+  // Each line below is a type error `deno task check` insists on (an unused @ts-expect-error fails it).
+  // @ts-expect-error: no such reason of Ready
+  const unknown = () => condition("Ready", "False", "NoSuchReason", "");
+  // @ts-expect-error: WaitingForWorkers is written with status False
+  const otherStatus = () => condition("Ready", "True", "WaitingForWorkers", "");
+  // @ts-expect-error: no such condition type
+  const unknownType = () => condition("Readyy", "True", "ClusterReady", "");
+  // @ts-expect-error: a literal condition is checked too
+  const literal: ConditionInput = { type: "Stalled", status: "True", reason: "Boom", message: "" };
+  // @ts-expect-error: and so is a reader's match
+  const misspelt = hasReason({ type: "RollingOut", reason: "x" }, "RollingOut", "RolloutStaled");
+  assert.ok([unknown, otherStatus, unknownType, literal, misspelt].length === 5);
+  assert.deepEqual(condition("Ready", "False", "WaitingForWorkers", "1/2 worker machines ready"), {
+    type: "Ready",
+    status: "False",
+    reason: "WaitingForWorkers",
+    message: "1/2 worker machines ready",
+  });
 });
