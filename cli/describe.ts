@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Condition } from "../crds/kubernetescluster.ts";
+import { conditionOf } from "../crds/conditions/mod.ts";
 import { markOf, REMEDIATED_ANNOTATION } from "../core/machines/marks.ts";
 import { commandHelp, type FlagSpec } from "./flags.ts";
 import {
@@ -61,12 +61,6 @@ const POSITION_PAINT: Record<string, Paint> = {
   "up to date": "green",
 };
 
-/** A cluster condition that is not fine: RollingOut is fine only once complete (Remediating: see isAbnormal). */
-function clusterAbnormal(c: Condition): boolean {
-  if (c.type === "RollingOut") return c.reason !== "RolloutComplete";
-  return isAbnormal(c);
-}
-
 function conditionText(c: AnyCondition): string {
   const head = `${c.type}=${c.status}${c.reason ? ` ${c.reason}` : ""}`;
   return c.message ? `${head}: ${c.message}` : head;
@@ -81,7 +75,7 @@ interface Entry {
 function conditionRows(prefix: string, conds: AnyCondition[], o: DescribeOptions): Entry[] {
   return conds.map((c, i) => {
     const last = i === conds.length - 1;
-    const bad = c.type === "RollingOut" ? c.reason !== "RolloutComplete" : isAbnormal(c);
+    const bad = isAbnormal(c);
     const cells: Cell[] = [
       `${prefix}${last ? "└─" : "├─"}${c.type}`,
       { text: c.status, paint: bad ? "yellow" : "green" },
@@ -127,8 +121,9 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
   const rows: Entry[] = [];
   const conds = s?.conditions ?? [];
   // The Ready condition sums the cluster up when it is not True; otherwise the newest one that is not fine.
-  const notReady = conds.find((x) => x.type === "Ready" && x.status !== "True");
-  const worst = notReady ?? newestAbnormal(conds.filter(clusterAbnormal));
+  const ready = conditionOf(conds, "Ready");
+  const notReady = ready?.status !== "True" ? ready : undefined;
+  const worst = notReady ?? newestAbnormal(conds);
   const rollout = s?.rollout;
   const phase = s?.phase ?? "Provisioning";
   rows.push({

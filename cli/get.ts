@@ -6,6 +6,7 @@
  */
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { conditionOf, hasReason } from "../crds/conditions/mod.ts";
 import { PAUSED_ANNOTATION } from "../core/contract/labels.ts";
 import { commandHelp, type FlagSpec, parseArgs, targetFor } from "./flags.ts";
 import { age, type Cell, type Paint, stdoutStyle, type Style, table } from "./term.ts";
@@ -28,10 +29,10 @@ export function rolloutState(c: KubernetesCluster): { text: string; paint?: Pain
   const s = c.status;
   const r = s?.rollout;
   if (!r) return { text: "-" };
-  const rolling = s?.conditions?.find((x) => x.type === "RollingOut");
+  const rolling = conditionOf(s?.conditions, "RollingOut");
   const pending = r.pending?.length ?? 0;
   const paused = c.spec.paused === true || c.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
-  if (rolling?.reason === "RolloutStalled") {
+  if (hasReason(rolling, "RollingOut", "RolloutStalled")) {
     const at = /halted at (\S+)/.exec(rolling.message)?.[1];
     return { text: `halted${at ? ` at ${at}` : ""}, ${pending} held`, paint: "red" };
   }

@@ -10,6 +10,7 @@ import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeObject } from "../lib/kube/client.ts";
 import { SECRETS } from "../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import { conditionOf } from "../crds/conditions/mod.ts";
 import { kubeconfigSecret } from "../core/contract/names.ts";
 import { KubeconfigUnreadable, parseIssuedKubeconfig } from "../core/render/kubeconfig.ts";
 import { decodeBase64 } from "../lib/encoding.ts";
@@ -100,7 +101,7 @@ export async function kubeconfig(args: string[]): Promise<number> {
       if (!cluster) {
         console.error(`nico kubeconfig: no KubernetesCluster ${name} in namespace ${namespace} (try nico get -A)`);
       } else {
-        const ready = cluster.status?.conditions?.find((c) => c.type === "Ready");
+        const ready = conditionOf(cluster.status?.conditions, "Ready");
         console.error(
           `nico kubeconfig: cluster ${name} has no kubeconfig yet: NICO issues it once the bootstrap node is ready` +
             (ready ? ` (Ready=${ready.status} ${ready.reason}: ${ready.message})` : "") +

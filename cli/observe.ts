@@ -7,6 +7,9 @@
  * @module
  */
 import { durationMs, type KubernetesCluster } from "../crds/kubernetescluster.ts";
+import { hasReason, reasonSpec, typeSpec } from "../crds/conditions/mod.ts";
+import { rolloutSettings } from "../crds/defaults.ts";
+import { RunOptions } from "./options.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { JOBS, MACHINES, NIXOS_CONFIGURATIONS } from "../core/contract/nio.ts";
@@ -62,7 +65,7 @@ export interface NioFacts {
 }
 
 /** NICO's default --node-timeout; the CLI cannot know the operator's flag, the spec wins when set. */
-const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
+const DEFAULT_NODE_TIMEOUT_MS: number = RunOptions.shape.nodeTimeout.parse(undefined);
 
 /** Any condition, of NICO or NIO. */
 export interface AnyCondition {
@@ -73,13 +76,19 @@ export interface AnyCondition {
   lastTransitionTime?: string | undefined;
 }
 
-/** Conditions whose True is the bad news (NIO's kstatus-style conditions). */
+/** Conditions whose True is the bad news, in NIO's kstatus style (NICO's own: the registry's polarity). */
 const ABNORMAL_WHEN_TRUE = new Set(["Stalled", "Degraded", "Reconciling", "Paused"]);
 
-/** Whether a condition reports a problem or work in progress (`Remediating`: in flight, or refused). */
+/**
+ * Whether a condition reports a problem or work in progress. One NICO writes is not fine when the registry
+ * (crds/conditions) says its reason means anything but `fine` (`Remediating=False TooManyUnhealthy`, `RollingOut`
+ * until `RolloutComplete`); any other (NIO's, or a reason NICO does not write) by what its status says.
+ */
 export function isAbnormal(c: AnyCondition): boolean {
-  if (c.type === "Remediating") return c.status === "True" || c.reason !== "NoUnhealthyNodes";
-  return ABNORMAL_WHEN_TRUE.has(c.type) ? c.status === "True" : c.status !== "True";
+  const spec = reasonSpec(c.type, c.status, c.reason);
+  if (spec) return spec.meaning !== "fine";
+  const trueIsNews = typeSpec(c.type)?.polarity === "negative" || ABNORMAL_WHEN_TRUE.has(c.type);
+  return trueIsNews ? c.status === "True" : c.status !== "True";
 }
 
 /**
@@ -147,10 +156,9 @@ export function clusterView(
   const removing = new Set(s?.rollout?.removing ?? []);
   const drains = new Map((s?.rollout?.draining ?? []).map((d) => [d.node, d]));
   const paused = isPaused(cluster.spec, cluster.metadata.annotations);
-  const halted = s?.conditions?.some((c) => c.type === "RollingOut" && c.reason === "RolloutStalled") ?? false;
-  const timeoutMs = cluster.spec.rollout?.nodeTimeout
-    ? durationMs(cluster.spec.rollout.nodeTimeout)
-    : DEFAULT_NODE_TIMEOUT_MS;
+  const halted = s?.conditions?.some((c) => hasReason(c, "RollingOut", "RolloutStalled")) ?? false;
+  const { nodeTimeout } = rolloutSettings(cluster.spec.rollout);
+  const timeoutMs = nodeTimeout ? durationMs(nodeTimeout) : DEFAULT_NODE_TIMEOUT_MS;
   const view = (machine: string, plane: Plane, departing: boolean): NodeView => {
     const config = byMachine.get(machine);
     const inPlan = pending.indexOf(machine);
@@ -205,6 +213,7 @@ export function clusterView(
 export function rolloutInput(v: ClusterView): RolloutInput {
   const nodes: PlanNode[] = v.nodes.filter((n) => !n.departing).map(planNodeOf);
   const spec = v.cluster.spec;
+  const rollout = rolloutSettings(spec.rollout);
   return {
     nodes,
     departing: v.nodes.filter((n) => n.departing).map((n) => ({
@@ -214,11 +223,11 @@ export function rolloutInput(v: ClusterView): RolloutInput {
       ...(markOf(n.machineObj) ? { down: true } : {}),
     })),
     bootstrap: v.cluster.status?.bootstrapNode ?? nodes.find((n) => n.plane === "controlPlane")?.machine ?? "",
-    order: spec.rollout?.order ?? "WorkersFirst",
-    maxUnavailable: spec.rollout?.maxUnavailable ?? 1,
+    order: rollout.order,
+    maxUnavailable: rollout.maxUnavailable,
     paused: v.paused,
     endpointIsBootstrap: !spec.controlPlaneEndpoint,
-    provisioning: spec.rollout?.provisioning ?? "Parallel",
+    provisioning: rollout.provisioning,
     firstBringUp: !v.cluster.status?.kubeconfigSecret,
   };
 }
@@ -227,7 +236,7 @@ export function rolloutInput(v: ClusterView): RolloutInput {
 export function rolloutDrains(v: ClusterView): StepDrains {
   return {
     drains: v.nodes.flatMap((n) => (n.drain ? [{ machine: n.machine, ...n.drain }] : [])),
-    onTimeout: v.cluster.spec.rollout?.drain?.onTimeout ?? "Halt",
+    onTimeout: rolloutSettings(v.cluster.spec.rollout).drain.onTimeout,
   };
 }
 

@@ -4,8 +4,9 @@
  * the same (object, type, reason, action, note) again within
  * {@link SERIES_WINDOW_MS} patches that Event's `series` (count and
  * lastObservedTime) instead of creating another object. Recording never
- * fails a reconcile: an Event that cannot be written is reported to
- * `onError` and dropped.
+ * blocks or fails a reconcile: {@link EventRecorder.post} queues the Event
+ * and returns; it is written in the background, and one that cannot be
+ * written is reported to `onError` and dropped.
  *
  * @module
  */
@@ -17,9 +18,12 @@ import { EVENTS } from "./kube/resources.ts";
 export type EventType = "Normal" | "Warning";
 
 export interface EventRecorder {
-  /** Records an Event in the background: a reconcile never waits for it. */
-  event(regarding: KubeObject, type: EventType, reason: string, note: string, action?: string): Promise<void>;
-  /** Waits for every Event still being written (at shutdown). */
+  /**
+   * Queues an Event and returns at once (fire and forget): it is written in the background, so a reconcile never
+   * waits for it, and a write that fails goes to `onError`, never to the caller. {@link flush} waits for it.
+   */
+  post(regarding: KubeObject, type: EventType, reason: string, note: string, action?: string): void;
+  /** Waits for every Event still being written (at shutdown, or a test that reads the Events back). */
   flush(): Promise<void>;
 }
 
@@ -65,7 +69,7 @@ export function eventRecorder(
   /** One write at a time per series key, so a repeat waits for the Event it counts on. */
   const chains = new Map<string, Promise<void>>();
   return {
-    event(regarding, type, reason, note, action = reason) {
+    post(regarding, type, reason, note, action = reason) {
       const m = regarding.metadata;
       const key = JSON.stringify([
         regarding.kind,
@@ -87,7 +91,6 @@ export function eventRecorder(
         });
       chains.set(key, p);
       pending.add(p);
-      return Promise.resolve();
     },
     async flush() {
       while (pending.size) await Promise.all([...pending]);

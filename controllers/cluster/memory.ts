@@ -18,7 +18,7 @@
  * @module
  */
 import { WarningLimiter } from "./problem.ts";
-import { Races } from "./requeue.ts";
+import { Races } from "./races.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import { RunFailures } from "./runs.ts";
 import type { WorkloadCache } from "./workload/cache.ts";

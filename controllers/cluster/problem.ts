@@ -6,15 +6,16 @@
  * @module
  */
 import type { Problem } from "../../core/status/cluster.ts";
+import type { StallReason } from "../../crds/conditions/mod.ts";
 import { errorMessage } from "../../lib/runtime/log.ts";
 
 /** A failure the user must fix (a foreign object in the way, …): shown in status, not retried hot. */
 export class ClusterProblem extends Error {
   override readonly name = "ClusterProblem";
-  /** CamelCase reason for the `Ready` condition and the Warning Event. */
-  readonly reason: string;
+  /** CamelCase reason for the `Ready` and `Stalled` conditions and the Warning Event (crds/conditions). */
+  readonly reason: StallReason;
 
-  constructor(reason: string, message: string, options?: ErrorOptions) {
+  constructor(reason: StallReason, message: string, options?: ErrorOptions) {
     super(message, options);
     this.reason = reason;
   }

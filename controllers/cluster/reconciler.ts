@@ -34,7 +34,7 @@ import { ClaimConflictError } from "./claims.ts";
 import { reconcileDelete } from "./phases/delete.ts";
 import { newRecord, passNodes, runPhases } from "./pass.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
-import { ClusterMemories, type ClusterMemory } from "./memory.ts";
+import { ClusterMemories } from "./memory.ts";
 import { ClusterProblem, problemOf } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import {
@@ -264,7 +264,7 @@ export class ClusterReconciler {
     if (problem) {
       if (err instanceof ClusterProblem) log.info("blocked", { reason: problem.reason, message: problem.message });
       if (memory.problems.allow(memory.key, problem.reason, problem.message, now)) {
-        await recorder.event(cluster, "Warning", problem.reason, problem.message);
+        recorder.post(cluster, "Warning", problem.reason, problem.message);
       }
       if (!(err instanceof ClusterProblem)) throw err;
       return held;
@@ -274,7 +274,7 @@ export class ClusterReconciler {
       memory.announcedPhase = status.phase;
       log.info("phase changed", { from: cluster.status?.phase, to: status.phase });
       const ready = status.conditions?.find((c) => c.type === "Ready");
-      await recorder.event(
+      recorder.post(
         cluster,
         status.phase === "Failed" ? "Warning" : "Normal",
         `Phase${status.phase}`,

@@ -50,7 +50,7 @@ export async function releaseWhenDone(c: ClusterContext, machine: Machine, now: 
         nixJob: d.removeLeaked,
         machine: machine.metadata.name,
       });
-      await deps.recorder.event(
+      deps.recorder.post(
         cluster,
         "Warning",
         "LeftoverDecommissionRemoved",

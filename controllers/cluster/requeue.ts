@@ -9,7 +9,6 @@ import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { RUN_SOON_GRACE_MS } from "../../core/nodes/runs.ts";
 import type { ClusterScope } from "./scope.ts";
 import { type Member, reportsOf } from "./view.ts";
-import { ExponentialBackoff } from "../../lib/runtime/ratelimit.ts";
 
 /** Look again this soon while a drain is under way (PodDisruptionBudget changes raise no event NICO sees). */
 export const DRAIN_REQUEUE_MS = 5_000;
@@ -91,36 +90,4 @@ export function nextLook(
   return soonest(deadlines, ...wishes)!;
 }
 
-/** Look again this soon after losing a race (doubling while it repeats): the cache catches up. */
-export const RACE_REQUEUE_MS = 500;
-/** Races in a row after which a race is an error the user sees (a cache that does not catch up). */
-export const MAX_RACES = 6;
-
-/**
- * Lost races in a row, per cluster, rate limited: each lost race looks again
- * after twice the delay of the one before; once {@link MAX_RACES} are lost in
- * a row, a race is a problem like any other.
- *
- * @example
- * ```ts
- * const races = new Races();
- * races.lost("ns/c"); // => { after: 500, why: "lost a race (1 in a row)" }
- * races.lost("ns/c"); // => { after: 1000, why: "lost a race (2 in a row)" }
- * races.forget("ns/c");
- * ```
- */
-export class Races {
-  readonly #backoff = new ExponentialBackoff({ baseMs: RACE_REQUEUE_MS });
-
-  /** Counts a lost race of `key`: answers when to look again, or undefined when it is one race too many. */
-  lost(key: string): Requeue | undefined {
-    const inARow = this.#backoff.retries(key) + 1;
-    if (inARow >= MAX_RACES) return undefined;
-    return { after: this.#backoff.when(key), why: `lost a race (${inARow} in a row)` };
-  }
-
-  /** `key` did not race this time: its next lost race starts from the first delay again. */
-  forget(key: string): void {
-    this.#backoff.forget(key);
-  }
-}
+export { MAX_RACES, RACE_REQUEUE_MS, Races } from "./races.ts";

@@ -3,57 +3,13 @@
  *
  * @module
  */
-import type { ConditionInput } from "./conditions.ts";
-import { listNames, mergeConditions } from "./conditions.ts";
+import { condition, type ConditionInput, listNames, mergeConditions, type ReasonOf } from "./conditions.ts";
 import type { KubernetesClusterStatus, Phase } from "../../crds/kubernetescluster.ts";
-import type { NodeReport } from "../nodes/readiness.ts";
-import type { RolloutPlan } from "../rollout/plan.ts";
-import type { Selection } from "../machines/selection.ts";
+import type { Problem, StatusInput } from "./input.ts";
 import { machinesCondition, planeCondition, planeStatus, rolloutConditions } from "./planes.ts";
-import { type Blocked, inFlight, progressConditions, runsDesired, specWorkLeft } from "./progress.ts";
+import { inFlight, progressConditions, runsDesired, specWorkLeft } from "./progress.ts";
 export { requestedSize } from "./planes.ts";
-
-export interface StatusInput {
-  generation: number;
-  previous: KubernetesClusterStatus | undefined;
-  deleting: boolean;
-  selection: Selection;
-  nodes: NodeReport[];
-  bootstrap: string | undefined;
-  endpoint: string | undefined;
-  /** Set only when the kubeconfig Secret exists. */
-  kubeconfigSecret: string | undefined;
-  /** The commit nodes are pinned to. */
-  revision?: string | undefined;
-  /** A problem that stops NICO before it can render nodes (for example no gitRepo). */
-  blocked?: Blocked | undefined;
-  /** The spec's repository and ref have no commit yet: resolving (this pass did not evaluate the spec), or failing. */
-  unresolved?: { reason: "ResolvingRef" | "RefResolutionFailed"; message: string } | undefined;
-  /**
-   * This pass evaluated the current generation (default true). A pass that did not (a ref still resolving, a
-   * pass cut short before it planned) keeps `observedGeneration` where it was, so nobody mistakes its status for
-   * the answer to the new spec.
-   */
-  evaluated?: boolean | undefined;
-  /** Extra conditions computed elsewhere. */
-  extra?: ConditionInput[];
-  /** The rollout planner's view of this pass. */
-  rollout?: { plan: RolloutPlan; paused: boolean; specHash: string; controlPlaneSize: number } | undefined;
-  /** The workload API, when NICO watches workload clusters: the cluster is Ready only while it answers. */
-  workloadApi?: { available: boolean; message: string } | undefined;
-  now: Date;
-}
-
-/**
- * Something that stopped this pass, shown as `Ready=False` with its reason
- * and message. `blocking`: the user must act (phase `Failed`); otherwise the
- * phase is what the observations say and NICO retries.
- */
-export interface Problem {
-  reason: string;
-  message: string;
-  blocking: boolean;
-}
+export type { Blocked, Problem, StatusInput, Unresolved } from "./input.ts";
 
 /**
  * What one pass knows, for {@link clusterStatus}: it stopped before it
@@ -108,7 +64,7 @@ export function clusterStatus(i: ClusterStatusInput): KubernetesClusterStatus {
   const s = computeStatus({
     ...pass,
     evaluated,
-    ...(problem ? { blocked: { reason: problem.reason, message: problem.message, needsUser: problem.blocking } } : {}),
+    ...(problem ? { blocked: { reason: problem.reason, message: problem.message } } : {}),
   });
   // A race lost before the plan says nothing new about progress: Reconciling and Stalled stay as they were.
   const stale = problem || evaluated
@@ -135,22 +91,20 @@ function stoppedStatus(i: Extract<ClusterStatusInput, { kind: "stopped" | "delet
   const problem = i.problem;
   const remaining = i.kind === "deleting" ? i.remaining : [];
   const waiting = i.kind === "deleting" ? i.waiting ?? [] : [];
-  const ready: ConditionInput = problem
-    ? { type: "Ready", status: "False", reason: problem.reason, message: problem.message }
-    : {
-      type: "Ready",
-      status: "False",
-      reason: "Deleting",
-      message: remaining.length || !waiting.length
-        ? `waiting for NIO to remove ${remaining.length} configuration(s): ${listNames(remaining)}`
-        : `waiting for NIO to be done with the Machines before releasing them: ${waiting.join("; ")}`,
-    };
-  const progress: ConditionInput[] = deleting ? [] : problem?.blocking
+  const ready = problem ? condition("Ready", "False", problem.reason, problem.message) : condition(
+    "Ready",
+    "False",
+    "Deleting",
+    remaining.length || !waiting.length
+      ? `waiting for NIO to remove ${remaining.length} configuration(s): ${listNames(remaining)}`
+      : `waiting for NIO to be done with the Machines before releasing them: ${waiting.join("; ")}`,
+  );
+  const progress: ConditionInput[] = deleting || !problem ? [] : problem.blocking
     ? [
-      { type: "Reconciling", status: "False", reason: "Stalled", message: "NICO cannot go on: see Stalled" },
-      { type: "Stalled", status: "True", reason: problem!.reason, message: problem!.message },
+      condition("Reconciling", "False", "Stalled", "NICO cannot go on: see Stalled"),
+      condition("Stalled", "True", problem.reason, problem.message),
     ]
-    : [{ type: "Reconciling", status: "True", reason: problem!.reason, message: problem!.message }];
+    : [condition("Reconciling", "True", problem.reason, problem.message)];
   // A stopped pass evaluated the spec only when the user must act on what it found.
   const observed = deleting || problem?.blocking ? i.generation : i.previous?.observedGeneration;
   // Stopped: the other conditions stay as last observed (their observedGeneration says so); deleting: they no
@@ -186,8 +140,8 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
   const { selection: sel } = i;
   const cpNodes = i.nodes.filter((n) => n.plane === "controlPlane");
   const wNodes = i.nodes.filter((n) => n.plane === "dataPlane");
-  const cpCond = planeCondition("ControlPlaneReady", "controlPlane", sel.controlPlane, cpNodes);
-  const dpCond = planeCondition("DataPlaneReady", "dataPlane", sel.dataPlane, wNodes);
+  const cpCond = planeCondition("controlPlane", sel.controlPlane, cpNodes);
+  const dpCond = planeCondition("dataPlane", sel.dataPlane, wNodes);
   const machines = machinesCondition(sel);
   const ready = readyCondition(i, cpCond, dpCond);
   // Once Ready, never Provisioning again (a recovery after a halt is not a first bring-up).
@@ -248,8 +202,7 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
  * every node runs the desired configuration (a paused change aside): a cluster mid-rollout is not Ready.
  */
 function readyCondition(i: StatusInput, cpCond: ConditionInput, dpCond: ConditionInput): ConditionInput {
-  const type = "Ready";
-  const no = (reason: string, message: string): ConditionInput => ({ type, status: "False", reason, message });
+  const no = (reason: ReasonOf<"Ready", "False">, message: string) => condition("Ready", "False", reason, message);
   const failed = i.nodes.filter((n) => n.state === "Failed");
   if (i.deleting) return no("Deleting", "the cluster is being deleted");
   if (i.blocked) return no(i.blocked.reason, i.blocked.message);
@@ -265,12 +218,8 @@ function readyCondition(i: StatusInput, cpCond: ConditionInput, dpCond: Conditio
     const upToDate = i.nodes.filter(runsDesired).length;
     return no("RollingOut", `${upToDate}/${i.nodes.length} nodes run the desired configuration; see RollingOut`);
   }
-  return {
-    type,
-    status: "True",
-    reason: "ClusterReady",
-    message: `${cpCond.message}; ${dpCond.message}; kubeconfig in Secret ${i.kubeconfigSecret}`,
-  };
+  const ready = `${cpCond.message}; ${dpCond.message}; kubeconfig in Secret ${i.kubeconfigSecret}`;
+  return condition("Ready", "True", "ClusterReady", ready);
 }
 
 /**

@@ -1,18 +1,20 @@
 /**
- * The conditions and plane figures one pass derives, for {@link computeStatus}
- * in `status.ts`. Pure.
+ * The conditions and plane figures one pass derives, for `computeStatus`
+ * in `cluster.ts`. Pure.
  *
  * @module
  */
-import type { ConditionInput } from "./conditions.ts";
-import { listNames } from "./conditions.ts";
+import { condition, type ConditionInput, listNames } from "./conditions.ts";
 import type { PlaneStatus } from "../../crds/kubernetescluster.ts";
 import type { NodeReport } from "../nodes/readiness.ts";
 import type { Plane, PlaneSelection, Selection } from "../machines/selection.ts";
-import type { StatusInput } from "./cluster.ts";
+import type { StatusInput } from "./input.ts";
 import { inFlight, runsDesired } from "./progress.ts";
 
 export const PLANE_WORDS: Record<Plane, string> = { controlPlane: "control plane", dataPlane: "worker" };
+
+/** The condition that says whether a plane is Ready. */
+export const PLANE_CONDITION = { controlPlane: "ControlPlaneReady", dataPlane: "DataPlaneReady" } as const;
 
 /**
  * How many nodes a plane asks for: the list's length or `count`; every matching Machine when neither bounds it.
@@ -67,10 +69,11 @@ export function planeStatus(nodes: NodeReport[], sel: PlaneSelection): PlaneStat
  *   { machine: "w-1", plane: "dataPlane" as const, state: "Ready" as const, reason: "Applied", detail: "applied", upToDate: true },
  *   { machine: "w-2", plane: "dataPlane" as const, state: "Applying" as const, reason: "Applying", detail: "waiting for NIO", upToDate: true },
  * ];
- * planeCondition("DataPlaneReady", "dataPlane", sel, nodes).message; // "1/2 worker machines ready; waiting for w-2 (waiting for NIO)"
+ * planeCondition("dataPlane", sel, nodes).message; // "1/2 worker machines ready; waiting for w-2 (waiting for NIO)"
  * ```
  */
-export function planeCondition(type: string, plane: Plane, sel: PlaneSelection, nodes: NodeReport[]): ConditionInput {
+export function planeCondition(plane: Plane, sel: PlaneSelection, nodes: NodeReport[]): ConditionInput {
+  const type = PLANE_CONDITION[plane];
   const words = PLANE_WORDS[plane];
   const ready = nodes.filter((n) => n.state === "Ready").length;
   const total = sel.members.length;
@@ -78,34 +81,26 @@ export function planeCondition(type: string, plane: Plane, sel: PlaneSelection, 
   const counted = `${ready}/${requested} ${words} machines ready`;
   if (total === 0) {
     return plane === "dataPlane" && (sel.wanted ?? 0) === 0
-      ? { type, status: "True", reason: "NoWorkers", message: "no workers requested" }
-      : { type, status: "False", reason: "NoMachines", message: `no ${words} machines selected` };
+      ? condition("DataPlaneReady", "True", "NoWorkers", "no workers requested")
+      : condition(type, "False", "NoMachines", `no ${words} machines selected`);
   }
   const failed = nodes.filter((n) => n.state === "Failed");
   if (failed.length) {
-    return {
-      type,
-      status: "False",
-      reason: "NodeFailed",
-      message: `${counted}; failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}`,
-    };
+    const names = listNames(failed.map((n) => `${n.machine} (${n.detail})`));
+    return condition(type, "False", "NodeFailed", `${counted}; failed: ${names}`);
   }
   const waiting = nodes.filter((n) => n.state !== "Ready").map((n) => `${n.machine} (${n.detail})`);
   if (ready === total && total < requested) {
     // One rule for both planes: a plane below the size asked for is not Ready, however healthy its nodes.
-    return {
-      type,
-      status: "False",
-      reason: "Underprovisioned",
-      message: `${counted}: ${total} of ${requested} requested ${words} machines are available; see MachinesAvailable`,
-    };
+    const short = `${total} of ${requested} requested ${words} machines are available; see MachinesAvailable`;
+    return condition(type, "False", "Underprovisioned", `${counted}: ${short}`);
   }
-  if (ready === total) return { type, status: "True", reason: "NodesReady", message: counted };
+  if (ready === total) return condition(type, "True", "NodesReady", counted);
   if (!waiting.length) {
     // Nodes were not evaluated this pass (NICO is blocked before it can render them): say so, not "waiting for".
-    return { type, status: "False", reason: "WaitingForNodes", message: `${counted}; nodes not evaluated yet` };
+    return condition(type, "False", "WaitingForNodes", `${counted}; nodes not evaluated yet`);
   }
-  return { type, status: "False", reason: "WaitingForNodes", message: `${counted}; waiting for ${listNames(waiting)}` };
+  return condition(type, "False", "WaitingForNodes", `${counted}; waiting for ${listNames(waiting)}`);
 }
 
 /**
@@ -143,22 +138,18 @@ export function machinesCondition(sel: Selection): ConditionInput {
   const problems = sel.problems.map((p) => `${p.message}${p.kept ? " (kept as a member)" : ""}`);
   const explicitMissing = sel.problems.some((p) => !p.kept && sel[p.plane].mode === "explicit");
   if (underprovisioned || explicitMissing) {
-    return {
-      type: "MachinesAvailable",
-      status: "False",
-      reason: explicitMissing ? "MachinesUnavailable" : "Underprovisioned",
-      message: [...parts, ...problems].join("; "),
-    };
+    const reason = explicitMissing ? "MachinesUnavailable" : "Underprovisioned";
+    return condition("MachinesAvailable", "False", reason, [...parts, ...problems].join("; "));
   }
   const cp = sel.controlPlane.members.length;
   const w = sel.dataPlane.members.length;
   const msg = `${cp} control plane and ${w} worker machines selected`;
-  return {
-    type: "MachinesAvailable",
-    status: "True",
-    reason: "MachinesSelected",
-    message: problems.length ? `${msg}; ${problems.join("; ")}` : msg,
-  };
+  return condition(
+    "MachinesAvailable",
+    "True",
+    "MachinesSelected",
+    problems.length ? `${msg}; ${problems.join("; ")}` : msg,
+  );
 }
 
 /**
@@ -184,15 +175,14 @@ export function rolloutConditions(i: StatusInput): ConditionInput[] {
   const r = i.rollout;
   if (!r) return [];
   const { plan } = r;
-  const paused: ConditionInput = r.paused
-    ? {
-      type: "Paused",
-      status: "True",
-      reason: "Paused",
-      message:
-        "paused: NICO changes no child object until spec.paused and the nico.homystack.com/paused annotation are cleared",
-    }
-    : { type: "Paused", status: "False", reason: "NotPaused", message: "changes are rolled out" };
+  const paused = r.paused
+    ? condition(
+      "Paused",
+      "True",
+      "Paused",
+      "paused: NICO changes no child object until spec.paused and the nico.homystack.com/paused annotation are cleared",
+    )
+    : condition("Paused", "False", "NotPaused", "changes are rolled out");
   const upToDate = i.nodes.filter(runsDesired).length;
   const total = i.nodes.length;
   const counted = `${upToDate}/${total} nodes run the desired configuration`;
@@ -200,28 +190,19 @@ export function rolloutConditions(i: StatusInput): ConditionInput[] {
     // The desired configuration is not known until the spec's ref resolves: no claim either way.
     const why = i.unresolved.message;
     return [
-      { type: "RollingOut", status: "False", reason: i.unresolved.reason, message: `nothing rolls out: ${why}` },
-      {
-        type: "UpToDate",
-        status: "Unknown",
-        reason: i.unresolved.reason,
-        message: `desired configuration unknown: ${why}`,
-      },
+      condition("RollingOut", "False", i.unresolved.reason, `nothing rolls out: ${why}`),
+      condition("UpToDate", "Unknown", i.unresolved.reason, `desired configuration unknown: ${why}`),
       paused,
     ];
   }
   const left = plan.pending.length + plan.removing.length;
   const updating = inFlight(i.nodes);
-  const uptodate: ConditionInput = left === 0 && upToDate === total
-    ? { type: "UpToDate", status: "True", reason: "UpToDate", message: counted }
-    : {
-      type: "UpToDate",
-      status: "False",
-      reason: "RolloutPending",
-      message: counted +
-        (plan.pending.length ? `; to update, in order: ${listNames(plan.pending, 8)}` : "") +
-        (plan.removing.length ? `; to remove: ${listNames(plan.removing)}` : ""),
-    };
+  const planned = counted +
+    (plan.pending.length ? `; to update, in order: ${listNames(plan.pending, 8)}` : "") +
+    (plan.removing.length ? `; to remove: ${listNames(plan.removing)}` : "");
+  const uptodate = left === 0 && upToDate === total
+    ? condition("UpToDate", "True", "UpToDate", counted)
+    : condition("UpToDate", "False", "RolloutPending", planned);
   return [rollingCondition(i, { left, updating, upToDate, total }), uptodate, paused];
 }
 
@@ -240,38 +221,23 @@ function rollingCondition(
     ? `; with ${r.controlPlaneSize} control-plane node(s) an update of the control plane interrupts the Kubernetes API`
     : "";
   if (plan.halted) {
-    return {
-      type: "RollingOut",
-      status: "False",
-      reason: "RolloutStalled",
-      message:
-        `halted at ${plan.halted.machine} (${plan.halted.detail}): nothing else is touched until it recovers or the spec changes`,
-    };
+    const at = `halted at ${plan.halted.machine} (${plan.halted.detail})`;
+    return condition(
+      "RollingOut",
+      "False",
+      "RolloutStalled",
+      `${at}: nothing else is touched until it recovers or the spec changes`,
+    );
   }
   if (plan.held && left === 1 && !updating.length) {
-    return {
-      type: "RollingOut",
-      status: "False",
-      reason: "RemovalHeld",
-      message: `${plan.held.machine} stays: ${plan.held.why}; ${upToDate}/${total} nodes up to date`,
-    };
+    const stays = `${plan.held.machine} stays: ${plan.held.why}`;
+    return condition("RollingOut", "False", "RemovalHeld", `${stays}; ${upToDate}/${total} nodes up to date`);
   }
-  if (r.paused && left) {
-    return { type: "RollingOut", status: "False", reason: "Paused", message: `paused with ${left} node(s) pending` };
-  }
+  if (r.paused && left) return condition("RollingOut", "False", "Paused", `paused with ${left} node(s) pending`);
   if (left || updating.length) {
     const now = updating.length ? `updating ${listNames(updating)}` : "starting";
-    return {
-      type: "RollingOut",
-      status: "True",
-      reason: "RollingOut",
-      message: `${now}; ${upToDate}/${total} up to date${plan.waiting ? `; ${plan.waiting}` : ""}${smallCp}`,
-    };
+    const message = `${now}; ${upToDate}/${total} up to date${plan.waiting ? `; ${plan.waiting}` : ""}${smallCp}`;
+    return condition("RollingOut", "True", "RollingOut", message);
   }
-  return {
-    type: "RollingOut",
-    status: "False",
-    reason: "RolloutComplete",
-    message: `${total}/${total} nodes up to date`,
-  };
+  return condition("RollingOut", "False", "RolloutComplete", `${total}/${total} nodes up to date`);
 }

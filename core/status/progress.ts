@@ -16,21 +16,12 @@
  *
  * @module
  */
-import type { ConditionInput } from "./conditions.ts";
-import { listNames } from "./conditions.ts";
+import { condition, type ConditionInput, listNames, type ReasonOf } from "./conditions.ts";
+import { stalls } from "../../crds/conditions/mod.ts";
 import type { Phase } from "../../crds/kubernetescluster.ts";
 import type { NodeReport } from "../nodes/readiness.ts";
 import type { RolloutPlan } from "../rollout/plan.ts";
-
-/** Blocks of a pass that only the user can lift (the others lift themselves: a ref resolving, Machines arriving). */
-const USER_BLOCKS = new Set(["NoGitRepo", "InvalidEndpoint", "RefResolutionFailed"]);
-
-/** Why a pass stopped before it could render nodes; `needsUser` for a problem only the user can fix. */
-export interface Blocked {
-  reason: string;
-  message: string;
-  needsUser?: boolean | undefined;
-}
+import type { Blocked, Unresolved } from "./input.ts";
 
 /**
  * The node runs the configuration NICO wants now: its configuration carries the desired spec and NIO applied
@@ -73,8 +64,9 @@ export interface ProgressInput {
   /** The `RollingOut` condition, when the pass planned a rollout. */
   rolling?: ConditionInput | undefined;
   paused: boolean;
+  /** Why the pass stopped before it could render nodes: a reason that stalls (crds/conditions) makes it Stalled. */
   blocked?: Blocked | undefined;
-  unresolved?: { reason: string; message: string } | undefined;
+  unresolved?: Unresolved | undefined;
   /** The `Remediating` condition, when remediation is on: True makes the cluster Reconciling. */
   remediating?: ConditionInput | undefined;
 }
@@ -116,10 +108,7 @@ export function specWorkLeft(nodes: NodeReport[], plan: RolloutPlan | undefined)
 export function progressConditions(i: ProgressInput): ConditionInput[] {
   const stalled = stalledCondition(i);
   if (stalled.status === "True") {
-    return [
-      { type: "Reconciling", status: "False", reason: "Stalled", message: "NICO cannot go on: see Stalled" },
-      stalled,
-    ];
+    return [condition("Reconciling", "False", "Stalled", "NICO cannot go on: see Stalled"), stalled];
   }
   return [reconcilingCondition(i), stalled];
 }
@@ -127,11 +116,10 @@ export function progressConditions(i: ProgressInput): ConditionInput[] {
 function stalledCondition(i: ProgressInput): ConditionInput {
   const type = "Stalled";
   const b = i.blocked;
-  if (b && (b.needsUser || USER_BLOCKS.has(b.reason))) {
-    return { type, status: "True", reason: b.reason, message: b.message };
-  }
+  // Only the user can lift a block that stalls; the others lift themselves (a ref resolving, Machines arriving).
+  if (b && stalls(b.reason)) return condition(type, "True", b.reason, b.message);
   if (i.unresolved?.reason === "RefResolutionFailed") {
-    return { type, status: "True", reason: "RefResolutionFailed", message: i.unresolved.message };
+    return condition(type, "True", "RefResolutionFailed", i.unresolved.message);
   }
   const failed = i.nodes.filter((n) => n.state === "Failed");
   const halted = i.plan?.halted;
@@ -140,23 +128,21 @@ function stalledCondition(i: ProgressInput): ConditionInput {
     : "";
   if (failed.length) {
     const names = listNames(failed.map((n) => `${n.machine} (${n.detail})`));
-    return {
-      type,
-      status: "True",
-      reason: "NodeFailed",
-      message: `failed: ${names}${haltedAt ? `; ${haltedAt}` : ""}`,
-    };
+    return condition(type, "True", "NodeFailed", `failed: ${names}${haltedAt ? `; ${haltedAt}` : ""}`);
   }
-  if (halted) return { type, status: "True", reason: "RolloutHalted", message: `${halted.detail}; ${haltedAt}` };
-  return { type, status: "False", reason: "NotStalled", message: "nothing stands in NICO's way" };
+  if (halted) return condition(type, "True", "RolloutHalted", `${halted.detail}; ${haltedAt}`);
+  return condition(type, "False", "NotStalled", "nothing stands in NICO's way");
 }
 
+/** `Reconciling`, once {@link stalledCondition} found nothing that stalls (a block that stalls never gets here). */
 function reconcilingCondition(i: ProgressInput): ConditionInput {
-  const type = "Reconciling";
-  const yes = (reason: string, message: string): ConditionInput => ({ type, status: "True", reason, message });
+  const yes = (reason: ReasonOf<"Reconciling", "True">, message: string) =>
+    condition("Reconciling", "True", reason, message);
+  const b = i.blocked;
   if (i.phase === "Deleting") return yes("Deleting", i.ready.message);
-  if (i.blocked) return yes(i.blocked.reason, i.blocked.message);
-  if (i.unresolved) return yes(i.unresolved.reason, i.unresolved.message);
+  if (b && !stalls(b.reason)) return yes(b.reason, b.message);
+  // RefResolutionFailed is Stalled: only a ref still resolving gets here.
+  if (i.unresolved?.reason === "ResolvingRef") return yes(i.unresolved.reason, i.unresolved.message);
   const work = specWorkLeft(i.nodes, i.plan);
   if (work && i.paused) {
     const left = (i.plan?.pending.length ?? 0) + (i.plan?.removing.length ?? 0);
@@ -169,5 +155,5 @@ function reconcilingCondition(i: ProgressInput): ConditionInput {
   if (work && i.rolling?.status === "True") return yes("RollingOut", i.rolling.message);
   if (work || i.phase === "Updating") return yes("RollingOut", i.ready.message);
   if (i.machines.status !== "True") return yes("WaitingForMachines", i.machines.message);
-  return { type, status: "False", reason: "Settled", message: "nothing in progress" };
+  return condition("Reconciling", "False", "Settled", "nothing in progress");
 }

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type ConditionInput, listNames } from "./conditions.ts";
+import { condition, type ConditionInput, listNames } from "./conditions.ts";
 import type { Plane } from "../contract/labels.ts";
 import type { Mark } from "../machines/marks.ts";
 import type { PlaneDecision } from "../rollout/remediation.ts";
@@ -91,13 +91,13 @@ export function remediationCondition(i: RemediationStatusInput): ConditionInput 
     .map((d) => `taking ${d.target.machine} out of service (${d.target.reason}: ${d.target.message})`);
   if (i.inFlight.length || taking.length) {
     const steps = [...taking, ...i.inFlight.map(stepText), ...shortText(i.short)];
-    return { type, status: "True", reason: "Remediating", message: [...steps, ...refused].join("; ") };
+    return condition(type, "True", "Remediating", [...steps, ...refused].join("; "));
   }
   const first = refusals[0];
-  if (first) return { type, status: "False", reason: first.reason, message: refused.join("; ") };
+  if (first) return condition(type, "False", first.reason, refused.join("; "));
   const short = shortText(i.short);
-  if (short.length) return { type, status: "False", reason: "NoSpare", message: short.join("; ") };
-  return { type, status: "False", reason: "NoUnhealthyNodes", message: "no node is unhealthy" };
+  if (short.length) return condition(type, "False", "NoSpare", short.join("; "));
+  return condition(type, "False", "NoUnhealthyNodes", "no node is unhealthy");
 }
 
 function shortText(short: ShortPlane[]): string[] {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type ConditionInput, listNames } from "./conditions.ts";
+import { condition, type ConditionInput, listNames } from "./conditions.ts";
 import { age, type WorkloadFacts } from "../nodes/joined.ts";
 import type { NodeReport } from "../nodes/readiness.ts";
 
@@ -46,29 +46,23 @@ function apiCondition(i: WorkloadStatusInput): ConditionInput {
   const type = "WorkloadAPIAvailable";
   const where = i.server ? ` at ${i.server}` : "";
   if (api.state === "Available") {
-    return { type, status: "True", reason: "Available", message: `${api.message}${where} with NICO's kubeconfig` };
+    return condition(type, "True", "Available", `${api.message}${where} with NICO's kubeconfig`);
   }
-  if (api.state === "Unknown") return { type, status: "Unknown", reason: "NotChecked", message: api.message };
-  return {
-    type,
-    status: "False",
-    reason: "Unreachable",
-    message: `${api.message}${where}; unavailable for ${age(i.now.getTime() - api.since.getTime())}`,
-  };
+  if (api.state === "Unknown") return condition(type, "Unknown", "NotChecked", api.message);
+  const since = age(i.now.getTime() - api.since.getTime());
+  return condition(type, "False", "Unreachable", `${api.message}${where}; unavailable for ${since}`);
 }
 
+/** The conditions that read the workload cluster's Nodes. */
+type NodeConditionType = "NodesHealthy" | "ControlPlaneHealthy";
+
 /** Why Nodes cannot be read now: no kubeconfig yet (nothing is wrong), or the workload API does not answer. */
-function unreadable(i: WorkloadStatusInput, type: string): ConditionInput | undefined {
+function unreadable(i: WorkloadStatusInput, type: NodeConditionType): ConditionInput | undefined {
   if (i.workload.hasKubeconfig === false) {
-    return {
-      type,
-      status: "Unknown",
-      reason: "NoKubeconfig",
-      message: "no kubeconfig issued yet: Nodes are read with it",
-    };
+    return condition(type, "Unknown", "NoKubeconfig", "no kubeconfig issued yet: Nodes are read with it");
   }
   if (i.workload.api.state !== "Available" || !i.workload.nodes) {
-    return { type, status: "Unknown", reason: "WorkloadAPIUnavailable", message: "the workload API cannot be read" };
+    return condition(type, "Unknown", "WorkloadAPIUnavailable", "the workload API cannot be read");
   }
   return undefined;
 }
@@ -108,15 +102,15 @@ function nodesCondition(i: WorkloadStatusInput): ConditionInput {
     const proof = reports
       ? "; each names the configuration it runs"
       : "; no Node names the configuration it runs (see the flake contract): NICO relies on NIO's run results";
-    return {
+    return condition(
       type,
-      status: "True",
-      reason: "NodesReady",
-      message: `${applied.length} Node(s) Ready and schedulable${applied.length ? proof : ""}`,
-    };
+      "True",
+      "NodesReady",
+      `${applied.length} Node(s) Ready and schedulable${applied.length ? proof : ""}`,
+    );
   }
   const reason = notReady.length ? "NodesNotReady" : missing.length ? "NodesMissing" : "NodesCordoned";
-  return { type, status: "False", reason, message: parts.join("; ") };
+  return condition(type, "False", reason, parts.join("; "));
 }
 
 /**
@@ -132,17 +126,14 @@ function controlPlaneCondition(i: WorkloadStatusInput): ConditionInput {
   const cp = i.nodes.filter((n) => n.plane === "controlPlane");
   const bad = cp.filter((n) => nodes.get(n.machine)?.ready !== "True").map((n) => n.machine);
   if (bad.length) {
-    return {
+    const ready = `${cp.length - bad.length}/${cp.length} Ready`;
+    return condition(
       type,
-      status: "False",
-      reason: "ControlPlaneNodesNotReady",
-      message: `control-plane Node(s) not Ready: ${listNames(bad)}; ${cp.length - bad.length}/${cp.length} Ready`,
-    };
+      "False",
+      "ControlPlaneNodesNotReady",
+      `control-plane Node(s) not Ready: ${listNames(bad)}; ${ready}`,
+    );
   }
-  return {
-    type,
-    status: "True",
-    reason: "Healthy",
-    message: `API server ready (/readyz, etcd included); ${cp.length}/${cp.length} control-plane Nodes Ready`,
-  };
+  const ready = `${cp.length}/${cp.length} control-plane Nodes Ready`;
+  return condition(type, "True", "Healthy", `API server ready (/readyz, etcd included); ${ready}`);
 }

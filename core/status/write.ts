@@ -2,38 +2,23 @@
  * When a new status is written: at once for what readers wait on, later for
  * progress. A bring-up or a rollout changes counts and messages at every node
  * step; written each time, that is a dozen writes per cluster (and as many
- * watch events for every reader). Readers wait on the phase, `Ready`,
- * `Reconciling`, `Stalled`, `observedGeneration` (unless `Reconciling` stays
- * True, which reads "in progress" either way) and problems: those go out in
- * the pass that finds them; the rest is coalesced and written at most
- * {@link STATUS_DELAY_MS} after it was first seen, or with the next urgent
- * change, whichever comes first.
+ * watch events for every reader). Readers wait on the phase,
+ * `observedGeneration` (unless `Reconciling` stays True, which reads "in
+ * progress" either way), the conditions the registry marks `watched` turning
+ * True or ceasing to be (`Ready`, `Reconciling`, `Stalled`, `Paused`,
+ * `Remediating`), and a condition taking a reason whose urgency is `now` (a
+ * problem in `Ready`, a new reason of `Stalled`, a refused remediation): those
+ * go out in the pass that finds them; the rest is coalesced and written at
+ * most {@link STATUS_DELAY_MS} after it was first seen, or with the next
+ * urgent change, whichever comes first. The registry is crds/conditions/mod.ts.
  *
  * @module
  */
 import type { KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
+import { reasonSpec, WATCHED } from "../../crds/conditions/mod.ts";
 
 /** The longest a progress-only change waits before it is written. */
 export const STATUS_DELAY_MS = 10_000;
-
-/** Conditions readers act on: turning True, or no longer True, is written at once. */
-const WATCHED = ["Ready", "Reconciling", "Stalled", "Paused", "Remediating"] as const;
-
-/** Reasons of `Remediating=False` that are no problem: any other says why NICO replaces nothing. */
-const REMEDIATION_FINE = new Set(["NoUnhealthyNodes"]);
-
-/**
- * Reasons of `Ready=False` that are plain progress (waiting for something under way). Any other reason is a
- * problem the user may have to act on, written at once.
- */
-const PROGRESS_REASONS = new Set([
-  "WaitingForControlPlane",
-  "WaitingForWorkers",
-  "WaitingForKubeconfig",
-  "RollingOut",
-  "ResolvingRef",
-  "Deleting",
-]);
 
 export type StatusWrite =
   | { kind: "none" }
@@ -81,25 +66,13 @@ function urgency(previous: KubernetesClusterStatus | undefined, next: Kubernetes
     return "observedGeneration";
   }
   for (const type of WATCHED) {
-    const a = condition(previous, type);
-    const b = condition(next, type);
     // Absent, False and Unknown all read "not so": only turning True or ceasing to be is a flip.
-    if ((a?.status === "True") !== (b?.status === "True")) return type;
-    if (type === "Stalled" && b?.status === "True" && a?.reason !== b.reason) return "Stalled reason";
+    if ((condition(previous, type)?.status === "True") !== (condition(next, type)?.status === "True")) return type;
   }
-  const remediating = condition(next, "Remediating");
-  if (
-    remediating?.status === "False" && !REMEDIATION_FINE.has(remediating.reason) &&
-    condition(previous, "Remediating")?.reason !== remediating.reason
-  ) {
-    return "remediation refused";
-  }
-  const ready = condition(next, "Ready");
-  if (
-    ready?.status === "False" && !PROGRESS_REASONS.has(ready.reason) &&
-    condition(previous, "Ready")?.reason !== ready.reason
-  ) {
-    return "problem";
+  for (const c of next.conditions ?? []) {
+    // A reason the registry does not know (one an older NICO wrote) is written at once too.
+    const urgent = (reasonSpec(c.type, c.status, c.reason)?.urgency ?? "now") === "now";
+    if (urgent && condition(previous, c.type)?.reason !== c.reason) return `${c.type} ${c.reason}`;
   }
   return undefined;
 }

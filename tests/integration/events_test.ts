@@ -23,8 +23,8 @@ Deno.test("N identical Events make one Event object with series count N; another
   const errors: unknown[] = [];
   const recorder = eventRecorder(cp.client, "nico.homystack.com/nico", "test", (e) => errors.push(e));
   const n = 7;
-  for (let i = 0; i < n; i++) await recorder.event(secret, "Warning", "ApplyFailed", "machine m-1 failed");
-  await recorder.event(secret, "Warning", "ApplyFailed", "machine m-2 failed");
+  for (let i = 0; i < n; i++) recorder.post(secret, "Warning", "ApplyFailed", "machine m-1 failed");
+  recorder.post(secret, "Warning", "ApplyFailed", "machine m-2 failed");
   await recorder.flush();
   assert.deepEqual(errors, []);
 
@@ -42,7 +42,7 @@ Deno.test("N identical Events make one Event object with series count N; another
 
   // The Event expired or was deleted: the next repeat starts a new one.
   await cp.client.delete(EVENTS, m1.metadata.name!, ns);
-  await recorder.event(secret, "Warning", "ApplyFailed", "machine m-1 failed");
+  recorder.post(secret, "Warning", "ApplyFailed", "machine m-1 failed");
   await recorder.flush();
   const after = (await cp.client.list<Ev>(EVENTS, { namespace: ns })).items.filter((e) =>
     e.note === "machine m-1 failed"

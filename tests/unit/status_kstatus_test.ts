@@ -11,7 +11,8 @@ import type { KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
 import type { NodeReport, NodeState } from "../../core/nodes/readiness.ts";
 import { planNodeOf, planRollout } from "../../core/rollout/plan.ts";
 import { selectMachines } from "../../core/machines/selection.ts";
-import { clusterStatus, computeStatus, type StatusInput } from "../../core/status/cluster.ts";
+import { clusterStatus, computeStatus, type Problem, type StatusInput } from "../../core/status/cluster.ts";
+import { condition } from "../../core/status/conditions.ts";
 import { cluster, machine } from "../../testing/objects.ts";
 
 const NOW = new Date("2026-01-01T12:00:00Z");
@@ -159,17 +160,17 @@ Deno.test("Stalled when only the user can help, and then never Reconciling", asy
     assert.match(cond(s, "Stalled").message, /DrainTimeout/);
   });
   await t.step("a problem the user must fix, mid-pass", () => {
-    const identity = { reason: "IdentityLost", message: "Secret prod-ca is missing", blocking: true };
+    const identity: Problem = { reason: "IdentityLost", message: "Secret prod-ca is missing", blocking: true };
     const s = clusterStatus({ kind: "pass", problem: identity, ...pass({}, { previous: SETTLED }) });
     assert.equal(s.observedGeneration, 3, "the verdict is about this generation");
     assert.deepEqual([pair(s, "Stalled"), pair(s, "Reconciling")], ["True/IdentityLost", "False/Stalled"]);
   });
   await t.step("an invalid spec, before anything is observed", () => {
-    const invalid = { reason: "InvalidSpec", message: "spec.controlPlane: Required", blocking: true };
+    const invalid: Problem = { reason: "InvalidSpec", message: "spec.controlPlane: Required", blocking: true };
     const s = clusterStatus({ kind: "stopped", problem: invalid, generation: 3, previous: SETTLED, now: NOW });
     assert.equal(s.observedGeneration, 3);
     assert.equal(pair(s, "Stalled"), "True/InvalidSpec");
-    const error = { reason: "ReconcileError", message: "500", blocking: false };
+    const error: Problem = { reason: "ReconcileError", message: "500", blocking: false };
     const retry = clusterStatus({ kind: "stopped", problem: error, generation: 3, previous: SETTLED, now: NOW });
     assert.equal(retry.observedGeneration, 2, "an error before evaluating says nothing about generation 3");
     assert.equal(pair(retry, "Reconciling"), "True/ReconcileError");
@@ -269,19 +270,11 @@ Deno.test("never Reconciling and Stalled at once, over every mix of node states"
 
 Deno.test("a remediation in flight is Reconciling; one NICO refuses is not Stalled", () => {
   const notReady: Node = { state: "Joining", reason: "NodeNotReady", detail: "applied; Node w-3 not Ready" };
-  const remediating = (status: "True" | "False", reason: string) => ({
-    type: "Remediating",
-    status,
-    reason,
-    message: reason === "Remediating" ? "w-3 (NodeNotReady) is replaced by w-4 (joining)" : "quorum",
-  });
-  const inFlight = computeStatus(
-    pass({ "w-3": notReady }, { previous: SETTLED, extra: [remediating("True", "Remediating")] }),
-  );
+  const replacing = condition("Remediating", "True", "Remediating", "w-3 (NodeNotReady) is replaced by w-4 (joining)");
+  const inFlight = computeStatus(pass({ "w-3": notReady }, { previous: SETTLED, extra: [replacing] }));
   assert.equal(pair(inFlight, "Reconciling"), "True/Remediating");
   assert.match(cond(inFlight, "Reconciling").message, /replaced by w-4/);
-  const refused = computeStatus(
-    pass({ "w-3": notReady }, { previous: SETTLED, extra: [remediating("False", "TooManyUnhealthy")] }),
-  );
+  const tooMany = condition("Remediating", "False", "TooManyUnhealthy", "quorum");
+  const refused = computeStatus(pass({ "w-3": notReady }, { previous: SETTLED, extra: [tooMany] }));
   assert.deepEqual([pair(refused, "Reconciling"), pair(refused, "Stalled")], ["False/Settled", "False/NotStalled"]);
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
 import { sameStatus, statusPatch, statusWrite } from "../../core/status/write.ts";
+import { registeredReasons } from "../../crds/conditions/mod.ts";
 
 type Cond = NonNullable<KubernetesClusterStatus["conditions"]>[number];
 const c = (type: string, status: "True" | "False" | "Unknown", reason: string, message = ""): Cond => ({
@@ -140,4 +141,43 @@ Deno.test("statusPatch: a field the new status lacks is removed at any depth; li
   });
   assert.deepEqual(statusPatch({}, next), next, "nothing to remove from an empty status");
   assert.deepEqual(statusPatch(previous, { ...previous, revision: undefined }), { ...previous, revision: null });
+});
+
+Deno.test("statusWrite: a condition taking another reason is written at once exactly where the registry says", () => {
+  for (const { type, reason, spec } of registeredReasons()) {
+    const others = (provisioning.conditions ?? []).filter((x) => x.type !== type);
+    const prev = { ...provisioning, conditions: [...others, c(type, spec.status, "SomethingElse")] };
+    const next = { ...provisioning, conditions: [...others, c(type, spec.status, reason)] };
+    assert.equal(statusWrite(prev, next, undefined, 1_000, 10_000).kind, spec.urgency, `${type} ${reason}`);
+  }
+});
+
+Deno.test("the registry's urgent reasons are those the write policy always wrote at once", () => {
+  const all = registeredReasons();
+  const names = (list: typeof all) => list.map((r) => `${r.type} ${r.reason}`);
+  const urgent = all.filter((r) => r.spec.urgency === "now");
+  // Ready=False: any reason but plain progress (waiting for something under way) is a problem the user may act on.
+  const progress = [
+    "WaitingForControlPlane",
+    "WaitingForWorkers",
+    "WaitingForKubeconfig",
+    "RollingOut",
+    "ResolvingRef",
+  ];
+  const readyFalse = all.filter((r) => r.type === "Ready" && r.spec.status === "False");
+  assert.deepEqual(
+    names(urgent.filter((r) => r.type === "Ready" && r.spec.status === "False")),
+    names(readyFalse.filter((r) => ![...progress, "Deleting"].includes(r.reason))),
+  );
+  // Remediating=False: a refusal is urgent, "no node is unhealthy" is not.
+  const remediatingFalse = all.filter((r) => r.type === "Remediating" && r.spec.status === "False");
+  assert.deepEqual(names(remediatingFalse.filter((r) => r.spec.urgency === "later")), ["Remediating NoUnhealthyNodes"]);
+  // Stalled=True: every new reason.
+  assert.ok(all.filter((r) => r.type === "Stalled" && r.spec.status === "True").every((r) => r.spec.urgency === "now"));
+  // Nothing else (the True reasons of Ready and Remediating come with their flip).
+  assert.deepEqual(names(urgent.filter((r) => !["Ready", "Stalled", "Remediating"].includes(r.type))), []);
+  assert.deepEqual(names(urgent.filter((r) => r.spec.status === "True" && r.type !== "Stalled")), [
+    "Ready ClusterReady",
+    "Remediating Remediating",
+  ]);
 });

@@ -85,7 +85,7 @@ export async function applyConfiguration(
       existing.metadata.annotations?.[SPEC_HASH_ANNOTATION] === desired.metadata.annotations?.[SPEC_HASH_ANNOTATION];
     if (edited) {
       const fields = drift.map((f) => `spec.${f}`).join(", ");
-      await recorder.event(
+      recorder.post(
         s.cluster,
         "Warning",
         "ConfigurationDriftRepaired",

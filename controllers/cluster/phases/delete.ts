@@ -59,7 +59,7 @@ export async function reconcileDelete(c: ClusterContext): Promise<DeleteOutcome>
     if (r.released) released.push(m.metadata.name);
     if (r.waiting) waiting.push(r.waiting);
   }
-  if (released.length) await recorder.event(cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
+  if (released.length) recorder.post(cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
   if (waiting.length) {
     log.info("deleting: waiting for NIO to be done with Machines", { machines: waiting.length });
     return { remaining: [], waiting };

@@ -8,7 +8,7 @@ import type { NodeReport } from "../../../core/nodes/readiness.ts";
 import { kubeconfigSecret } from "../../../core/contract/names.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { KeyPair } from "../../../lib/pki.ts";
-import type { ConditionInput } from "../../../core/status/conditions.ts";
+import { condition as setCondition, type ConditionInput } from "../../../core/status/conditions.ts";
 import { ensureKubeconfig, secretValue } from "../secrets.ts";
 import { publishedServer, readKubeconfig } from "../../../core/render/kubeconfig.ts";
 
@@ -46,7 +46,7 @@ export async function reconcileKubeconfig(
       s.log.info("issued kubeconfig", { reason: why, secret });
       // The first one is part of bring-up (the Ready Event says so); a re-issue is worth an Event of its own.
       if (why !== "missing") {
-        await s.deps.recorder.event(s.cluster, "Normal", "KubeconfigIssued", `wrote Secret ${secret} (${why})`);
+        s.deps.recorder.post(s.cluster, "Normal", "KubeconfigIssued", `wrote Secret ${secret} (${why})`);
       }
     }
     return { secret };
@@ -66,18 +66,13 @@ function publishedTarget(s: ClusterScope, nodes: NodeReport[], endpoint: string)
   const onIt = cp.filter((n) => n.state === "Ready" && n.upToDate).length;
   const target = publishedServer(current, endpoint, cp.length > 0 && onIt === cp.length);
   const condition: ConditionInput = target.moving
-    ? {
-      type: "KubeconfigCurrent",
-      status: "False",
-      reason: "WaitingForControlPlane",
-      message: `the kubeconfig keeps ${target.server} until every control-plane node runs the configuration ` +
+    ? setCondition(
+      "KubeconfigCurrent",
+      "False",
+      "WaitingForControlPlane",
+      `the kubeconfig keeps ${target.server} until every control-plane node runs the configuration ` +
         `with ${endpoint} (${onIt}/${cp.length})`,
-    }
-    : {
-      type: "KubeconfigCurrent",
-      status: "True",
-      reason: "EndpointServed",
-      message: `the kubeconfig names ${endpoint}`,
-    };
+    )
+    : setCondition("KubeconfigCurrent", "True", "EndpointServed", `the kubeconfig names ${endpoint}`);
   return { server: target.server, endpoint, condition };
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import { CLUSTER_LABEL } from "../../../core/contract/labels.ts";
-import { type ConditionInput, listNames } from "../../../core/status/conditions.ts";
+import { condition, type ConditionInput, listNames } from "../../../core/status/conditions.ts";
 import { releaseWhenDone, stillUsed } from "../release.ts";
 import type { ClusterScope } from "../scope.ts";
 import { DRAIN_REQUEUE_MS, type Requeue } from "../requeue.ts";
@@ -40,17 +40,17 @@ export async function reconcileReleases(s: ClusterScope): Promise<ReleasesOutcom
     if (r.waiting) waiting.push(r.waiting);
   }
   if (released.length) {
-    await s.deps.recorder.event(s.cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
+    s.deps.recorder.post(s.cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
   }
   if (!waiting.length) return { released };
   return {
     released,
     requeue: { after: DRAIN_REQUEUE_MS, why: "a release waits for NIO" },
-    condition: {
-      type: "MachinesReleasing",
-      status: "True",
-      reason: "WaitingForNIO",
-      message: `a Machine goes back to the pool only when NIO is done with it: ${waiting.join("; ")}`,
-    },
+    condition: condition(
+      "MachinesReleasing",
+      "True",
+      "WaitingForNIO",
+      `a Machine goes back to the pool only when NIO is done with it: ${waiting.join("; ")}`,
+    ),
   };
 }

@@ -42,7 +42,7 @@ export async function reconcileRemediation(
 ): Promise<RemediationOutcome> {
   const view = remediationView(s, members, workload);
   const done: RemediationOutcome = { marked: [], refused: [], inFlight: view.inFlight.map((f) => f.machine) };
-  await tellSteps(s, view.inFlight);
+  tellSteps(s, view.inFlight);
   if (!view.planes.length && !view.inFlight.length && !view.short.length) return done;
   const decisions = view.planes.map(decideRemediation);
   for (const d of decisions) {
@@ -52,7 +52,7 @@ export async function reconcileRemediation(
       done.refused.push({ plane: d.plane, reason: d.reason });
       // A refusal is told again only when its reason changes, or every 10 minutes.
       if (s.memory.refusals.allow(d.plane, d.reason, "", s.now.getTime())) {
-        await s.deps.recorder.event(s.cluster, "Warning", "RemediationRefused", `${d.reason}: ${d.message}`);
+        s.deps.recorder.post(s.cluster, "Warning", "RemediationRefused", `${d.reason}: ${d.message}`);
       }
     } else s.memory.refusals.clear(d.plane);
   }
@@ -90,7 +90,7 @@ async function mark(s: ClusterScope, d: Extract<PlaneDecision, { kind: "take" }>
     ? `${d.spare} takes its place`
     : `no spare is free: the ${plane} plane is Underprovisioned until a Machine matching ` +
       `${s.selection[d.plane].selector || "the selector"} is`;
-  await s.deps.recorder.event(
+  s.deps.recorder.post(
     s.cluster,
     "Warning",
     "RemediationStarted",
@@ -101,13 +101,13 @@ async function mark(s: ClusterScope, d: Extract<PlaneDecision, { kind: "take" }>
 }
 
 /** Events for each step of the remediations in flight, once each, and when one is finished. */
-async function tellSteps(s: ClusterScope, inFlight: InFlightStep[]): Promise<void> {
+function tellSteps(s: ClusterScope, inFlight: InFlightStep[]): void {
   const told = s.memory.remediationSteps;
   const now = new Set(inFlight.map((f) => f.machine));
   for (const machine of [...told.keys()]) {
     if (now.has(machine)) continue;
     told.delete(machine);
-    await s.deps.recorder.event(
+    s.deps.recorder.post(
       s.cluster,
       "Normal",
       "RemediationFinished",
@@ -125,7 +125,7 @@ async function tellSteps(s: ClusterScope, inFlight: InFlightStep[]): Promise<voi
     for (const [now, reason] of steps) {
       if (!now || seen.has(reason)) continue;
       seen.add(reason);
-      await s.deps.recorder.event(s.cluster, "Normal", reason, stepText(f));
+      s.deps.recorder.post(s.cluster, "Normal", reason, stepText(f));
     }
   }
 }

@@ -8,15 +8,13 @@
  * @module
  */
 import { isCommit } from "../../../lib/git/url.ts";
-import type { ConditionInput } from "../../../core/status/conditions.ts";
+import { condition, type ConditionInput } from "../../../core/status/conditions.ts";
+import type { Blocked } from "../../../core/status/cluster.ts";
 import { redactUrl } from "../../../lib/git/url.ts";
 import type { ClusterScope } from "../scope.ts";
 
 /** Why nodes cannot be rendered, as the status tells it. */
-export interface Blocked {
-  reason: string;
-  message: string;
-}
+export type { Blocked } from "../../../core/status/cluster.ts";
 
 /** The revision nodes are pinned to, and what the status says of it. */
 export interface Pinned {
@@ -41,12 +39,7 @@ export function pinRevision(s: ClusterScope, gitRepo: string): Pinned {
   if (rev.commit && !rev.error) {
     return {
       revision: rev.commit,
-      condition: {
-        type: "RevisionResolved",
-        status: "True",
-        reason: "Resolved",
-        message: `${ref} is commit ${rev.commit}`,
-      },
+      condition: condition("RevisionResolved", "True", "Resolved", `${ref} is commit ${rev.commit}`),
     };
   }
   // A commit that resolved for this very key before keeps its pair; otherwise the one pair the nodes carry.
@@ -58,17 +51,12 @@ export function pinRevision(s: ClusterScope, gitRepo: string): Pinned {
   const where = held
     ? `; nodes stay on ${held.revision}${held.gitRepo !== gitRepo ? ` of ${redactUrl(held.gitRepo)}` : ""}`
     : "";
-  const condition: ConditionInput = rev.error
-    ? { type: "RevisionResolved", status: "False", reason: "ResolveFailed", message: `${rev.error}${where}` }
-    : {
-      type: "RevisionResolved",
-      status: "Unknown",
-      reason: "Resolving",
-      message: `resolving ${ref} of ${redactUrl(gitRepo)}${where}`,
-    };
+  const resolved: ConditionInput = rev.error
+    ? condition("RevisionResolved", "False", "ResolveFailed", `${rev.error}${where}`)
+    : condition("RevisionResolved", "Unknown", "Resolving", `resolving ${ref} of ${redactUrl(gitRepo)}${where}`);
   const why = rev.error ? "RefResolutionFailed" : "ResolvingRef";
-  const pinned: Pinned = { condition };
-  if (!rev.commit) pinned.unresolved = { reason: why, message: condition.message };
-  if (!held) return { ...pinned, blocked: { reason: why, message: condition.message } };
+  const pinned: Pinned = { condition: resolved };
+  if (!rev.commit) pinned.unresolved = { reason: why, message: resolved.message };
+  if (!held) return { ...pinned, blocked: { reason: why, message: resolved.message } };
   return { ...pinned, revision: held.revision, ...(held.gitRepo !== gitRepo ? { pinnedRepo: held.gitRepo } : {}) };
 }

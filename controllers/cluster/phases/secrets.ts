@@ -50,7 +50,7 @@ export async function reconcileSecrets(s: ClusterScope): Promise<Identity> {
     if (token.created || (agent.created && agentInUse) || created) {
       const what = [token.created && "server token", agent.created && agentInUse && "agent token", created && "CA"]
         .filter(Boolean).join(" and ");
-      await recorder.event(
+      recorder.post(
         s.cluster,
         "Warning",
         "IdentityRegenerated",

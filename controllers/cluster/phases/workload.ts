@@ -72,14 +72,14 @@ export async function drainBeforeChange(
       progress = { state: "Draining", message: `draining ${machine}: ${errorMessage(err)}` };
     }
     s.log.debug("drain pass", { node: machine, state: progress.state, message: progress.message });
-    await announceDrain(s, machine, progress, plan.remove.includes(machine));
+    announceDrain(s, machine, progress, plan.remove.includes(machine));
     drains.push({ machine, state: progress.state, message: progress.message });
   }
   const held = holdForDrains(plan, drains, settings.onTimeout);
   for (const d of drains) {
     if (d.state !== "TimedOut") continue;
     const note = settings.onTimeout === "Proceed" ? `${d.message}; proceeding (onTimeout: Proceed)` : d.message;
-    await s.deps.recorder.event(s.cluster, "Warning", "DrainTimeout", note);
+    s.deps.recorder.post(s.cluster, "Warning", "DrainTimeout", note);
   }
   const busy = drains.filter((d) => d.state !== "Drained").map((d) => d.machine);
   return {
@@ -90,20 +90,20 @@ export async function drainBeforeChange(
 }
 
 /** Events of a drain pass: the cordon, and what a waiting drain waits for (told again when that changes). */
-async function announceDrain(s: ClusterScope, machine: string, p: DrainProgress, leaving: boolean): Promise<void> {
+function announceDrain(s: ClusterScope, machine: string, p: DrainProgress, leaving: boolean): void {
   // What each drain waits for, as last told in a `DrainWaiting` Event: told again when it changes (or every 10 min).
   const drainNotes = s.memory.drainNotes;
   // Once per drain, even if a stale cache makes the next pass cordon the Node again.
   if (p.cordoned && drainNotes.allow(`${machine}/cordon`, "NodeCordoned", "", s.now.getTime())) {
     const why = leaving ? "it leaves the cluster" : "its configuration changes";
-    await s.deps.recorder.event(s.cluster, "Normal", "NodeCordoned", `cordoned Node ${machine} to drain it: ${why}`);
+    s.deps.recorder.post(s.cluster, "Normal", "NodeCordoned", `cordoned Node ${machine} to drain it: ${why}`);
   }
   if (p.state !== "Draining") {
     drainNotes.clear(`${machine}/cordon`);
     return drainNotes.clear(machine);
   }
   if (drainNotes.allow(machine, "DrainWaiting", p.message, s.now.getTime())) {
-    await s.deps.recorder.event(s.cluster, "Normal", "DrainWaiting", p.message);
+    s.deps.recorder.post(s.cluster, "Normal", "DrainWaiting", p.message);
   }
 }
 
@@ -121,7 +121,7 @@ export async function settleWorkloadNodes(
     if (n.state !== "Ready" || draining.has(n.machine) || !w.nodes.get(n.machine)?.drainStarted) continue;
     try {
       if (await uncordon(conn, n.machine)) {
-        await s.deps.recorder.event(s.cluster, "Normal", "NodeUncordoned", `uncordoned Node ${n.machine}: Ready again`);
+        s.deps.recorder.post(s.cluster, "Normal", "NodeUncordoned", `uncordoned Node ${n.machine}: Ready again`);
       }
     } catch (err) {
       s.log.error("cannot uncordon", { node: n.machine, error: errorMessage(err) });
@@ -135,7 +135,7 @@ export async function settleWorkloadNodes(
     try {
       if (await deleteNode(conn, name)) {
         s.log.info("deleted the Node of a departed machine", { node: name });
-        await s.deps.recorder.event(s.cluster, "Normal", "NodeDeleted", `deleted Node ${name}: its machine left`);
+        s.deps.recorder.post(s.cluster, "Normal", "NodeDeleted", `deleted Node ${name}: its machine left`);
       }
     } catch (err) {
       s.log.error("cannot delete a departed Node", { node: name, error: errorMessage(err) });
