@@ -15,11 +15,13 @@ import { runsOf } from "../../core/nodes/runs.ts";
 import type { Plane } from "../../core/machines/selection.ts";
 import type { ClusterScope } from "./scope.ts";
 
-/** What the secrets phase produced: the CA, and a digest of the cluster's identity (tokens and CA). */
+/** What the secrets phase produced: the CA, and a digest of the cluster's identity (tokens and CAs). */
 export interface Identity {
   ca: KeyPair;
   /** For `cluster.nix`, never the secrets themselves. */
   digest: string;
+  /** The etcd CA NICO issued the cluster, or why it has none (controllers/cluster/etcd/trust.ts). */
+  etcd?: { ca: KeyPair; none?: undefined } | { ca?: undefined; none: string } | undefined;
 }
 
 /** What is known about the workload cluster (answered by the workload observer). */

@@ -9,7 +9,7 @@
  */
 import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../../core/contract/nio.ts";
 import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/contract/labels.ts";
-import { desiredConfigurations, resolveEndpoint } from "../../../core/render/desired.ts";
+import { desiredConfigurations, ETCD_CLIENT_PORT, resolveEndpoint } from "../../../core/render/desired.ts";
 import { endpointUrl } from "../../../core/render/kubeconfig.ts";
 import { type DepartingNode, planNodeOf, planRollout, type RolloutPlan } from "../../../core/rollout/plan.ts";
 import { markOf } from "../../../core/machines/marks.ts";
@@ -87,6 +87,7 @@ export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput
     revision: pinned.revision,
     nio: s.deps.nio,
     identity: i.identity.digest,
+    etcd: i.identity.etcd?.ca ? { clientPort: spec.etcd?.clientPort ?? ETCD_CLIENT_PORT } : undefined,
   });
   const wantedHash = new Map(desired.map((d) => [d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!]));
   const wantedSpec = new Map(desired.map((d) => [d.metadata.name, d.spec]));
