@@ -14,7 +14,15 @@ import { NioSettings } from "./nio.ts";
 import { Remediation, Spares } from "./remediation.ts";
 import type { KubernetesClusterStatus } from "./status.ts";
 
-export { Condition, ConditionStatus, KubernetesClusterStatus, Phase, PHASES, PlaneStatus } from "./status.ts";
+export {
+  Condition,
+  ConditionStatus,
+  EtcdStatus,
+  KubernetesClusterStatus,
+  Phase,
+  PHASES,
+  PlaneStatus,
+} from "./status.ts";
 
 /** A host as the CRD accepts it: an ASCII DNS name, an IPv4 or an IPv6 address, nothing else. */
 export const HOST_PATTERN = "^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$|^[0-9A-Fa-f:.]+$";
