@@ -16,7 +16,7 @@ import { LeaderFence, runLeaderElection } from "../lib/leader.ts";
 import { Metrics } from "../lib/metrics.ts";
 import { sleep } from "../lib/runtime/sleep.ts";
 import { errorMessage, jsonLogger, type Logger, type LogLevel, textLogger } from "../lib/runtime/log.ts";
-import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage } from "./options.ts";
+import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage, workloadWatching } from "./options.ts";
 import type { ClusterInformers } from "../controllers/cluster/reconciler.ts";
 import { runWebhookCertificates, serviceDnsNames } from "../webhooks/certificates.ts";
 import { webhookApp } from "../webhooks/app.ts";
@@ -206,9 +206,7 @@ function startReplica(
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     hooks: metrics.controllerHooks("kubernetescluster"),
     nio,
-    ...(o.workloadConnections
-      ? { workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval } }
-      : {}),
+    ...(o.workloadConnections ? workloadWatching(o) : {}),
   });
   for (const inf of Object.values(parts.informers)) inf.start(stop.signal);
   const r: Replica = {
@@ -288,6 +286,7 @@ async function shutDown(r: Replica, servers: HttpServer[]): Promise<void> {
   await Promise.all(Object.values(r.parts.informers).map((i) => i.stop()));
   await r.parts.revisions?.stop();
   await r.parts.workloads?.closeAll();
+  await r.parts.memory.closeEtcd();
   await r.recorder.flush();
   await Promise.all(servers.map((s) => s.finished));
   await r.client.close();
