@@ -139,13 +139,13 @@ function etcdRows(v: ClusterView): Entry[] {
     const tags = [m.leader ? "leader" : "", m.learner ? "learner" : "", ...(m.alarms ?? [])].filter(Boolean);
     return {
       cells: [
-        `│ ${last ? "└─" : "├─"}Member/${m.name || m.id}${tags.length ? ` (${tags.join(", ")})` : ""}`,
+        `│ ${last ? "└─" : "├─"}Member/${m.name || m.memberID}${tags.length ? ` (${tags.join(", ")})` : ""}`,
         { text: m.healthy ? "Healthy" : "Unhealthy", paint: m.healthy ? "green" : "red" },
         "",
         "",
         "",
         "",
-        `id ${m.id}, ${m.peerURL ?? "no peer URL"}, ${m.node ? `node ${m.node}` : "on no node of this cluster"}`,
+        `id ${m.memberID}, ${m.peerURL ?? "no peer URL"}, ${m.node ? `node ${m.node}` : "on no node of this cluster"}`,
       ],
       below: `│ ${last ? "  " : "│ "}`,
     };

@@ -36,7 +36,7 @@ export const PlaneStatus = z.object({
 
 export const EtcdMemberStatus = z.object({
   name: z.string().describe("The member's name; empty for a member added but never started."),
-  id: z.string().describe("The member id (a decimal uint64)."),
+  memberID: z.string().describe("The member id (a decimal uint64)."),
   peerURL: z.string().optional().describe("Its first peer URL: its node's address in the flake contract."),
   node: z.string().optional().describe("The control-plane Machine on the peer URL's address, if any."),
   healthy: z.boolean().describe("It answered its status in time, with no errors, knowing a leader."),

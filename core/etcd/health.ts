@@ -70,7 +70,7 @@ export function etcdStatus(members: readonly MemberView[], nodes: readonly EtcdN
       const node = nodes.find((n) => memberOn([m], n.address))?.machine;
       return {
         name: m.name,
-        id: m.id,
+        memberID: m.id,
         ...(m.peerURLs[0] ? { peerURL: m.peerURLs[0] } : {}),
         ...(node ? { node } : {}),
         healthy: m.healthy,
