@@ -274,8 +274,8 @@ function controlPlaneRefusal(
   const bad = new Set(f.unhealthy.map((u) => u.machine));
   const healthy = f.ready.filter((m) => f.members.includes(m) && !bad.has(m)).length;
   const needed = quorum(n);
-  // Where NICO sees etcd, its members' own health decides (etcdRefusal); Nodes decide only without it.
-  if (healthy < needed && (!f.etcd || n === 1)) {
+  // Nodes first (a Node NotReady may sit on a member that still answers); where NICO sees etcd, etcdRefusal also asks it.
+  if (healthy < needed) {
     const what = n === 1
       ? `a one-node control plane cannot be remediated: its only member holds the cluster's state (etcd); bring ` +
         `${f.members[0]} back or restore it from a backup`

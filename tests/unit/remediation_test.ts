@@ -160,7 +160,7 @@ const cases: Case[] = [
     message: /etcd has no healthy majority now/,
   },
   {
-    name: "etcd seen: five, two Nodes NotReady, one of them a dead member: that one leaves",
+    name: "etcd seen: five, two Nodes NotReady, one of them on a dead member: that one leaves",
     facts: cp(5, ["cp-2", "cp-3"], { etcd: etcdOf([true, false, true, true, true]) }),
     want: "take cp-2 cp-6",
   },
