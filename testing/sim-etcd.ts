@@ -157,36 +157,9 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
       const h = hostOf(c, cfg, machine);
       await serial(h, () => apply(c, h, cfg, machine));
     },
-    async applyStarted(cfg, machine) {
-      const c = clusters.get(keyOf(cfg));
-      const h = c?.hosts.get(machine.metadata.name);
-      if (!c || !h) return;
-      await serial(h, async () => {
-        if (!h.proc) return;
-        const own = await c.client.status(etcdClientUrl(h.host, h.port)).catch(() => undefined);
-        const leader = own !== undefined && own.leader === own.memberId;
-        stops.push({ cluster: keyOf(cfg), machine: h.name, leader, at: Date.now() });
-        await h.proc.stop();
-        h.proc = undefined;
-      });
-    },
-    async removed(cfg, machine) {
-      const h = clusters.get(keyOf(cfg))?.hosts.get(machine.metadata.name);
-      if (!h) return;
-      await serial(h, async () => {
-        await h.proc?.stop();
-        h.proc = undefined;
-        await Deno.remove(h.dir, { recursive: true }).catch(() => {});
-      });
-    },
-    async kill(ns, cluster, machine) {
-      const h = clusters.get(`${ns}/${cluster}`)?.hosts.get(machine);
-      if (!h) return;
-      await serial(h, async () => {
-        await h.proc?.stop();
-        h.proc = undefined;
-      });
-    },
+    applyStarted: (cfg, machine) => switchStops(clusters, stops, cfg, machine),
+    removed: (cfg, machine) => stopHost(clusters.get(keyOf(cfg))?.hosts.get(machine.metadata.name), true),
+    kill: (ns, cluster, machine) => stopHost(clusters.get(`${ns}/${cluster}`)?.hosts.get(machine), false),
     async revive(ns, cluster, machine) {
       const c = clusters.get(`${ns}/${cluster}`);
       const h = c?.hosts.get(machine);
@@ -196,17 +169,7 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
       });
     },
     ca: (ns, cluster) => clusters.get(`${ns}/${cluster}`)?.ca,
-    async stop() {
-      for (const c of clusters.values()) {
-        for (const h of c.hosts.values()) {
-          await h.busy.catch(() => {});
-          await h.proc?.stop();
-        }
-        c.client.close();
-      }
-      clusters.clear();
-      await Deno.remove(root, { recursive: true }).catch(() => {});
-    },
+    stop: () => stopAll(clusters, root),
   };
 
   /** A host's apply: its member restarted with its data, a new cluster on the bootstrap node, or a join. */
@@ -219,6 +182,49 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
     if (bootstrap) return void (h.proc = await start(c, h, `${h.name}=${peer}`, "new"));
     await join(c, h, machine, () => running(c, h.name));
   }
+}
+
+/** A switch stops the host's member (recording whether it led then). */
+async function switchStops(
+  clusters: Map<string, Cluster>,
+  stops: MemberStop[],
+  cfg: NixosConfiguration,
+  machine: Machine,
+): Promise<void> {
+  const c = clusters.get(keyOf(cfg));
+  const h = c?.hosts.get(machine.metadata.name);
+  if (!c || !h) return;
+  await serial(h, async () => {
+    if (!h.proc) return;
+    const own = await c.client.status(etcdClientUrl(h.host, h.port)).catch(() => undefined);
+    const leader = own !== undefined && own.leader === own.memberId;
+    stops.push({ cluster: keyOf(cfg), machine: h.name, leader, at: Date.now() });
+    await h.proc.stop();
+    h.proc = undefined;
+  });
+}
+
+/** Stops the host's member (a removal also wipes its data; the member stays in the list either way). */
+async function stopHost(h: Host | undefined, wipe: boolean): Promise<void> {
+  if (!h) return;
+  await serial(h, async () => {
+    await h.proc?.stop();
+    h.proc = undefined;
+    if (wipe) await Deno.remove(h.dir, { recursive: true }).catch(() => {});
+  });
+}
+
+/** Stops every member of every cluster, once each host is done with what it does. */
+async function stopAll(clusters: Map<string, Cluster>, root: string): Promise<void> {
+  for (const c of clusters.values()) {
+    for (const h of c.hosts.values()) {
+      await h.busy.catch(() => {});
+      await h.proc?.stop();
+    }
+    c.client.close();
+  }
+  clusters.clear();
+  await Deno.remove(root, { recursive: true }).catch(() => {});
 }
 
 /** Runs `fn` after whatever the host is doing. */
