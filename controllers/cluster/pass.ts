@@ -90,6 +90,7 @@ export function viewOf(rec: PassRecord): PassView {
     runFailures: rec.runFailures,
     written: rec.written,
     wantedSpec: rec.planned?.wantedSpec ?? new Map(),
+    etcd: rec.etcd,
   };
 }
 
