@@ -8,7 +8,7 @@
 import { clusterController } from "../controllers/cluster/controller.ts";
 import { detectNioGeneration } from "./niogen.ts";
 import type { NioGeneration } from "../core/contract/nio.ts";
-import { observeClusters } from "../controllers/cluster/metrics.ts";
+import { KubeconfigExpiries, observeClusters } from "../controllers/cluster/metrics.ts";
 import { installCrd } from "../crds/install.ts";
 import { type EventRecorder, eventRecorder } from "../lib/events.ts";
 import { KubeClient } from "../lib/kube/client.ts";
@@ -45,6 +45,7 @@ async function serveProbes(
   logger: Logger,
 ) {
   const servers: HttpServer[] = [];
+  const expiries = new KubeconfigExpiries((ns, name) => informers.secrets.get(ns, name));
   const handler = async (req: Request): Promise<Response> => {
     const path = new URL(req.url).pathname;
     if (path === "/healthz") return new Response("ok\n");
@@ -54,7 +55,8 @@ async function serveProbes(
       return new Response(synced ? "ok\n" : "caches not synced\n", { status: synced ? 200 : 503 });
     }
     if (path === "/metrics") {
-      observeClusters(metrics, informers.clusters.list());
+      observeClusters(metrics, informers.clusters.list(), (c) => expiries.of(c));
+      expiries.prune();
       return new Response(await metrics.text(), { headers: { "content-type": metrics.contentType } });
     }
     return new Response("not found\n", { status: 404 });

@@ -72,6 +72,19 @@ export class Metrics {
     labelNames: ["namespace", "cluster", "plane", "state"] as const,
     registers: [this.registry],
   });
+  readonly clusterCondition = new client.Gauge({
+    name: "nico_cluster_condition",
+    help: "1 for each condition a KubernetesCluster carries, by its type, status and reason " +
+      "(only the types and reasons NICO registers; any other reason is Unregistered).",
+    labelNames: ["namespace", "cluster", "type", "status", "reason"] as const,
+    registers: [this.registry],
+  });
+  readonly kubeconfigExpiry = new client.Gauge({
+    name: "nico_cluster_kubeconfig_expiry_timestamp_seconds",
+    help: "When the client certificate of a cluster's <cluster>-kubeconfig Secret expires (Unix seconds).",
+    labelNames: ["namespace", "cluster"] as const,
+    registers: [this.registry],
+  });
   readonly webhookRequests = new client.Counter({
     name: "nico_webhook_requests_total",
     help: "Admission requests by path and outcome (allowed, denied, error).",
