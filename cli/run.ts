@@ -8,7 +8,6 @@
 import { clusterController } from "../controllers/cluster/controller.ts";
 import { detectNioGeneration } from "./niogen.ts";
 import type { NioGeneration } from "../core/contract/nio.ts";
-import { KubeconfigExpiries, observeClusters } from "../controllers/cluster/metrics.ts";
 import { installCrd } from "../crds/install.ts";
 import { type EventRecorder, eventRecorder } from "../lib/events.ts";
 import { KubeClient } from "../lib/kube/client.ts";
@@ -25,7 +24,8 @@ import { subjectAccessReviews } from "../webhooks/authorize.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
 import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
 import { fileTls, secretTls } from "../webhooks/tls.ts";
-import { type HttpServer, serveHttp } from "../lib/http/server.ts";
+import type { HttpServer } from "../lib/http/server.ts";
+import { serveProbes } from "./probes.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 export const USER_AGENT = `nico/${denoJson.version}`;
@@ -33,41 +33,6 @@ export const USER_AGENT = `nico/${denoJson.version}`;
 /** A logger in the chosen format: JSON lines, or `time level message key=value`. */
 export function makeLogger(level: LogLevel, format: "json" | "text"): Logger {
   return format === "json" ? jsonLogger({ level }) : textLogger({ level });
-}
-
-/** Serves /metrics, /healthz and /readyz (one server when both addresses are equal); /readyz is red while either cannot accept. */
-async function serveProbes(
-  o: RunOptions,
-  metrics: Metrics,
-  informers: ClusterInformers,
-  ready: () => boolean,
-  signal: AbortSignal,
-  logger: Logger,
-) {
-  const servers: HttpServer[] = [];
-  const expiries = new KubeconfigExpiries((ns, name) => informers.secrets.get(ns, name));
-  const handler = async (req: Request): Promise<Response> => {
-    const path = new URL(req.url).pathname;
-    if (path === "/healthz") return new Response("ok\n");
-    if (path === "/readyz") {
-      const synced = Object.values(informers).every((i) => i.hasSynced()) && ready() &&
-        servers.every((s) => s.healthy());
-      return new Response(synced ? "ok\n" : "caches not synced\n", { status: synced ? 200 : 503 });
-    }
-    if (path === "/metrics") {
-      observeClusters(metrics, informers.clusters.list(), (c) => expiries.of(c));
-      expiries.prune();
-      return new Response(await metrics.text(), { headers: { "content-type": metrics.contentType } });
-    }
-    return new Response("not found\n", { status: 404 });
-  };
-  // Timeouts and a connection cap, as on the webhook: a client holding sockets cannot starve the probes.
-  const log = (err: unknown) => logger.error("probe server accept failed; retrying", { error: errorMessage(err) });
-  servers.push(await serveHttp({ ...listenOn(o.healthAddr), signal, fetch: handler, onAcceptError: log }));
-  if (o.metricsAddr !== o.healthAddr) {
-    servers.push(await serveHttp({ ...listenOn(o.metricsAddr), signal, fetch: handler, onAcceptError: log }));
-  }
-  return servers;
 }
 
 /** Names the webhook's serving certificate covers: the Service's, or the host of --webhook-url. */
@@ -261,6 +226,9 @@ async function lead(r: Replica): Promise<number> {
     await r.parts.controller.run(r.stop.signal);
     return 0;
   }
+  // 0 until this replica leads: with every replica a standby, `sum(leader_election_master_status) == 0` (NicoNoLeader)
+  // needs their zeros, not silence.
+  r.metrics.leader.set({ name: o.leaseName }, 0);
   const outcome = await runLeaderElection({
     client: r.client,
     namespace: o.leaseNamespace,
