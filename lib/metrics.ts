@@ -5,7 +5,9 @@
  * @module
  */
 import client from "prom-client";
-import type { ControllerHooks } from "./runtime/controller.ts";
+import type { ControllerHooks, ReconcileOutcome } from "./runtime/controller.ts";
+
+const RECONCILE_OUTCOMES: readonly ReconcileOutcome[] = ["success", "requeue", "error", "terminal"];
 
 export class Metrics {
   readonly registry = new client.Registry();
@@ -108,6 +110,11 @@ export class Metrics {
 
   /** Hooks that feed a {@link Controller}'s metrics. */
   controllerHooks(controller: string): ControllerHooks {
+    // Counters start at zero (as controller-runtime's do): a rate sees the first error, and an alert on it has
+    // a series to read before anything failed.
+    for (const result of RECONCILE_OUTCOMES) this.reconcileTotal.inc({ controller, result }, 0);
+    this.reconcileErrors.inc({ controller }, 0);
+    this.queueRetries.inc({ name: controller }, 0);
     return {
       reconciled: (outcome, seconds) => {
         this.reconcileTotal.inc({ controller, result: outcome });
