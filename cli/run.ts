@@ -173,6 +173,7 @@ function startReplica(
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     hooks: metrics.controllerHooks("kubernetescluster"),
     nio,
+    argoCdNamespace: o.argocdNamespace,
     ...(o.workloadConnections
       ? { workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval } }
       : {}),

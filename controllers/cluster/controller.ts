@@ -65,6 +65,8 @@ export interface ClusterControllerOptions {
   releaseSettleMs?: number;
   /** The longest a progress-only status change is held back (core/status/write.ts). */
   statusDelayMs?: number;
+  /** Argo CD's namespace: keep an Argo CD cluster Secret there for each cluster (`--argocd-namespace`; absent: off). */
+  argoCdNamespace?: string | undefined;
 }
 
 /**
@@ -142,6 +144,7 @@ export function clusterController(opts: ClusterControllerOptions): ClusterContro
     nio,
     releaseSettleMs: opts.releaseSettleMs,
     statusDelayMs: opts.statusDelayMs,
+    argoCdNamespace: opts.argoCdNamespace,
   });
   const ctl = new Controller(
     {

@@ -52,6 +52,13 @@ export class ClusterMemory {
   readonly freeSince: Map<string, number> = new Map();
   /** NIO v1: why the failing runs of this cluster's nodes failed (read from their Pods once per attempt). */
   readonly runFailures: RunFailures = new RunFailures();
+  /**
+   * Argo CD registration (`--argocd-namespace`): a digest of the cluster Secret NICO last wrote or found as it
+   * should be (`deleted` once deletion removed it; undefined: not known yet, looked up on the next pass).
+   */
+  argoCd: string | undefined;
+  /** Argo CD registration failures told: told again when the message changes, or after 10 minutes. */
+  readonly argoCdWarnings: WarningLimiter = new WarningLimiter();
 
   constructor(key: string, uid: string | undefined) {
     this.key = key;

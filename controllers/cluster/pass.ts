@@ -9,6 +9,7 @@
 import type { ConditionInput } from "../../core/status/conditions.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
+import { reconcileArgoCd } from "./phases/argocd.ts";
 import { reconcileClaims } from "./phases/claims.ts";
 import { planConfigurations, type Planned, writeConfigurations } from "./phases/configurations.ts";
 import { type KubeconfigTarget, kubeconfigTarget, reconcileKubeconfig } from "./phases/kubeconfig.ts";
@@ -73,6 +74,7 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   if (!planned.blocked) rec.remediation = await reconcileRemediation(s, members, workload);
   const target = rec.kubeconfigTarget = kubeconfigTarget(s, nodes, planned.endpoint);
   rec.kubeconfig = (await reconcileKubeconfig(s, target, identity.ca)).secret;
+  await reconcileArgoCd(s);
   await settleWorkloadNodes(s, nodes, workload, planned.draining);
   return { nodes, wishes: [planned.requeue, wrote.requeue, releases.requeue, rec.remediation?.requeue] };
 }

@@ -80,6 +80,8 @@ export interface ClusterReconcilerOptions {
   releaseSettleMs?: number | undefined;
   /** The longest a progress-only status change is held back (default {@link STATUS_DELAY_MS}; see core/status/write.ts). */
   statusDelayMs?: number | undefined;
+  /** Argo CD's namespace: keep an Argo CD cluster Secret there for each cluster (absent: off). */
+  argoCdNamespace?: string | undefined;
 }
 
 const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
@@ -108,6 +110,7 @@ export class ClusterReconciler {
       workloads: opts.workloads,
       nio: opts.nio ?? "v1",
       releaseSettleMs: opts.releaseSettleMs,
+      argoCdNamespace: opts.argoCdNamespace,
     });
     this.#now = opts.now ?? (() => new Date());
   }
