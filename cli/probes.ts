@@ -10,7 +10,10 @@ import type { Metrics } from "../lib/metrics.ts";
 import { errorMessage, type Logger } from "../lib/runtime/log.ts";
 import { listenOn, type RunOptions } from "./options.ts";
 
-/** Serves /metrics, /healthz and /readyz (one server when both addresses are equal); /readyz is red while either cannot accept. */
+/**
+ * Serves /metrics, /healthz and /readyz (one server when both addresses are equal); /readyz is green once `ready`
+ * says so (the caches NICO waits for have synced, the webhook serves) and while both can accept.
+ */
 export async function serveProbes(
   o: RunOptions,
   metrics: Metrics,
@@ -25,8 +28,7 @@ export async function serveProbes(
     const path = new URL(req.url).pathname;
     if (path === "/healthz") return new Response("ok\n");
     if (path === "/readyz") {
-      const synced = Object.values(informers).every((i) => i.hasSynced()) && ready() &&
-        servers.every((s) => s.healthy());
+      const synced = ready() && servers.every((s) => s.healthy());
       return new Response(synced ? "ok\n" : "caches not synced\n", { status: synced ? 200 : 503 });
     }
     if (path === "/metrics") {

@@ -6,7 +6,8 @@
  */
 
 import { clusterController } from "../controllers/cluster/controller.ts";
-import { detectNioGeneration } from "./niogen.ts";
+import { detectNioGeneration, servedNioResources } from "./niogen.ts";
+import { missingNioResources, nioMissingMessage } from "../core/contract/nioinstall.ts";
 import type { NioGeneration } from "../core/contract/nio.ts";
 import { installCrd } from "../crds/install.ts";
 import { type EventRecorder, eventRecorder } from "../lib/events.ts";
@@ -19,7 +20,8 @@ import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage } from 
 import type { ClusterInformers } from "../controllers/cluster/reconciler.ts";
 import { runWebhookCertificates, serviceDnsNames } from "../webhooks/certificates.ts";
 import { webhookApp } from "../webhooks/app.ts";
-import { informerLookup } from "../webhooks/lookup.ts";
+import { type AdmissionLookup, informerLookup } from "../webhooks/lookup.ts";
+import type { Informer } from "../lib/runtime/informer.ts";
 import { subjectAccessReviews } from "../webhooks/authorize.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
 import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
@@ -46,16 +48,32 @@ export function webhookNames(
 }
 
 /** The admission webhook on this replica, counted in the metrics; resolves once it serves. */
+/** Admission's reads from the caches; a NIO resource the API server does not serve has no objects to read. */
+function servedLookup(informers: ClusterInformers, served: readonly Informer[]): AdmissionLookup {
+  const lookup = informerLookup({
+    machines: informers.machines,
+    configs: informers.configs,
+    clusters: informers.clusters,
+  });
+  const has = (i: { resource: unknown }) => served.some((s) => s.resource === i.resource);
+  return {
+    machines: has(informers.machines) ? lookup.machines : () => [],
+    configurations: has(informers.configs) ? lookup.configurations : () => [],
+    clusters: lookup.clusters,
+  };
+}
+
 async function startWebhook(
   o: RunOptions,
   client: KubeClient,
   informers: ClusterInformers,
+  served: readonly Informer[],
   metrics: Metrics,
   log: Logger,
   signal: AbortSignal,
 ): Promise<WebhookServer> {
   const app = webhookApp({
-    lookup: informerLookup({ machines: informers.machines, configs: informers.configs, clusters: informers.clusters }),
+    lookup: servedLookup(informers, served),
     access: subjectAccessReviews(client),
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     ...(o.defaultGitRepo ? { defaultGitRepo: o.defaultGitRepo } : {}),
@@ -140,6 +158,7 @@ function startReplica(
   log: Logger,
   stop: AbortController,
   nio: NioGeneration,
+  nioMissing: string[],
 ): Replica {
   const metrics = new Metrics();
   const identity = o.identity ?? `${Deno.hostname()}-${crypto.randomUUID().slice(0, 6)}`;
@@ -173,12 +192,14 @@ function startReplica(
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     hooks: metrics.controllerHooks("kubernetescluster"),
     nio,
+    nioMissing,
     argoCdNamespace: o.argocdNamespace,
     ...(o.workloadConnections
       ? { workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval } }
       : {}),
   });
-  for (const inf of Object.values(parts.informers)) inf.start(stop.signal);
+  // Not the informers of NIO resources the API server does not serve: they would fail every 30 s and never sync.
+  for (const inf of parts.caches) inf.start(stop.signal);
   const r: Replica = {
     o,
     log,
@@ -199,7 +220,7 @@ function startReplica(
 /** The admission webhook and, when self-signed, the certificates it serves with (renewed by the leader). */
 function serveWebhook(r: Replica, writer: KubeClient): void {
   const { o, log, stop } = r;
-  const serving = startWebhook(o, r.client, r.parts.informers, r.metrics, log, stop.signal)
+  const serving = startWebhook(o, r.client, r.parts.informers, r.parts.caches, r.metrics, log, stop.signal)
     .then((w) => (r.webhook = w));
   r.background.push(serving);
   if (o.webhookCertMode !== "self-signed") return;
@@ -289,12 +310,13 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
   }
   if (o.installCrds) await installCrd(client);
   const nio = await detectNioGeneration(client, o.nioGeneration);
-  const r = startReplica(o, client, log, stop, nio.generation);
+  const nioMissing = missingNioResources(nio.generation, await servedNioResources(client));
+  const r = startReplica(o, client, log, stop, nio.generation, nioMissing);
   const servers = await serveProbes(
     o,
     r.metrics,
     r.parts.informers,
-    () => o.webhookCertMode === "off" || (r.webhook?.ready() ?? false),
+    () => r.parts.caches.every((i) => i.hasSynced()) && (o.webhookCertMode === "off" || (r.webhook?.ready() ?? false)),
     stop.signal,
     log,
   );
@@ -305,6 +327,12 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     identity: r.identity,
     nio: `${nio.generation} (${nio.source})`,
   });
+  if (nioMissing.length) {
+    log.error("NIO is not fully installed", {
+      missing: nioMissing.join(", "),
+      what: nioMissingMessage(nio.generation, nioMissing),
+    });
+  }
 
   let code = 0;
   try {

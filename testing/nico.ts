@@ -46,6 +46,8 @@ export interface NicoTestOptions {
   statusDelayMs?: number;
   /** Register clusters with the Argo CD of this namespace (default: off). */
   argoCdNamespace?: string;
+  /** NIO resources to treat as not served by the API server (what `nico run` finds by discovery). */
+  nioMissing?: string[];
 }
 
 /** Starts the cluster controller as NICO would; `stop()` shuts it down cleanly. */
@@ -76,6 +78,7 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     releaseSettleMs: opts.releaseSettleMs ?? 1_000,
     ...(opts.statusDelayMs !== undefined ? { statusDelayMs: opts.statusDelayMs } : {}),
     argoCdNamespace: opts.argoCdNamespace,
+    nioMissing: opts.nioMissing,
   });
   // Called in the same synchronous turn as the controller's own handler, so a version's arrival precedes its pass.
   informers.clusters.onEvent((_type, c) =>

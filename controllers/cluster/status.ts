@@ -15,6 +15,8 @@ import { kubeconfigSecret } from "../../core/contract/names.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 import type { ClusterStatusInput, Problem } from "../../core/status/cluster.ts";
 import { workloadConditions } from "../../core/status/workload.ts";
+import { condition } from "../../core/status/conditions.ts";
+import { nioMissingMessage } from "../../core/contract/nioinstall.ts";
 import { statusPatch } from "../../core/status/write.ts";
 import type { ClusterScope } from "./scope.ts";
 import { type PassRecord, phaseConditions } from "./pass.ts";
@@ -89,6 +91,9 @@ export function passStatusInput(
     revision: planned?.pinned.revision,
     extra: [
       ...phaseConditions(rec),
+      ...(s.deps.nioMissing?.length
+        ? [condition("NIOIncomplete", "True", "ResourcesMissing", nioMissingMessage(s.deps.nio, s.deps.nioMissing))]
+        : []),
       ...(rec.workload
         ? workloadConditions({ workload: rec.workload, server: planned?.endpoint, nodes, now: s.now })
         : []),

@@ -7,7 +7,6 @@
  */
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
-import { createCa, issueCert } from "../../lib/pki.ts";
 import { freePort } from "../../testing/envtest/process.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { alertRules, dashboard, dashboardQueries, metricsRead } from "../../testing/monitoring.ts";
@@ -15,19 +14,9 @@ import { createMachines } from "../../testing/nico.ts";
 import { startNicoProcess } from "../../testing/nico_process.ts";
 import { promtool } from "../../testing/promtool.ts";
 import { startSimNio } from "../../testing/sim-nio.ts";
-import { VALIDATE_PATH } from "../../webhooks/paths.ts";
+import { review, servingCertificate } from "../../testing/admission.ts";
 
 const env = sharedControlPlane();
-
-/** Serving certificate files for 127.0.0.1, as cert-manager would mount them; answers the folder and the CA. */
-async function servingCertificate(): Promise<{ dir: string; caPem: string }> {
-  const dir = await Deno.makeTempDir({ prefix: "nico-webhook-certs-" });
-  const ca = await createCa({ commonName: "webhook-test-ca" });
-  const leaf = await issueCert(ca, { commonName: "127.0.0.1", ipAddresses: ["127.0.0.1"], usage: "server", days: 1 });
-  await Deno.writeTextFile(`${dir}/tls.crt`, leaf.certPem);
-  await Deno.writeTextFile(`${dir}/tls.key`, leaf.keyPem);
-  return { dir, caPem: ca.certPem };
-}
 
 /** The sample lines of the exposition, by metric family (a histogram's series under the histogram's name). */
 function samples(text: string): Map<string, string[]> {
@@ -40,39 +29,6 @@ function samples(text: string): Map<string, string[]> {
     out.set(family, [...out.get(family) ?? [], line]);
   }
   return out;
-}
-
-/** One admission review of a cluster, straight to the webhook (no webhook configuration on the shared API server). */
-async function review(port: number, caPem: string, ns: string): Promise<void> {
-  const client = Deno.createHttpClient({ caCerts: [caPem] });
-  try {
-    const res = await fetch(`https://127.0.0.1:${port}${VALIDATE_PATH}`, {
-      client,
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        apiVersion: "admission.k8s.io/v1",
-        kind: "AdmissionReview",
-        request: {
-          uid: "u-1",
-          kind: { group: "nico.homystack.com", version: "v1alpha1", kind: "KubernetesCluster" },
-          operation: "CREATE",
-          namespace: ns,
-          userInfo: { username: "admin" },
-          object: {
-            apiVersion: "nico.homystack.com/v1alpha1",
-            kind: "KubernetesCluster",
-            metadata: { name: "probe", namespace: ns },
-            spec: { controlPlane: { machines: ["nowhere"] } },
-          },
-        },
-      }),
-    });
-    const body = await res.json() as { response?: { allowed: boolean } };
-    assert.equal(body.response?.allowed, false, "a cluster naming a Machine that does not exist is refused");
-  } finally {
-    client.close();
-  }
 }
 
 Deno.test("a running NICO serves every metric its alerts and dashboard read", async () => {
@@ -109,7 +65,11 @@ Deno.test("a running NICO serves every metric its alerts and dashboard read", as
       const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
       return c?.status?.phase === "Ready" && c.status.kubeconfigSecret !== undefined;
     }, 60_000);
-    await eventually("the webhook answers", () => review(webhookPort, certs.caPem, ns).then(() => true), 30_000);
+    await eventually(
+      "the webhook answers",
+      () => review(webhookPort, certs.caPem, ns).then((allowed) => !allowed),
+      30_000,
+    );
     const text = await eventually("the Ready condition on /metrics", async () => {
       const t = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
       return t.includes(`cluster="c",type="Ready",status="True",reason="ClusterReady"} 1`) ? t : undefined;
