@@ -16,7 +16,8 @@ import { type KubeconfigTarget, kubeconfigTarget, reconcileKubeconfig } from "./
 import { reconcileReleases, type ReleasesOutcome } from "./phases/releases.ts";
 import { reconcileRemediation, type RemediationOutcome } from "./phases/remediation.ts";
 import { observeRuns } from "./phases/runs.ts";
-import { reconcileSecrets } from "./phases/secrets.ts";
+import { answerKeptRekey, reconcileSecrets } from "./phases/secrets.ts";
+import { REKEY_KUBECONFIG_REASON } from "../../core/render/identity.ts";
 import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
 import type { Requeue } from "./requeue.ts";
 import type { ClusterScope } from "./scope.ts";
@@ -73,7 +74,10 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   const nodes = reportsOf(members);
   if (!planned.blocked) rec.remediation = await reconcileRemediation(s, members, workload);
   const target = rec.kubeconfigTarget = kubeconfigTarget(s, nodes, planned.endpoint);
-  rec.kubeconfig = (await reconcileKubeconfig(s, target, identity.ca)).secret;
+  const force = identity.rekeyKept ? REKEY_KUBECONFIG_REASON : undefined;
+  const kubeconfig = await reconcileKubeconfig(s, target, identity.ca, force);
+  rec.kubeconfig = kubeconfig.secret;
+  if (identity.rekeyKept) await answerKeptRekey(s, kubeconfig.reissued);
   await reconcileArgoCd(s);
   await settleWorkloadNodes(s, nodes, workload, planned.draining);
   return { nodes, wishes: [planned.requeue, wrote.requeue, releases.requeue, rec.remediation?.requeue] };

@@ -20,6 +20,8 @@ export interface Identity {
   ca: KeyPair;
   /** For `cluster.nix`, never the secrets themselves. */
   digest: string;
+  /** A re-key was asked for and found nothing lost: answered once the kubeconfig is re-issued (see answerKeptRekey). */
+  rekeyKept?: boolean;
 }
 
 /** What is known about the workload cluster (answered by the workload observer). */

@@ -60,7 +60,8 @@ export function canJudgeClusters(missing: readonly string[]): boolean {
 
 /** How to install NIO's CRDs, by generation. */
 const INSTALL: Record<NioGeneration, string> = {
-  v1: "install NIO's CRDs (its release's install.yaml with `kubectl apply --server-side -f`, or `make install` in its " +
+  v1:
+    "install NIO's CRDs (its release's install.yaml with `kubectl apply --server-side -f`, or `make install` in its " +
     "source tree)",
   older: "install the older NIO's CRDs from its manifests",
 };
