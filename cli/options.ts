@@ -39,6 +39,10 @@ export const RunOptions = z.object({
   maxWorkloadConnections: z.coerce.number().int().min(1).max(10_000).default(200)
     .describe("At most this many workload clusters are watched at once."),
   workloadProbeInterval: duration.default(10_000).describe("How often each workload API's /readyz is asked."),
+  etcdInterval: duration.default(10_000).describe(
+    "How often each cluster's etcd is looked at (members, status, alarms), with workload connections on.",
+  ),
+  etcdTimeout: duration.default(2_000).describe("Deadline of one request to an etcd member."),
   webhookAddr: address.default(":9443").describe("Admission webhook listen address."),
   webhookCertMode: z.enum(["self-signed", "cert-manager", "off"]).default("self-signed")
     .describe("self-signed: NICO keeps its own CA; cert-manager: use mounted files; off: no webhook."),
@@ -98,6 +102,8 @@ const ENV: Record<string, string> = {
   workloadConnections: "NICO_WORKLOAD_CONNECTIONS",
   maxWorkloadConnections: "NICO_MAX_WORKLOAD_CONNECTIONS",
   workloadProbeInterval: "NICO_WORKLOAD_PROBE_INTERVAL",
+  etcdInterval: "NICO_ETCD_INTERVAL",
+  etcdTimeout: "NICO_ETCD_TIMEOUT",
   refPollInterval: "NICO_REF_POLL_INTERVAL",
   webhookAddr: "NICO_WEBHOOK_ADDR",
   webhookCertMode: "NICO_WEBHOOK_CERT_MODE",
@@ -189,4 +195,12 @@ export function listenOn(addr: string): { hostname: string; port: number } {
   const i = addr.lastIndexOf(":");
   const host = addr.slice(0, i).replace(/^\[|\]$/g, "");
   return { hostname: host || "0.0.0.0", port: Number(addr.slice(i + 1)) };
+}
+
+/** What the workload flags give the cluster controller: its workload connections, and how etcd is watched. */
+export function workloadWatching(o: RunOptions) {
+  return {
+    workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval },
+    etcd: { intervalMs: o.etcdInterval, timeoutMs: o.etcdTimeout },
+  };
 }

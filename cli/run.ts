@@ -16,7 +16,7 @@ import { LeaderFence, runLeaderElection } from "../lib/leader.ts";
 import { Metrics } from "../lib/metrics.ts";
 import { sleep } from "../lib/runtime/sleep.ts";
 import { errorMessage, jsonLogger, type Logger, type LogLevel, textLogger } from "../lib/runtime/log.ts";
-import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage } from "./options.ts";
+import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage, workloadWatching } from "./options.ts";
 import type { ClusterInformers } from "../controllers/cluster/reconciler.ts";
 import { runWebhookCertificates, serviceDnsNames } from "../webhooks/certificates.ts";
 import { webhookApp } from "../webhooks/app.ts";
@@ -194,9 +194,7 @@ function startReplica(
     nio,
     nioMissing,
     argoCdNamespace: o.argocdNamespace,
-    ...(o.workloadConnections
-      ? { workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval } }
-      : {}),
+    ...(o.workloadConnections ? workloadWatching(o) : {}),
   });
   // Not the informers of NIO resources the API server does not serve: they would fail every 30 s and never sync.
   for (const inf of parts.caches) inf.start(stop.signal);
@@ -280,6 +278,7 @@ async function shutDown(r: Replica, servers: HttpServer[]): Promise<void> {
   await Promise.all(Object.values(r.parts.informers).map((i) => i.stop()));
   await r.parts.revisions?.stop();
   await r.parts.workloads?.closeAll();
+  await r.parts.memory.closeEtcd();
   await r.recorder.flush();
   await Promise.all(servers.map((s) => s.finished));
   await r.client.close();

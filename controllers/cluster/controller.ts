@@ -40,6 +40,8 @@ import { type ClusterInformers, ClusterReconciler } from "./reconciler.ts";
 import { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
 import { WorkloadCache, type WorkloadCacheOptions } from "./workload/cache.ts";
+import { targetPolicy } from "./workload/targets.ts";
+import { ETCD_INTERVAL_MS, ETCD_TIMEOUT_MS, type EtcdWatching } from "./etcd/observer.ts";
 
 export interface ClusterControllerOptions {
   client: KubeClient;
@@ -60,6 +62,8 @@ export interface ClusterControllerOptions {
   gitAllowedHosts?: HostPolicy;
   /** Watch workload clusters (absent: NICO does not look inside them; applied counts as Ready). */
   workloads?: Omit<WorkloadCacheOptions, "onChange" | "log">;
+  /** With workload clusters, how their etcd is watched (defaults: every 10 s, 2 s per request). */
+  etcd?: Partial<Pick<EtcdWatching, "intervalMs" | "timeoutMs">>;
   /** Which NIO runs the configurations (default `v1`); see `detectNioGeneration`. */
   nio?: NioGeneration;
   /** How long a freed Machine stays claimed for NIO to settle (core/machines/release.ts). */
@@ -170,6 +174,14 @@ export function clusterController(opts: ClusterControllerOptions): ClusterContro
     ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
     revisionTracker: tracker,
     workloads,
+    etcd: opts.workloads
+      ? {
+        intervalMs: opts.etcd?.intervalMs ?? ETCD_INTERVAL_MS,
+        timeoutMs: opts.etcd?.timeoutMs ?? ETCD_TIMEOUT_MS,
+        policy: targetPolicy(opts.workloads.policy),
+        onChange: (key) => ctl.enqueue(key),
+      }
+      : undefined,
     nio,
     releaseSettleMs: opts.releaseSettleMs,
     statusDelayMs: opts.statusDelayMs,

@@ -7,6 +7,7 @@
  * @module
  */
 import type { ConditionInput } from "../../core/status/conditions.ts";
+import { etcdCondition } from "../../core/etcd/health.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { reconcileArgoCd } from "./phases/argocd.ts";
@@ -16,6 +17,7 @@ import { type KubeconfigTarget, kubeconfigTarget, reconcileKubeconfig } from "./
 import { reconcileReleases, type ReleasesOutcome } from "./phases/releases.ts";
 import { reconcileRemediation, type RemediationOutcome } from "./phases/remediation.ts";
 import { observeRuns } from "./phases/runs.ts";
+import { observeEtcd } from "./phases/etcd.ts";
 import { answerKeptRekey, reconcileSecrets } from "./phases/secrets.ts";
 import { REKEY_KUBECONFIG_REASON } from "../../core/render/identity.ts";
 import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
@@ -23,6 +25,7 @@ import type { Requeue } from "./requeue.ts";
 import type { ClusterScope } from "./scope.ts";
 import {
   afterWrites,
+  type EtcdView,
   gatherMembers,
   type Identity,
   type Member,
@@ -37,6 +40,8 @@ export interface PassRecord {
   /** NIO v1: why each failing run failed, by Job name. */
   runFailures?: Map<string, string> | undefined;
   workload?: WorkloadView | undefined;
+  /** What the pass sees of etcd. */
+  etcd?: EtcdView | undefined;
   planned?: Planned | undefined;
   /** Configurations as the server answered this pass, by name (filled as the writes are answered). */
   written: Map<string, NixosConfiguration>;
@@ -67,12 +72,13 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   await reconcileClaims(s);
   const runFailures = rec.runFailures = await observeRuns(s);
   const workload = rec.workload = observeWorkload(s);
-  const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures });
+  const etcd = rec.etcd = await observeEtcd(s, identity);
+  const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures, etcd });
   const wrote = await writeConfigurations(s, planned, rec.written);
   const releases = rec.releases = await reconcileReleases(s);
   const members = passMembers(s, rec);
   const nodes = reportsOf(members);
-  if (!planned.blocked) rec.remediation = await reconcileRemediation(s, members, workload);
+  if (!planned.blocked) rec.remediation = await reconcileRemediation(s, members, workload, etcd);
   const target = rec.kubeconfigTarget = kubeconfigTarget(s, nodes, planned.endpoint);
   const force = identity.rekeyKept ? REKEY_KUBECONFIG_REASON : undefined;
   const kubeconfig = await reconcileKubeconfig(s, target, identity.ca, force);
@@ -116,5 +122,6 @@ export function phaseConditions(rec: PassRecord): ConditionInput[] {
     rec.releases?.condition,
     rec.remediation?.condition,
     rec.kubeconfigTarget?.condition,
+    rec.etcd && etcdCondition(rec.etcd.sight, rec.planned?.membership),
   ].filter((c) => c !== undefined);
 }

@@ -35,6 +35,7 @@ import { ClaimConflictError } from "./claims.ts";
 import { reconcileDelete } from "./phases/delete.ts";
 import { newRecord, passNodes, runPhases } from "./pass.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
+import type { EtcdWatching } from "./etcd/observer.ts";
 import { ClusterMemories } from "./memory.ts";
 import { ClusterProblem, problemOf } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
@@ -74,6 +75,8 @@ export interface ClusterReconcilerOptions {
   revisionTracker?: RevisionTracker | undefined;
   /** Connections to workload clusters; absent: NICO does not look inside them. */
   workloads?: WorkloadCache | undefined;
+  /** How NICO watches clusters' etcd; absent: it does not. */
+  etcd?: EtcdWatching | undefined;
   now?: () => Date;
   /** Which NIO applies the configurations (default `v1`). */
   nio?: NioGeneration;
@@ -111,6 +114,7 @@ export class ClusterReconciler {
       nodeTimeoutMs: opts.nodeTimeoutMs ?? DEFAULT_NODE_TIMEOUT_MS,
       revisionTracker: opts.revisionTracker,
       workloads: opts.workloads,
+      etcd: opts.etcd,
       nio: opts.nio ?? "v1",
       releaseSettleMs: opts.releaseSettleMs,
       argoCdNamespace: opts.argoCdNamespace,

@@ -15,6 +15,7 @@ import { kubeconfigSecret } from "../../core/contract/names.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 import type { ClusterStatusInput, Problem } from "../../core/status/cluster.ts";
 import { workloadConditions } from "../../core/status/workload.ts";
+import { etcdStatus } from "../../core/etcd/health.ts";
 import { condition } from "../../core/status/conditions.ts";
 import { nioMissingMessage } from "../../core/contract/nioinstall.ts";
 import { statusPatch } from "../../core/status/write.ts";
@@ -98,6 +99,7 @@ export function passStatusInput(
         ? workloadConditions({ workload: rec.workload, server: planned?.endpoint, nodes, now: s.now })
         : []),
     ],
+    etcd: rec.etcd?.sight.kind === "seen" ? etcdStatus(rec.etcd.sight.members, rec.etcd.nodes) : undefined,
     workloadApi: rec.workload && !rec.workload.disabled
       ? { available: rec.workload.api.state === "Available", message: rec.workload.api.message }
       : undefined,

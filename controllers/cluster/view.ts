@@ -13,15 +13,26 @@ import { joinReports, type WorkloadFacts } from "../../core/nodes/joined.ts";
 import { type NodeReport, nodeReport } from "../../core/nodes/readiness.ts";
 import { runsOf } from "../../core/nodes/runs.ts";
 import type { Plane } from "../../core/machines/selection.ts";
+import type { EtcdSight } from "../../core/etcd/health.ts";
+import type { EtcdNode } from "../../core/etcd/membership.ts";
 import type { ClusterScope } from "./scope.ts";
 
-/** What the secrets phase produced: the CA, and a digest of the cluster's identity (tokens and CA). */
+/** What the secrets phase produced: the CA, and a digest of the cluster's identity (tokens and CAs). */
 export interface Identity {
   ca: KeyPair;
   /** For `cluster.nix`, never the secrets themselves. */
   digest: string;
   /** A re-key was asked for and found nothing lost: answered once the kubeconfig is re-issued (see answerKeptRekey). */
   rekeyKept?: boolean;
+  /** The etcd CA NICO issued the cluster, or why it has none (controllers/cluster/etcd/trust.ts). */
+  etcd?: { ca: KeyPair; none?: undefined } | { ca?: undefined; none: string } | undefined;
+}
+
+/** What the pass sees of etcd (phases/etcd.ts), and the control-plane nodes its members are placed on. */
+export interface EtcdView {
+  sight: EtcdSight;
+  /** Every control-plane node of the cluster: members of the spec, and departing ones with a configuration. */
+  nodes: EtcdNode[];
 }
 
 /** What is known about the workload cluster (answered by the workload observer). */

@@ -18,6 +18,8 @@ export interface ClusterNixInput {
   bootstrapNode: string;
   controlPlane: ClusterNode[];
   workers: ClusterNode[];
+  /** Where stacked etcd serves clients (absent for a cluster NICO issued no etcd CA). */
+  etcd?: { clientPort: number } | undefined;
   /** What the cluster's nodes should run, as one id (see `configurationId` in core/render/desired.ts); absent: left out. */
   configuration?: string | undefined;
 }
@@ -75,6 +77,7 @@ export function renderClusterNix(c: ClusterNixInput): string {
     `  bootstrapNode = ${nixString(c.bootstrapNode)};`,
     `  controlPlane = ${nodeList(c.controlPlane, "  ")};`,
     `  workers = ${nodeList(c.workers, "  ")};`,
+    ...(c.etcd ? [`  etcd = { clientPort = ${c.etcd.clientPort}; };`] : []),
     ...(c.configuration ? [`  configuration = ${nixString(c.configuration)};`] : []),
     "}",
     "",

@@ -28,13 +28,26 @@ import {
 } from "../contract/nio.ts";
 import { type ClusterNode, renderClusterNix } from "./clusternix.ts";
 import { normalizeHost } from "../contract/hosts.ts";
-import { agentTokenSecret, caKeySecret, caSecret, configName, joinTokenSecret } from "../contract/names.ts";
+import {
+  agentTokenSecret,
+  caKeySecret,
+  caSecret,
+  configName,
+  etcdCaKeySecret,
+  etcdCaSecret,
+  joinTokenSecret,
+} from "../contract/names.ts";
 import type { Selection } from "../machines/selection.ts";
 
 /** Key of the token inside both token Secrets (server and agent). */
 export const JOIN_TOKEN_KEY = "token";
 /** The file that carries the agent token to every node. */
 export const AGENT_TOKEN_FILE = "agent-token";
+/** The files that carry the etcd CA NICO issued to control-plane nodes (docs/flake-contract.md). */
+export const ETCD_CA_FILE = "etcd-ca.crt";
+export const ETCD_CA_KEY_FILE = "etcd-ca.key";
+/** The port stacked etcd serves clients on unless `spec.etcd.clientPort` says otherwise. */
+export const ETCD_CLIENT_PORT = 2379;
 
 export interface DesiredInput {
   cluster: { name: string; namespace: string; uid: string; spec: KubernetesClusterSpec };
@@ -54,6 +67,12 @@ export interface DesiredInput {
    * every node's `cluster.nix`, so a re-key reaches every node through an ordered rollout.
    */
   identity?: string | undefined;
+  /**
+   * NICO issued the cluster an etcd CA: control-plane nodes receive it (`etcd-ca.crt`, `etcd-ca.key`) and
+   * `cluster.nix` says on which port etcd serves clients. Absent for a cluster brought up before NICO issued etcd
+   * credentials: its nodes see no change.
+   */
+  etcd?: { clientPort: number } | undefined;
 }
 
 /**
@@ -155,6 +174,7 @@ function clusterNixAndId(input: DesiredInput): { text: string; id: string } {
     bootstrapNode: input.bootstrap,
     controlPlane: [...input.selection.controlPlane.members].sort().map(node),
     workers: [...input.selection.dataPlane.members].sort().map(node),
+    ...(input.etcd ? { etcd: input.etcd } : {}),
   };
   const id = configurationId(input, renderClusterNix(body));
   return { text: renderClusterNix({ ...body, configuration: id }), id };
@@ -238,6 +258,12 @@ function nodeSpec(
       secretFile("cluster-ca.crt", caSecret(name), "tls.crt"),
       secretFile("cluster-ca.key", caKeySecret(name), "tls.key"),
     );
+    if (input.etcd) {
+      files.push(
+        secretFile(ETCD_CA_FILE, etcdCaSecret(name), "tls.crt"),
+        secretFile(ETCD_CA_KEY_FILE, etcdCaKeySecret(name), "tls.key"),
+      );
+    }
   }
   const ref = input.revision ?? spec.ref;
   // NIO v1's own fields only where NIO v1 runs: the older NIO's schema would prune them, and NICO would

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Plane } from "../machines/selection.ts";
+import type { EtcdHold } from "../etcd/membership.ts";
 
 export type RolloutOrder = "WorkersFirst" | "ControlPlaneFirst";
 
@@ -92,4 +93,6 @@ export interface RolloutPlan {
   held?: { machine: string; why: string } | undefined;
   /** Nodes the planner chose that wait for their drain (core/rollout/drainhold.ts), with what each waits for. */
   drainHeld?: DrainHold[] | undefined;
+  /** Control-plane nodes the planner chose that wait for etcd (core/rollout/etcdhold.ts), with why. */
+  etcdHeld?: EtcdHold[] | undefined;
 }

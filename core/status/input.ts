@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
+import type { EtcdStatus, KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
 import type { ConditionInput, StallReason, WaitReason } from "../../crds/conditions/mod.ts";
 import type { NodeReport } from "../nodes/readiness.ts";
 import type { RolloutPlan } from "../rollout/plan.ts";
@@ -63,6 +63,8 @@ export interface StatusInput {
   extra?: ConditionInput[];
   /** The rollout planner's view of this pass. */
   rollout?: { plan: RolloutPlan; paused: boolean; specHash: string; controlPlaneSize: number } | undefined;
+  /** `status.etcd`, where NICO sees etcd (core/etcd/health.ts). */
+  etcd?: EtcdStatus | undefined;
   /** The workload API, when NICO watches workload clusters: the cluster is Ready only while it answers. */
   workloadApi?: { available: boolean; message: string } | undefined;
   now: Date;

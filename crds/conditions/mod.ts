@@ -21,6 +21,7 @@ import {
   REMEDIATING,
   WORKLOAD_API_AVAILABLE,
 } from "./health.ts";
+import { ETCD_HEALTHY } from "./etcd.ts";
 import { NIO_INCOMPLETE } from "./nio.ts";
 import {
   KUBECONFIG_CURRENT,
@@ -51,6 +52,7 @@ export const CONDITIONS = {
   WorkloadAPIAvailable: WORKLOAD_API_AVAILABLE,
   NodesHealthy: NODES_HEALTHY,
   ControlPlaneHealthy: CONTROL_PLANE_HEALTHY,
+  EtcdHealthy: ETCD_HEALTHY,
   NIOIncomplete: NIO_INCOMPLETE,
 } as const satisfies Record<string, TypeSpec>;
 

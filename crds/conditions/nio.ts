@@ -16,7 +16,7 @@ export const NIO_INCOMPLETE = {
     ResourcesMissing: reason(
       "True",
       "attention",
-      "now",
+      "later",
       "the API server serves some of NIO's resources but not all NICO relies on (NIO v1 without `nixcronjobs` or " +
         "`nixjobs`: a half-installed NIO); the message names each, what it is for, and how to install it. NICO goes " +
         "on with what is served (nodes whose runs NIO cannot make will time out)",
