@@ -102,9 +102,10 @@ export function identityKeptMessage(
     : `issued a new admin kubeconfig (${cluster}-kubeconfig: a new client key and certificate); the previous ` +
       `certificate stays valid ${until}, as Kubernetes cannot revoke a client certificate (only a new CA would)`;
   return `${annotation}=true found the identity intact: kept the server token (${cluster}-join-token: k3s encrypts ` +
-    `its bootstrap data with it, so it must never change), the agent token (${cluster}-agent-token) and the cluster ` +
-    `CA (${cluster}-ca: every node trusts them, and a new one rolled out node by node leaves the nodes on the old and ` +
-    `the new one unable to trust each other); NICO makes those only when they are lost. It ${rotated}. To rotate a ` +
+    `its bootstrap data with it, so it must never change), the agent token (${cluster}-agent-token), the cluster ` +
+    `CA (${cluster}-ca) and the etcd CA (${cluster}-etcd-ca, where there is one): every node trusts them, and a new ` +
+    "one rolled out node by node leaves the nodes on the old and the new one unable to trust each other; NICO makes " +
+    `those only when they are lost. It ${rotated}. To rotate a ` +
     "token or the CA by hand, follow your distribution's own procedure on the nodes first, then put the new value " +
     "into its Secret: NICO rolls it out node by node as any change (docs/troubleshooting.md, IdentityKept)";
 }

@@ -7,7 +7,13 @@
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { REGENERATE_IDENTITY_ANNOTATION } from "../../core/contract/labels.ts";
-import { agentTokenSecret, caSecret, joinTokenSecret, kubeconfigSecret } from "../../core/contract/names.ts";
+import {
+  agentTokenSecret,
+  caSecret,
+  etcdCaSecret,
+  joinTokenSecret,
+  kubeconfigSecret,
+} from "../../core/contract/names.ts";
 import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
 import { readKubeconfig } from "../../core/render/kubeconfig.ts";
 import { type Secret, secretValue } from "../../controllers/cluster/secrets.ts";
@@ -41,7 +47,9 @@ Deno.test("a re-key request on an intact identity is answered: kept, said why, t
     const get = () => cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
     await eventually("Ready", async () => (await get())?.status?.phase === "Ready", 30_000);
     const identity = async () =>
-      [joinTokenSecret("c"), agentTokenSecret("c"), caSecret("c")].map(async (n) => (await secret(n))?.data);
+      [joinTokenSecret("c"), agentTokenSecret("c"), caSecret("c"), etcdCaSecret("c")].map(async (n) =>
+        (await secret(n))?.data
+      );
     const before = { identity: await Promise.all(await identity()), specs: await specs(), cert: await clientCert() };
 
     await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, {
@@ -56,7 +64,7 @@ Deno.test("a re-key request on an intact identity is answered: kept, said why, t
     });
     assert.equal(kept.type, "Warning");
     assert.match(kept.note!, /found the identity intact: kept the server token \(c-join-token: k3s encrypts/);
-    assert.match(kept.note!, /the agent token \(c-agent-token\) and the cluster CA \(c-ca/);
+    assert.match(kept.note!, /the agent token \(c-agent-token\), the cluster CA \(c-ca\) and the etcd CA \(c-etcd-ca/);
     assert.match(kept.note!, /issued a new admin kubeconfig \(c-kubeconfig: a new client key and certificate\)/);
     assert.match(kept.note!, /the previous certificate stays valid until \d{4}-\d\d-\d\d/);
     assert.match(kept.note!, /To rotate a token or the CA by hand/);
