@@ -46,11 +46,13 @@ Deno.test("a re-key request on an intact identity is answered: kept, said why, t
     });
     const get = () => cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
     await eventually("Ready", async () => (await get())?.status?.phase === "Ready", 30_000);
-    const identity = async () =>
-      [joinTokenSecret("c"), agentTokenSecret("c"), caSecret("c"), etcdCaSecret("c")].map(async (n) =>
-        (await secret(n))?.data
+    const identity = () =>
+      Promise.all(
+        [joinTokenSecret("c"), agentTokenSecret("c"), caSecret("c"), etcdCaSecret("c")].map(async (n) =>
+          (await secret(n))?.data
+        ),
       );
-    const before = { identity: await Promise.all(await identity()), specs: await specs(), cert: await clientCert() };
+    const before = { identity: await identity(), specs: await specs(), cert: await clientCert() };
 
     await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, {
       metadata: { annotations: { [REGENERATE_IDENTITY_ANNOTATION]: "true" } },
@@ -70,7 +72,7 @@ Deno.test("a re-key request on an intact identity is answered: kept, said why, t
     assert.match(kept.note!, /To rotate a token or the CA by hand/);
 
     await settled(cp.client, nico, ns, "c"); // a pass after the answer: nothing more changes
-    assert.deepEqual(await Promise.all(await identity()), before.identity, "tokens and CA are kept");
+    assert.deepEqual(await identity(), before.identity, "tokens and CA are kept");
     assert.deepEqual(await specs(), before.specs, "no node is reconfigured");
     const cert = await clientCert();
     assert.notEqual(cert, before.cert, "the admin kubeconfig is new");
