@@ -96,6 +96,7 @@ export function viewOf(rec: PassRecord): PassView {
     runFailures: rec.runFailures,
     written: rec.written,
     wantedSpec: rec.planned?.wantedSpec ?? new Map(),
+    etcd: rec.etcd,
   };
 }
 

@@ -14,6 +14,8 @@ import { type NodeReport, nodeReport } from "../../core/nodes/readiness.ts";
 import { runsOf } from "../../core/nodes/runs.ts";
 import type { Plane } from "../../core/machines/selection.ts";
 import type { EtcdSight } from "../../core/etcd/health.ts";
+import { memberOn, placedOnNodes } from "../../core/etcd/members.ts";
+import { nodeAddress } from "../../core/render/desired.ts";
 import type { EtcdNode } from "../../core/etcd/membership.ts";
 import type { ClusterScope } from "./scope.ts";
 
@@ -48,6 +50,8 @@ export interface PassView {
   written: ReadonlyMap<string, NixosConfiguration>;
   /** The spec each configuration should carry, by name (none before they were rendered). */
   wantedSpec: ReadonlyMap<string, NixosConfiguration["spec"]>;
+  /** What the pass sees of etcd; absent before it was looked at. */
+  etcd?: EtcdView | undefined;
 }
 
 /** The configuration of `machine` as of this pass: what was written, else the cache. */
@@ -112,7 +116,17 @@ function gathered(s: ClusterScope, v: PassView, machine: string, plane: Plane): 
     runs: s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(machine), v.runFailures) : undefined,
   });
   const facts: NodeFacts = { machine, run, ...configurationFacts(config), node: v.workload?.nodes?.get(machine) };
+  if (plane === "controlPlane") facts.etcd = etcdFacts(v, nodeAddress(s.machines.get(machine), machine));
   return { facts, config };
+}
+
+/** What etcd's last look said of the member on a control-plane node's address (see NodeFacts.etcd). */
+function etcdFacts(v: PassView, address: string): NodeFacts["etcd"] {
+  const sight = v.etcd?.sight;
+  if (sight?.kind !== "seen") return undefined;
+  if (!placedOnNodes(sight.members, v.etcd!.nodes.map((n) => n.address))) return undefined;
+  const m = memberOn(sight.members, address);
+  return { seenAt: sight.at, ...(m ? { member: { healthy: m.healthy, isLearner: m.isLearner } } : {}) };
 }
 
 /** Judges the gathered members against the workload cluster (before it was observed: as NIO reports them). */

@@ -18,6 +18,7 @@ export type EtcdSight =
   | { kind: "off"; why: string }
   /** No member answered (refused, TLS refused, no answer in time): why. */
   | { kind: "unreachable"; why: string }
+  /** `at`: when the look began (the members are as they were then, or later). */
   | { kind: "seen"; members: MemberView[]; at: Date };
 
 /**
@@ -46,7 +47,7 @@ export function etcdSight(snap: EtcdSnapshot | undefined, now: Date, staleMs: nu
       why: `the last answer is ${Math.round(age / 1000)} s old (etcd does not answer now)`,
     };
   }
-  return { kind: "seen", members: memberViews(snap), at: snap.at };
+  return { kind: "seen", members: memberViews(snap), at: snap.since ?? snap.at };
 }
 
 const label = (m: MemberView) => m.name || `unstarted member ${m.id}`;

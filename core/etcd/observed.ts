@@ -13,6 +13,8 @@ import type { MemberView } from "./members.ts";
 export interface EtcdSnapshot {
   /** When the refresh finished. */
   at: Date;
+  /** When it began: what it says of a member is no older than this (absent in snapshots made by hand). */
+  since?: Date | undefined;
   /** The member list, from the first endpoint that answered; absent when none did. */
   members?: EtcdMember[] | undefined;
   /** Why each endpoint asked for the list did not answer it, in the order asked (none answered: why NICO cannot see). */

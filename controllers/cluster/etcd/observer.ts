@@ -62,6 +62,10 @@ export class EtcdObserver {
   #snapshot: EtcdSnapshot | undefined;
   #byMember = new Map<string, string>();
   #wake: AbortController | undefined;
+  /** A look is under way. */
+  #looking = false;
+  /** A refresh was asked for while a look was under way: look again at once after it. */
+  #again = false;
   #loop: Promise<void> | undefined;
 
   constructor(ca: KeyPair, client: KeyPair, o: EtcdWatching & { key: string; log: Logger }) {
@@ -85,7 +89,8 @@ export class EtcdObserver {
 
   /** Looks again now (after a membership change), without waiting for it. */
   refresh(): void {
-    this.#wake?.abort();
+    if (this.#looking) this.#again = true;
+    else this.#wake?.abort();
   }
 
   /** The last snapshot (undefined before the first refresh ended). */
@@ -102,12 +107,15 @@ export class EtcdObserver {
     let failures = 0;
     while (!this.#abort.signal.aborted) {
       const before = this.#snapshot;
-      const next = await this.look();
+      this.#again = false;
+      this.#looking = true;
+      const next = await this.look().finally(() => (this.#looking = false));
       if (this.#abort.signal.aborted) return;
       this.#snapshot = next;
       failures = next.members ? 0 : failures + 1;
       if (!before || fingerprint(before) !== fingerprint(next)) this.#o.onChange(this.#o.key);
       this.#wake = new AbortController();
+      if (this.#again) this.#wake.abort(); // asked for during the look: what it saw may predate the ask
       const wait = this.#o.intervalMs * Math.min(4, 2 ** failures);
       await sleep(wait, AbortSignal.any([this.#abort.signal, this.#wake.signal]));
     }
@@ -115,6 +123,7 @@ export class EtcdObserver {
 
   /** One refresh: the list, every member's status, the alarms. Answers it (the loop keeps it). */
   async look(): Promise<EtcdSnapshot> {
+    const since = new Date();
     const started = performance.now();
     const signal = this.#abort.signal;
     let requests = 0;
@@ -157,7 +166,7 @@ export class EtcdObserver {
     }
     this.#byMember = byMember;
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    return { at: new Date(), members, listErrors, statuses, statusErrors, alarms, cost: { requests, ms } };
+    return { at: new Date(), since, members, listErrors, statuses, statusErrors, alarms, cost: { requests, ms } };
   }
 
   /** The node's endpoint on the peer URL's host, else the advertised client URL if the policy lets NICO reach it. */

@@ -21,7 +21,7 @@ import { type EtcdView, gatherMembers, type Identity, type Member, reportsOf, ty
 import { applyConfiguration } from "./apply.ts";
 import { type Blocked, type Pinned, pinRevision } from "./revision.ts";
 import { drainBeforeChange } from "./workload.ts";
-import { etcdBeforeChange } from "./etcd.ts";
+import { etcdBeforeChange, lookForWaiting } from "./etcd.ts";
 import type { MembershipPlan } from "../../../core/etcd/membership.ts";
 import { type Requeue, soonest } from "../requeue.ts";
 
@@ -122,7 +122,7 @@ export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput
   const ours = new Set(s.ours.map((c) => c.spec.machineRef.name));
   const drained = await drainBeforeChange(s, planned, ours, i.workload);
   const { plan, membership, requeue } = await etcdBeforeChange(s, drained.plan, i.etcd);
-  const wish = soonest(drained.requeue, requeue);
+  const wish = soonest(drained.requeue, requeue, lookForWaiting(s, reports));
   return { ...base, plan, membership, draining: drained.draining, requeue: wish, writes: { desired, reports, plan } };
 }
 

@@ -32,6 +32,7 @@ import { etcdClientCertificate } from "../etcd/trust.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { EtcdView, Identity } from "../view.ts";
 import type { Requeue } from "../requeue.ts";
+import type { NodeReport } from "../../../core/nodes/readiness.ts";
 
 /** Every control-plane node of the cluster, with its address (the host its etcd member's peer URL names). */
 function controlPlaneNodes(s: ClusterScope): EtcdNode[] {
@@ -70,6 +71,17 @@ export async function observeEtcd(s: ClusterScope, identity: Identity): Promise<
   );
   const staleMs = 3 * watching.intervalMs + 4 * watching.timeoutMs;
   return { sight: etcdSight(obs.snapshot(), s.now, Math.max(staleMs, 4 * watching.intervalMs)), nodes };
+}
+
+/**
+ * Asks the observer for a fresh look when a control-plane node waits for etcd to count it (core/nodes/joined.ts):
+ * the next control-plane step waits for that look, so it should not wait for the observer's interval.
+ */
+export function lookForWaiting(s: ClusterScope, reports: readonly NodeReport[]): Requeue | undefined {
+  const waiting = reports.filter((r) => r.state === "Joining" && r.reason === "EtcdMemberNotReady");
+  if (!waiting.length || !s.memory.etcd) return undefined;
+  s.memory.etcd.refresh();
+  return { after: 2_000, why: `etcd is to count ${waiting.map((r) => r.machine).join(", ")}` };
 }
 
 const bracket = (h: string) => (h.includes(":") && !h.startsWith("[") ? `[${h}]` : h);
