@@ -64,6 +64,8 @@ export const RunOptions = z.object({
   webhookClientCa: z.string().min(1).optional().describe(
     "CA bundle file: the webhook then requires a client certificate it signed (the API server's, see docs/operations.md).",
   ),
+  argocdNamespace: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "expected a namespace name").optional()
+    .describe("Register every cluster with the Argo CD of this namespace (a cluster Secret each); default off."),
   metricsAddr: address.default(":8080").describe("Prometheus /metrics listen address."),
   healthAddr: address.default(":8081").describe("/healthz and /readyz listen address."),
   leaderElect: bool.default(true).describe("Only the Lease holder reconciles."),
@@ -110,6 +112,7 @@ const ENV: Record<string, string> = {
   webhookUrl: "NICO_WEBHOOK_URL",
   gitAllowedHosts: "NICO_GIT_ALLOWED_HOSTS",
   webhookClientCa: "NICO_WEBHOOK_CLIENT_CA",
+  argocdNamespace: "NICO_ARGOCD_NAMESPACE",
   metricsAddr: "NICO_METRICS_ADDR",
   healthAddr: "NICO_HEALTH_ADDR",
   leaderElect: "NICO_LEADER_ELECT",

@@ -46,6 +46,10 @@ export interface NicoTestOptions {
   releaseSettleMs?: number;
   /** The longest a progress-only status change is held back (default: NICO's own). */
   statusDelayMs?: number;
+  /** Register clusters with the Argo CD of this namespace (default: off). */
+  argoCdNamespace?: string;
+  /** NIO resources to treat as not served by the API server (what `nico run` finds by discovery). */
+  nioMissing?: string[];
 }
 
 /** Starts the cluster controller as NICO would; `stop()` shuts it down cleanly. */
@@ -78,6 +82,8 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     nio: opts.nio ?? "v1",
     releaseSettleMs: opts.releaseSettleMs ?? 1_000,
     ...(opts.statusDelayMs !== undefined ? { statusDelayMs: opts.statusDelayMs } : {}),
+    argoCdNamespace: opts.argoCdNamespace,
+    nioMissing: opts.nioMissing,
   });
   // Called in the same synchronous turn as the controller's own handler, so a version's arrival precedes its pass.
   informers.clusters.onEvent((_type, c) =>

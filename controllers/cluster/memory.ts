@@ -61,6 +61,13 @@ export class ClusterMemory {
   readonly etcdPending: Map<string, Date> = new Map();
   /** etcd membership changes told as blocked or failed: told again when that changes (or after 10 minutes). */
   readonly etcdNotes: WarningLimiter = new WarningLimiter();
+  /**
+   * Argo CD registration (`--argocd-namespace`): a digest of the cluster Secret NICO last wrote or found as it
+   * should be (`deleted` once deletion removed it; undefined: not known yet, looked up on the next pass).
+   */
+  argoCd: string | undefined;
+  /** Argo CD registration failures told: told again when the message changes, or after 10 minutes. */
+  readonly argoCdWarnings: WarningLimiter = new WarningLimiter();
 
   constructor(key: string, uid: string | undefined) {
     this.key = key;

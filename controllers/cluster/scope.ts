@@ -47,6 +47,10 @@ export interface ClusterDeps {
   nio: NioGeneration;
   /** How long a freed Machine stays claimed for NIO to settle (default core/machines/release.ts RELEASE_SETTLE_MS). */
   releaseSettleMs?: number | undefined;
+  /** Argo CD's namespace: NICO keeps an Argo CD cluster Secret there for each cluster (absent: off). */
+  argoCdNamespace?: string | undefined;
+  /** NIO resources the API server did not serve when NICO started (core/contract/nioinstall.ts); absent: none. */
+  nioMissing?: readonly string[] | undefined;
 }
 
 /** A ClusterDeps with NICO's defaults for what `base` leaves out (NIO v1). */

@@ -253,11 +253,12 @@ export async function ensureKubeconfig(
   ca: KeyPair,
   lookup: CachedSecret,
   now: Date,
+  force?: string,
 ): Promise<string | undefined> {
   const name = kubeconfigSecret(cluster.metadata.name);
   const existing = lookup(name);
   if (existing) checkOwner(existing, cluster);
-  const why = await reissueReason(unb64(existing?.data?.value), server, ca.certPem, now);
+  const why = await reissueReason(unb64(existing?.data?.value), server, ca.certPem, now) ?? force;
   if (!why) return undefined;
   const value = await issueKubeconfig(cluster.metadata.name, server, ca, now);
   const desired = owned(cluster, name, "Opaque", { value });

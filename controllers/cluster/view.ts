@@ -24,6 +24,8 @@ export interface Identity {
   ca: KeyPair;
   /** For `cluster.nix`, never the secrets themselves. */
   digest: string;
+  /** A re-key was asked for and found nothing lost: answered once the kubeconfig is re-issued (see answerKeptRekey). */
+  rekeyKept?: boolean;
   /** The etcd CA NICO issued the cluster, or why it has none (controllers/cluster/etcd/trust.ts). */
   etcd?: { ca: KeyPair; none?: undefined } | { ca?: undefined; none: string } | undefined;
 }

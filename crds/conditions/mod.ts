@@ -22,6 +22,7 @@ import {
   WORKLOAD_API_AVAILABLE,
 } from "./health.ts";
 import { ETCD_HEALTHY } from "./etcd.ts";
+import { NIO_INCOMPLETE } from "./nio.ts";
 import {
   KUBECONFIG_CURRENT,
   MACHINES_RELEASING,
@@ -52,6 +53,7 @@ export const CONDITIONS = {
   NodesHealthy: NODES_HEALTHY,
   ControlPlaneHealthy: CONTROL_PLANE_HEALTHY,
   EtcdHealthy: ETCD_HEALTHY,
+  NIOIncomplete: NIO_INCOMPLETE,
 } as const satisfies Record<string, TypeSpec>;
 
 type Registry = typeof CONDITIONS;

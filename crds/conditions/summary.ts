@@ -53,6 +53,12 @@ export const USER_BLOCKS = {
       "a cluster with no node holds no Machine",
     todo: "fix the URL, ref or credentials (see `RevisionResolved`)",
   },
+  NIONotInstalled: {
+    means: "the API server serves no `machines` or no `nixosconfigurations` of `nio.homystack.com` (NIO missing, " +
+      "or half installed) when NICO started; NICO changes nothing on the cluster. The message names what is missing",
+    todo: "install NIO's CRDs (NIO v1: its release's `install.yaml` with `kubectl apply --server-side`), then " +
+      "restart NICO",
+  },
 } as const;
 
 const NODE_FAILED = {
