@@ -17,11 +17,10 @@ import { Informer } from "../../lib/runtime/informer.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
 import { startGitServer } from "../../testing/git_server.ts";
 import { type Recipes, shippedRecipes, startGitopsCheck, type Verdicts } from "../../testing/gitops.ts";
-import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
-import { createMachines, startNico } from "../../testing/nico.ts";
-import { FAIL_APPLY_ANNOTATION, startSimNio } from "../../testing/sim-nio.ts";
-
-const env = sharedControlPlane();
+import { eventually } from "../../testing/helpers.ts";
+import { createMachines } from "../../testing/nico.ts";
+import { FAIL_APPLY_ANNOTATION } from "../../testing/sim-nio.ts";
+import { world } from "../../testing/world.ts";
 
 /** Every version of every object of `r` in `ns` an informer sees (it resumes a watch the server ends), with its
  * resourceVersion as a number (one etcd: one order). */
@@ -62,14 +61,15 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const cp = await env.get();
-    const ns = await cp.namespace("gitops");
-    const a = await startGitServer();
-    const b = await startGitServer();
+    await using a = await startGitServer();
+    await using b = await startGitServer();
     const check = await startGitopsCheck();
     const recipes: Recipes = await shippedRecipes();
-    const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 300 });
-    const nico = startNico(cp.client, { namespace: ns, resolveRefs: true, refPollIntervalMs: 300 });
+    await using w = await world("gitops", {
+      nio: { applyDelayMs: 300 },
+      nico: { resolveRefs: true, refPollIntervalMs: 300 },
+    });
+    const { cp, ns } = w;
     const seen: Seen[] = [];
     const moves: { rv: number; machine: string; pair: string }[] = [];
     let reading = Promise.resolve();
@@ -105,109 +105,104 @@ Deno.test({
         );
       }
     };
-    try {
-      await clusters.synced();
-      await configs.synced();
-      const aHead = await a.head();
-      const bHead = await b.commit("only in b");
-      await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
-      const created = await cp.client.create<KubernetesCluster>(KUBERNETES_CLUSTERS, {
-        metadata: { name: "c", namespace: ns },
-        spec: {
-          gitRepo: a.url,
-          controlPlane: { machines: ["cp-1"] },
-          dataPlane: { machines: ["w-1", "w-2"] },
-          rollout: { nodeTimeout: "20s" },
-        },
-      } as KubernetesCluster);
-      const start = Number(created.metadata.resourceVersion);
-
-      // First bring-up: in progress until every node is up.
-      const up = await until("Current after the bring-up", start, (s) => says(s, "Current", "Healthy"));
-      assert.equal(up.cluster.status?.revision, aHead);
-      assert.equal(up.cluster.status?.dataPlane?.ready, 2);
-      const bringUp = seen.filter((s) => s.rv > start && s.rv < up.rv && s.cluster.status?.conditions);
-      assert.ok(bringUp.length > 0, "no status before Ready");
-      for (const s of bringUp) assert.ok(says(s, "InProgress", "Progressing"), show(s));
-
-      // A gitRepo change: not done before a node moved to b's commit, then done on b.
-      const patched = await cp.client.mergePatch<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns, {
-        spec: { gitRepo: b.url },
-      });
-      const changed = Number(patched.metadata.resourceVersion);
-      const onB = await until(
-        "Current on b",
-        changed,
-        (s) =>
-          says(s, "Current", "Healthy") && s.cluster.status?.revision === bHead &&
-          s.cluster.status?.observedGeneration === patched.metadata.generation,
-      );
-      neverDoneBeforeMove(changed, `${b.url} ${bHead}`);
-      const rolling = seen.filter((s) => s.rv > changed && s.rv < onB.rv);
-      assert.ok(
-        rolling.length > 0 && rolling.every((s) => says(s, "InProgress", "Progressing")),
-        rolling.map(show).join("\n"),
-      );
-      assert.ok(
-        !rolling.some((s) =>
-          s.cluster.status?.observedGeneration === patched.metadata.generation &&
-          cond(s.cluster, "UpToDate")?.status === "True"
-        ),
-        "the new generation was reported up to date before the rollout",
-      );
-
-      // A new commit that w-1 fails to apply: Failed while halted, Current once it recovers.
-      await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", ns, {
-        metadata: { annotations: { [FAIL_APPLY_ANNOTATION]: "true" } },
-      });
-      await reading;
-      const beforeCommit = seen.at(-1)!.rv;
-      const second = await b.commit("second");
-      const halted = await until("Failed at w-1", beforeCommit, (s) => says(s, "Failed", "Degraded"), 60_000);
-      assert.match(cond(halted.cluster, "Stalled")?.message ?? "", /w-1/);
-      neverDoneBeforeMove(beforeCommit, `${b.url} ${second}`);
-      await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", ns, {
-        metadata: { annotations: { [FAIL_APPLY_ANNOTATION]: null } },
-      });
-      const recovered = await until(
-        "Current on the second commit",
-        halted.rv,
-        (s) =>
-          says(s, "Current", "Healthy") && s.cluster.status?.revision === second &&
-          s.cluster.status?.rollout?.upToDate === 3,
-      );
-      assert.ok(
-        moves.filter((m) => m.rv > halted.rv).length >= 2,
-        "the rollout went on after w-1 recovered",
-      );
-
-      // Paused with a change waiting: in progress for kstatus and Flux, Suspended for Argo CD.
-      await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, {
-        metadata: { annotations: { "nico.homystack.com/paused": "true" } },
-      });
-      await reading;
-      const third = await b.commit("third");
-      const paused = await until("Suspended", recovered.rv, (s) => says(s, "InProgress", "Suspended"));
-      assert.equal(cond(paused.cluster, "Paused")?.status, "True");
-      await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, {
-        metadata: { annotations: { "nico.homystack.com/paused": null } },
-      });
-      await until(
-        "Current on the third commit",
-        paused.rv,
-        (s) =>
-          says(s, "Current", "Healthy") && s.cluster.status?.revision === third &&
-          s.cluster.status?.rollout?.upToDate === 3,
-      );
-    } finally {
-      await nico.stop();
-      await nio.stop();
+    w.defer(async () => {
       await clusters.stop();
       await configs.stop();
       await reading.catch(() => {});
       await check.close();
-      await a.stop();
-      await b.stop();
-    }
+    });
+    await clusters.synced();
+    await configs.synced();
+    const aHead = await a.head();
+    const bHead = await b.commit("only in b");
+    await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+    const created = await cp.client.create<KubernetesCluster>(KUBERNETES_CLUSTERS, {
+      metadata: { name: "c", namespace: ns },
+      spec: {
+        gitRepo: a.url,
+        controlPlane: { machines: ["cp-1"] },
+        dataPlane: { machines: ["w-1", "w-2"] },
+        rollout: { nodeTimeout: "20s" },
+      },
+    } as KubernetesCluster);
+    const start = Number(created.metadata.resourceVersion);
+
+    // First bring-up: in progress until every node is up.
+    const up = await until("Current after the bring-up", start, (s) => says(s, "Current", "Healthy"));
+    assert.equal(up.cluster.status?.revision, aHead);
+    assert.equal(up.cluster.status?.dataPlane?.ready, 2);
+    const bringUp = seen.filter((s) => s.rv > start && s.rv < up.rv && s.cluster.status?.conditions);
+    assert.ok(bringUp.length > 0, "no status before Ready");
+    for (const s of bringUp) assert.ok(says(s, "InProgress", "Progressing"), show(s));
+
+    // A gitRepo change: not done before a node moved to b's commit, then done on b.
+    const patched = await cp.client.mergePatch<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns, {
+      spec: { gitRepo: b.url },
+    });
+    const changed = Number(patched.metadata.resourceVersion);
+    const onB = await until(
+      "Current on b",
+      changed,
+      (s) =>
+        says(s, "Current", "Healthy") && s.cluster.status?.revision === bHead &&
+        s.cluster.status?.observedGeneration === patched.metadata.generation,
+    );
+    neverDoneBeforeMove(changed, `${b.url} ${bHead}`);
+    const rolling = seen.filter((s) => s.rv > changed && s.rv < onB.rv);
+    assert.ok(
+      rolling.length > 0 && rolling.every((s) => says(s, "InProgress", "Progressing")),
+      rolling.map(show).join("\n"),
+    );
+    assert.ok(
+      !rolling.some((s) =>
+        s.cluster.status?.observedGeneration === patched.metadata.generation &&
+        cond(s.cluster, "UpToDate")?.status === "True"
+      ),
+      "the new generation was reported up to date before the rollout",
+    );
+
+    // A new commit that w-1 fails to apply: Failed while halted, Current once it recovers.
+    await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", ns, {
+      metadata: { annotations: { [FAIL_APPLY_ANNOTATION]: "true" } },
+    });
+    await reading;
+    const beforeCommit = seen.at(-1)!.rv;
+    const second = await b.commit("second");
+    const halted = await until("Failed at w-1", beforeCommit, (s) => says(s, "Failed", "Degraded"), 60_000);
+    assert.match(cond(halted.cluster, "Stalled")?.message ?? "", /w-1/);
+    neverDoneBeforeMove(beforeCommit, `${b.url} ${second}`);
+    await cp.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", ns, {
+      metadata: { annotations: { [FAIL_APPLY_ANNOTATION]: null } },
+    });
+    const recovered = await until(
+      "Current on the second commit",
+      halted.rv,
+      (s) =>
+        says(s, "Current", "Healthy") && s.cluster.status?.revision === second &&
+        s.cluster.status?.rollout?.upToDate === 3,
+    );
+    assert.ok(
+      moves.filter((m) => m.rv > halted.rv).length >= 2,
+      "the rollout went on after w-1 recovered",
+    );
+
+    // Paused with a change waiting: in progress for kstatus and Flux, Suspended for Argo CD.
+    await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, {
+      metadata: { annotations: { "nico.homystack.com/paused": "true" } },
+    });
+    await reading;
+    const third = await b.commit("third");
+    const paused = await until("Suspended", recovered.rv, (s) => says(s, "InProgress", "Suspended"));
+    assert.equal(cond(paused.cluster, "Paused")?.status, "True");
+    await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, {
+      metadata: { annotations: { "nico.homystack.com/paused": null } },
+    });
+    await until(
+      "Current on the third commit",
+      paused.rv,
+      (s) =>
+        says(s, "Current", "Healthy") && s.cluster.status?.revision === third &&
+        s.cluster.status?.rollout?.upToDate === 3,
+    );
   },
 });
