@@ -31,6 +31,8 @@ import { type WorkloadClusterOptions, type WorkloadClusters, workloadClusters } 
 export interface WorldOptions {
   /** The control plane (default: the run's shared one). The world never stops it. */
   cp?: ControlPlane;
+  /** An existing namespace to work in (default: a fresh `<prefix>-<random>`). */
+  namespace?: string | undefined;
   /** Which NIO the simulator plays and NICO is told (default `v1`). */
   generation?: NioGeneration;
   /** The simulated NIO's options (its namespace is the world's); `false`: none is started. */
@@ -99,13 +101,13 @@ function withWorkloads(o: SimNioOptions, workloads: WorkloadClusters | undefined
 }
 
 /**
- * A world in a fresh namespace `<prefix>-<random>`: the simulated NIO and
+ * A world in a fresh namespace `<prefix>-<random>` (or the one given): the simulated NIO and
  * NICO running in it (unless told not to), workload clusters if asked.
  */
 export async function world(prefix: string, opts: WorldOptions = {}): Promise<World> {
   const cp = opts.cp ?? await env.get();
   const client = cp.client;
-  const ns = await cp.namespace(prefix);
+  const ns = opts.namespace ?? await cp.namespace(prefix);
   const generation = opts.generation ?? "v1";
   const workloads = opts.workloads
     ? workloadClusters(client, opts.workloads === true ? {} : opts.workloads)
@@ -187,4 +189,25 @@ export async function world(prefix: string, opts: WorldOptions = {}): Promise<Wo
   if (opts.nio !== false) await w.startNio();
   if (opts.nico !== false) await w.startNico();
   return w;
+}
+
+/**
+ * `w` with what `build` adds to it (a fixture's Machines, a cluster brought up, helpers). If `build` throws, `w` is
+ * stopped before the error goes on: the test has no `await using` on it yet.
+ *
+ * @example
+ * ```ts
+ * const up = await extend(await world("ca"), async (w) => {
+ *   await createMachines(w.client, w.ns, ["cp-1"]);
+ *   return { secret: (name: string) => w.client.get(SECRETS, name, w.ns) };
+ * });
+ * ```
+ */
+export async function extend<T extends object>(w: World, build: (w: World) => Promise<T> | T): Promise<World & T> {
+  try {
+    return Object.assign(w, await build(w));
+  } catch (err) {
+    await w[Symbol.asyncDispose]();
+    throw err;
+  }
 }
