@@ -11,10 +11,14 @@ export async function eventually<T>(
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
+  const t0 = Date.now();
   while (Date.now() < deadline) {
     try {
       const v = await fn();
-      if (v !== undefined && v !== false) return v as T;
+      if (v !== undefined && v !== false) {
+        if (Deno.env.get("NICO_TEST_WAITS")) console.error(`WAIT ${((Date.now() - t0) / 1000).toFixed(1)} s ${what}`);
+        return v as T;
+      }
     } catch (err) {
       lastError = err;
     }

@@ -81,6 +81,30 @@ export interface World extends AsyncDisposable {
 
 const env = sharedControlPlane();
 
+/** Waits until `pred` holds for what `get` reads; a timeout names the cluster's phase and conditions. */
+async function until(
+  get: () => Promise<KubernetesCluster | undefined>,
+  what: string,
+  pred: (c: KubernetesCluster) => boolean,
+  timeoutMs: number,
+): Promise<KubernetesCluster> {
+  let last: KubernetesCluster | undefined;
+  try {
+    return await eventually(
+      what,
+      async () => {
+        const c = last = await get();
+        return c && pred(c) ? c : undefined;
+      },
+      timeoutMs,
+      150,
+    );
+  } catch (err) {
+    const conds = (last?.status?.conditions ?? []).map((c) => `  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
+    throw new Error(`${(err as Error).message}\nphase ${last?.status?.phase}\n${conds.join("\n")}`);
+  }
+}
+
 /** The simulator's options with the workload clusters' hooks first, then the test's own. */
 function withWorkloads(o: SimNioOptions, workloads: WorkloadClusters | undefined): SimNioOptions {
   if (!workloads) return o;
@@ -157,23 +181,7 @@ export async function world(prefix: string, opts: WorldOptions = {}): Promise<Wo
       deferred.push(stop);
     },
     cluster: get,
-    async until(what, pred, timeoutMs = 60_000, name = "c") {
-      let last: KubernetesCluster | undefined;
-      try {
-        return await eventually(
-          what,
-          async () => {
-            const c = last = await get(name);
-            return c && pred(c) ? c : undefined;
-          },
-          timeoutMs,
-          150,
-        );
-      } catch (err) {
-        const conds = (last?.status?.conditions ?? []).map((c) => `  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
-        throw new Error(`${(err as Error).message}\nphase ${last?.status?.phase}\n${conds.join("\n")}`);
-      }
-    },
+    until: (what, pred, timeoutMs = 60_000, name = "c") => until(() => get(name), what, pred, timeoutMs),
     settled(name = "c") {
       return settled(client, w.nico, ns, name);
     },

@@ -77,7 +77,8 @@ Deno.test(`source files stay under ${MAX_LINES} lines (or are listed, with a rea
 
 Deno.test("tests/unit/ needs no control plane, Nix or git, tests/integration/ does, and no test lives elsewhere", async () => {
   // Also integration: tests that hold a thousand sockets or exhaust file descriptors in a child process.
-  const needsCluster = /sharedControlPlane|startControlPlane|envtest|nix-instantiate|serveGitDaemon|ulimit -n/;
+  const needsCluster =
+    /sharedControlPlane|startControlPlane|envtest|testing\/(world|scenario)\.ts|nix-instantiate|serveGitDaemon|ulimit -n/;
   const wrong: string[] = [];
   for (const f of (await sourceFiles()).filter((f) => /^tests\/.*_test\.ts$/.test(f))) {
     const heavy = needsCluster.test(await Deno.readTextFile(new URL(f, ROOT)));
@@ -173,8 +174,6 @@ const TOO_LONG_BUT_ALLOWED: Record<string, string> = {
   'tests/integration/cli_api_test.ts: Deno.test "nico get, describe and plan print the Ready, mid-rollout and halted clusters (golden)"':
     TEST_STORY,
   'tests/integration/gitops_status_test.ts: Deno.test "kstatus, Flux and Argo CD read InProgress through changes, Failed on a halt, Current when settled"':
-    TEST_STORY,
-  'tests/integration/health_not_rollout_test.ts: Deno.test "a Node NotReady and a workload API outage with no spec change never announce a rollout"':
     TEST_STORY,
   'tests/integration/webhook_api_test.ts: Deno.test "finding 1: a tenant who may edit clusters but not read Secrets cannot point credentialsRef at one"':
     TEST_STORY,
