@@ -15,7 +15,6 @@ const TOO_BIG_BUT_ALLOWED: Record<string, string> = {
   "tests/integration/flake_test.ts":
     "one fixture (a Nix evaluation sandbox) shared by all cases; the security branch edits nearby",
   "tests/integration/git_test.ts": "lib/git's tests, being rewritten on the security branch; split after it lands",
-  "tests/integration/sim_nio_test.ts": "one test per fact of the NIO contract, sharing one world() fixture",
   "tests/integration/webhook_api_test.ts":
     "one webhook server and control plane shared by its cases; the security branch edits it",
   "bench/webhook.ts": "the webhook benchmark, figures only",
@@ -78,7 +77,7 @@ Deno.test(`source files stay under ${MAX_LINES} lines (or are listed, with a rea
 Deno.test("tests/unit/ needs no control plane, Nix or git, tests/integration/ does, and no test lives elsewhere", async () => {
   // Also integration: tests that hold a thousand sockets or exhaust file descriptors in a child process.
   const needsCluster =
-    /sharedControlPlane|startControlPlane|envtest|testing\/(world|scenario)\.ts|nix-instantiate|serveGitDaemon|ulimit -n/;
+    /sharedControlPlane|startControlPlane|envtest|testing\/(world|scenario)\.ts|sim_nio_kit|nix-instantiate|serveGitDaemon|ulimit -n/;
   const wrong: string[] = [];
   for (const f of (await sourceFiles()).filter((f) => /^tests\/.*_test\.ts$/.test(f))) {
     const heavy = needsCluster.test(await Deno.readTextFile(new URL(f, ROOT)));
