@@ -12,7 +12,7 @@ import { SECRETS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import { FAIL_APPLY_ANNOTATION, NEVER_FINISH_ANNOTATION, type SimNio } from "../../testing/sim-nio.ts";
-import { binDir } from "../../testing/envtest/controlplane.ts";
+import { binDir, type ControlPlane } from "../../testing/envtest/controlplane.ts";
 import { eventually, ownControlPlane } from "../../testing/helpers.ts";
 import { createMachines, type RunningNico, settled } from "../../testing/nico.ts";
 import { normalise, runNicoCli } from "../../testing/cli.ts";
@@ -82,21 +82,8 @@ async function setUp(client: KubeClient, nico: RunningNico, nio: SimNio, ns: str
   for (const name of ["ready", "rolling", "halted"]) await settled(client, nico, ns, name);
 }
 
-Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted clusters (golden)", async () => {
-  // A simulated NIO minute lasts 10 s: the halted node's failed attempts are 1.7 s, 3.3 s, 6.7 s, … apart, so it is
-  // still being retried (NIO's phase still Ready) while the commands run, and no scheduled tick comes between.
-  // Each run takes 3 s, long enough to flag w-r1's host as hanging while its run is under way.
-  await using w = await world("cli", {
-    cp: await env.get(),
-    nio: { applyDelayMs: 3_000, minuteMs: 10_000 },
-    nico: false,
-  });
-  const { cp, ns, nio } = w;
-  // Every pass writes what it found (progress is not held back), so once NICO settles the status cannot change
-  // under the commands.
-  const nico = await w.startNico({ statusDelayMs: 0 });
-  await setUp(cp.client, nico, nio, ns);
-  const kc = `--kubeconfig=${cp.kubeconfigPath}`;
+/** What the commands print, against golden files (with what moves under a loaded machine normalised). */
+async function goldenOutputs(ns: string, kc: string): Promise<void> {
   const stable = { [ns]: "cli-xxxxxxxx" };
   const cases: [string, string[]][] = [
     ["cli-get.txt", ["get", kc, "-n", ns]],
@@ -125,8 +112,10 @@ Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted c
       text.replace(/run [a-z0-9.-]+-day2-[a-z0-9-]+/g, "run <run>").replace(retry, "; <retries>"),
     );
   }
+}
 
-  // The facts the golden files must show, checked directly too.
+/** The facts the golden files must show, checked directly too. */
+async function factsShown(ns: string, kc: string): Promise<void> {
   const rolling = (await runNicoCli(["describe", "rolling", kc, "-n", ns])).stdout;
   // NIO v1 says Ready before it ran anything; NICO, reading the run Jobs, says Applying.
   assert.match(rolling, /Machine\/w-r1 +Applying +Ready +- +updating +NIO is running the switch/);
@@ -137,8 +126,10 @@ Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted c
   const plan = (await runNicoCli(["plan", "rolling", kc, "-n", ns])).stdout;
   assert.match(plan, /1 +update +w-r2 +w-r1 +at most 1 worker\(s\) unavailable at once/);
   assert.match(plan, /3 +update +cp-r +w-r3 +control plane waits for the workers \(WorkersFirst\)/);
+}
 
-  // Errors a user can make: a missing cluster, a missing argument, an unknown flag, an unknown context.
+/** Errors a user can make: a missing cluster, a missing argument, an unknown flag, an unknown context. */
+async function userErrors(ns: string, kc: string): Promise<void> {
   const missing = await runNicoCli(["describe", "nope", kc, "-n", ns]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, new RegExp(`no KubernetesCluster nope in namespace ${ns}`));
@@ -154,8 +145,10 @@ Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted c
   const ctx = await runNicoCli(["get", kc, "--context", "envtest", "-n", ns]);
   assert.equal(ctx.code, 0, ctx.stderr);
   assert.match(ctx.stdout, /^rolling /m);
+}
 
-  // kubeconfig: stdout, --file (0600), --merge under a context named after the cluster.
+/** kubeconfig: stdout, --file (0600), --merge under a context named after the cluster. */
+async function kubeconfigOutputs(cp: ControlPlane, ns: string, kc: string): Promise<void> {
   const secret = await cp.client.get<KubeObject & { data: { value: string } }>(SECRETS, "ready-kubeconfig", ns);
   const expected = atob(secret!.data.value);
   const printed = await runNicoCli(["kubeconfig", "ready", kc, "-n", ns]);
@@ -180,6 +173,27 @@ Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted c
   assert.equal(notYet.code, 1);
   assert.match(notYet.stderr, /no KubernetesCluster nope/);
   await Deno.remove(dir, { recursive: true });
+}
+
+Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted clusters (golden)", async () => {
+  // A simulated NIO minute lasts 10 s: the halted node's failed attempts are 1.7 s, 3.3 s, 6.7 s, … apart, so it is
+  // still being retried (NIO's phase still Ready) while the commands run, and no scheduled tick comes between.
+  // Each run takes 3 s, long enough to flag w-r1's host as hanging while its run is under way.
+  await using w = await world("cli", {
+    cp: await env.get(),
+    nio: { applyDelayMs: 3_000, minuteMs: 10_000 },
+    nico: false,
+  });
+  const { cp, ns, nio } = w;
+  // Every pass writes what it found (progress is not held back), so once NICO settles the status cannot change
+  // under the commands.
+  const nico = await w.startNico({ statusDelayMs: 0 });
+  await setUp(cp.client, nico, nio, ns);
+  const kc = `--kubeconfig=${cp.kubeconfigPath}`;
+  await goldenOutputs(ns, kc);
+  await factsShown(ns, kc);
+  await userErrors(ns, kc);
+  await kubeconfigOutputs(cp, ns, kc);
 });
 
 Deno.test("kubectl nico: the binary answers as a kubectl plugin when installed as kubectl-nico", async () => {

@@ -170,15 +170,7 @@ const TOO_LONG_BUT_ALLOWED: Record<string, string> = {
   'tests/unit/status_test.ts: Deno.test "status: phases, counts and messages"': REWORKED_TESTS,
   'tests/unit/status_test.ts: Deno.test "clusterStatus: every exit has a phase and says what stopped it"':
     REWORKED_TESTS,
-  'tests/integration/cli_api_test.ts: Deno.test "nico get, describe and plan print the Ready, mid-rollout and halted clusters (golden)"':
-    TEST_STORY,
-  'tests/integration/gitops_status_test.ts: Deno.test "kstatus, Flux and Argo CD read InProgress through changes, Failed on a halt, Current when settled"':
-    TEST_STORY,
   'tests/integration/webhook_api_test.ts: Deno.test "finding 1: a tenant who may edit clusters but not read Secrets cannot point credentialsRef at one"':
-    TEST_STORY,
-  'tests/integration/workload_api_test.ts: Deno.test "drain: cordon, PodDisruptionBudget honoured (429 waits), DaemonSet pods skipped, timeout, uncordon, Node deletion"':
-    TEST_STORY,
-  'tests/integration/workload_drain_test.ts: Deno.test "a drain honours a PodDisruptionBudget: the rollout waits, proceeds when the budget allows, and uncordons"':
     TEST_STORY,
   'tests/unit/kubeconfig_test.ts: Deno.test "one reader of the published kubeconfig follows current-context and takes only inline data"':
     TEST_STORY,
