@@ -14,6 +14,7 @@ import type { Machine, NioGeneration, NixosConfiguration } from "../core/contrac
 import { CLUSTER_LABEL, ROLE_LABEL } from "../core/contract/labels.ts";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { ControlPlane } from "./envtest/controlplane.ts";
+import { machinesDiscovered } from "./nico.ts";
 import { extend, type World, world } from "./world.ts";
 
 export interface ScenarioOptions {
@@ -50,8 +51,14 @@ export interface Scenario extends World {
     annotations?: Record<string, Record<string, string>>,
     labels?: Record<string, string>,
   ): Promise<void>;
-  /** Creates the Machines `spec` names (explicit lists) and cluster `c` with `spec`. */
+  /**
+   * Creates the Machines `spec` names (explicit lists) and, once NIO found them all, cluster `c` with `spec`: a
+   * cluster created before that would select only the Machines found so far, and the late ones would change
+   * `cluster.nix` under the first nodes (a rollout of its own, which NIO v1 runs node by node).
+   */
   createCluster(spec: ClusterSpecInput): Promise<void>;
+  /** Waits until NIO (the simulator) found every Machine of `names` (see {@link machinesDiscovered}). */
+  discovered(names: string[]): Promise<void>;
   /** The running workload API server of cluster `name`. */
   workload(name?: string): ControlPlane;
 }
@@ -111,8 +118,11 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
   const machines = machineMaker(w.client, w.ns, o.hostBlock);
   return await extend(w, () => ({
     machines,
+    discovered: (names: string[]) => machinesDiscovered(w.client, w.ns, names),
     async createCluster(spec: ClusterSpecInput) {
-      await machines([...spec.controlPlane.machines, ...spec.dataPlane.machines]);
+      const names = [...spec.controlPlane.machines, ...spec.dataPlane.machines];
+      await machines(names);
+      await machinesDiscovered(w.client, w.ns, names);
       await w.client.create(KUBERNETES_CLUSTERS, { metadata: { name: "c", namespace: w.ns }, spec });
     },
     workload(name = "c") {

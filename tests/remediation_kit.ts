@@ -52,6 +52,7 @@ export async function workerCluster(
 ) {
   await s.machines(["cp-1"]);
   await s.machines(workers, {}, { role: "worker" });
+  await s.discovered(["cp-1", ...workers]);
   await s.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "c", namespace: s.ns },
     spec: {
@@ -66,6 +67,7 @@ export async function workerCluster(
 /** A control plane of three by selector (cp-1 … cp-3), cp-4 the free spare; no workers. */
 export async function controlPlaneCluster(s: Scenario) {
   await s.machines(["cp-1", "cp-2", "cp-3", "cp-4"], {}, { role: "cp" });
+  await s.discovered(["cp-1", "cp-2", "cp-3", "cp-4"]);
   await s.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "c", namespace: s.ns },
     spec: {

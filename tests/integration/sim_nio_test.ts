@@ -21,7 +21,7 @@ import {
   UNDISCOVERABLE_ANNOTATION,
   waitFor,
 } from "../../testing/sim-nio.ts";
-import { cond, env, PINNED, RFC3339, simWorld } from "../sim_nio_kit.ts";
+import { cond, env, PINNED, RFC3339, simWorld } from "../sim_nio_api_kit.ts";
 
 Deno.test("the owner of a Machine is the earliest-created configuration, then the lowest name, ignoring deleting ones", () => {
   const at = (name: string, creationTimestamp: string, deletionTimestamp?: string): NixosConfiguration => {

@@ -22,7 +22,7 @@ import {
   type SimWorld,
   simWorld,
   YEARLY,
-} from "../sim_nio_kit.ts";
+} from "../sim_nio_api_kit.ts";
 
 Deno.test("v1: an unreachable Machine blocks its configuration (Stalled) and suspends the NixCronJob, whose CronJob still runs", async () => {
   // One minute is 100 ms: `*/30` ticks every 3 s.

@@ -30,7 +30,7 @@ import {
   type SimWorld,
   simWorld,
   YEARLY,
-} from "../sim_nio_kit.ts";
+} from "../sim_nio_api_kit.ts";
 
 Deno.test("v1: the finalizer's full update drops fullInstall: false; observedGeneration comes before any run", async () => {
   await using w = await simWorld("sim-gen", { minuteMs: 60_000 });
