@@ -14,7 +14,7 @@ import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import { FAIL_APPLY_ANNOTATION, NEVER_FINISH_ANNOTATION, type SimNio } from "../../testing/sim-nio.ts";
 import { binDir, type ControlPlane } from "../../testing/envtest/controlplane.ts";
 import { eventually, ownControlPlane } from "../../testing/helpers.ts";
-import { createMachines, type RunningNico, settled } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered, type RunningNico, settled } from "../../testing/nico.ts";
 import { normalise, runNicoCli } from "../../testing/cli.ts";
 import { world } from "../../testing/world.ts";
 import { configName } from "../../core/contract/names.ts";
@@ -44,6 +44,7 @@ async function ready(client: KubeClient, ns: string, name: string) {
 /** Three clusters in one namespace: `ready`, `rolling` (stuck mid-rollout) and `halted`. */
 async function setUp(client: KubeClient, nico: RunningNico, nio: SimNio, ns: string) {
   await createMachines(client, ns, ["cp-a", "w-a", "cp-r", "w-r1", "w-r2", "w-r3", "cp-h", "w-h1", "w-h2"]);
+  await machinesDiscovered(client, ns, ["cp-a", "w-a", "cp-r", "w-r1", "w-r2", "w-r3", "cp-h", "w-h1", "w-h2"]);
   await cluster(client, ns, "ready", ["cp-a"], ["w-a"]);
   await cluster(client, ns, "rolling", ["cp-r"], ["w-r1", "w-r2", "w-r3"]);
   await cluster(client, ns, "halted", ["cp-h"], ["w-h1", "w-h2"]);

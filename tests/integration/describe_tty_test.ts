@@ -9,7 +9,7 @@ import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { NEVER_FINISH_ANNOTATION } from "../../testing/sim-nio.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
 import { visibleLength } from "../../cli/term.ts";
 import { configName } from "../../core/contract/names.ts";
@@ -57,6 +57,7 @@ Deno.test({
     await using w = await world("tty", { nio: { applyDelayMs: 150 } });
     const { cp, ns } = w;
     await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+    await machinesDiscovered(cp.client, ns, ["cp-1", "w-1", "w-2"]);
     await cp.client.create(KUBERNETES_CLUSTERS, {
       metadata: { name: "prod", namespace: ns },
       spec: {

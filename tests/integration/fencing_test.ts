@@ -13,7 +13,7 @@ import type { Lease } from "../../lib/leader.ts";
 import { LEASES } from "../../lib/kube/resources.ts";
 import { startControlPlane } from "../../testing/envtest/controlplane.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
 
 const USERS = { a: "nico-a", b: "nico-b" } as const;
@@ -64,6 +64,7 @@ Deno.test("a leader paused past its renew deadline writes nothing after it resum
   }, 60_000);
   const [old, standby] = first === USERS.a ? ["a", "b"] as const : ["b", "a"] as const;
   await createMachines(cp.client, ns, ["cp-1", "cp-2", "w-1", "w-2"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "cp-2", "w-1", "w-2"]);
   await cp.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "one", namespace: ns },
     spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },

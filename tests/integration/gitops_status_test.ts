@@ -24,7 +24,7 @@ import {
   type Verdicts,
 } from "../../testing/gitops.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { FAIL_APPLY_ANNOTATION } from "../../testing/sim-nio.ts";
 import { type World, world } from "../../testing/world.ts";
 
@@ -123,6 +123,7 @@ type Readings = Awaited<ReturnType<typeof readings>>;
 async function bringUp(w: World, r: Readings, a: GitServer): Promise<Seen> {
   const aHead = await a.head();
   await createMachines(w.client, w.ns, ["cp-1", "w-1", "w-2"]);
+  await machinesDiscovered(w.client, w.ns, ["cp-1", "w-1", "w-2"]);
   const created = await w.client.create<KubernetesCluster>(KUBERNETES_CLUSTERS, {
     metadata: { name: "c", namespace: w.ns },
     spec: {

@@ -16,7 +16,7 @@ import { caKeySecret, caSecret, joinTokenSecret } from "../../core/contract/name
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import type { Secret } from "../../controllers/cluster/secrets.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { extend, world } from "../../testing/world.ts";
 type Ev = KubeObject & { reason?: string; type?: string; note?: string };
 
@@ -25,6 +25,7 @@ async function upCluster(prefix: string) {
   return await extend(await world(prefix, { nio: { applyDelayMs: 100 } }), async (w) => {
     const { cp, ns } = w;
     await createMachines(cp.client, ns, ["cp-1", "w-1"]);
+    await machinesDiscovered(cp.client, ns, ["cp-1", "w-1"]);
     await cp.client.create(KUBERNETES_CLUSTERS, {
       metadata: { name: "c", namespace: ns },
       spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },

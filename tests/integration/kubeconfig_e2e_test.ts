@@ -8,13 +8,14 @@ import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
 
 Deno.test("kubectl --kubeconfig <the Secret's value> get nodes sees every node", async () => {
   await using w = await world("e2e", { workloads: true, nio: { applyDelayMs: 100 } });
   const { cp, ns } = w;
   await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "w-1", "w-2"]);
   await cp.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "edge", namespace: ns },
     spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } },

@@ -13,7 +13,7 @@ import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
 
 const setup = (prefix: string) => world(prefix, { nio: { applyDelayMs: 100, removeDelayMs: 100 } });
@@ -209,6 +209,7 @@ Deno.test("an explicit Machine that is missing is named in status", async () => 
 Deno.test("a NIO failure makes the cluster Failed with the node named, then it recovers", async () => {
   await using e = await setup("fail");
   await createMachines(e.client, e.ns, ["cp-1", "w-1"]);
+  await machinesDiscovered(e.client, e.ns, ["cp-1", "w-1"]);
   await e.client.create(
     KUBERNETES_CLUSTERS,
     cluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } }),

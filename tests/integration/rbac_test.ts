@@ -12,7 +12,7 @@ import { ApiError } from "../../lib/kube/errors.ts";
 import { LEASES, MUTATING_WEBHOOKS, SECRETS, VALIDATING_WEBHOOKS } from "../../lib/kube/resources.ts";
 import { freePort } from "../../testing/envtest/process.ts";
 import { eventually, ownControlPlane } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
 import { applyRbac, serviceAccountKubeconfig, type Variant, VARIANTS } from "../../testing/deploy.ts";
 import type { Lease } from "../../lib/leader.ts";
@@ -66,6 +66,7 @@ async function clusterLife(variant: Variant): Promise<void> {
     return v?.webhooks[0]?.clientConfig.caBundle && m?.webhooks[0]?.clientConfig.caBundle;
   }, 60_000);
   await createMachines(cp.client, ns, ["cp-1", "w-1"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "w-1"]);
   const created = await eventually(
     "cluster accepted by the webhook",
     () =>

@@ -13,7 +13,7 @@ import { CLUSTER_LABEL, FINALIZER } from "../../core/contract/labels.ts";
 import type { Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
 import { certInfo, signedBy } from "../../lib/pki.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
 
 const setup = (prefix: string, generation: NioGeneration = "v1") =>
@@ -43,6 +43,7 @@ Deno.test("a cluster is provisioned: claims, configurations with the right files
   await using e = await setup("prov");
   await createMachines(e.client, e.ns, ["cp-1", "cp-2", "cp-3"], { role: "cp" });
   await createMachines(e.client, e.ns, ["w-1", "w-2"], { role: "worker" });
+  await machinesDiscovered(e.client, e.ns, ["cp-1", "cp-2", "cp-3", "w-1", "w-2"]);
   await e.client.create(
     KUBERNETES_CLUSTERS,
     kcluster(e.ns, "prod", {
@@ -188,6 +189,7 @@ Deno.test("many clusters created at once over one pool never share a Machine", a
 Deno.test("a membership change regenerates cluster.nix on every node", async () => {
   await using e = await setup("member");
   await createMachines(e.client, e.ns, ["cp-1", "w-1", "w-2"]);
+  await machinesDiscovered(e.client, e.ns, ["cp-1", "w-1", "w-2"]);
   await e.client.create(
     KUBERNETES_CLUSTERS,
     kcluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } }),
@@ -257,6 +259,7 @@ Deno.test("a node NIO never finishes fails after the operator's node timeout whe
 Deno.test("the older NIO status shape is understood", async () => {
   await using e = await setup("older", "older");
   await createMachines(e.client, e.ns, ["cp-1", "w-1"]);
+  await machinesDiscovered(e.client, e.ns, ["cp-1", "w-1"]);
   await e.client.create(
     KUBERNETES_CLUSTERS,
     kcluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } }),
@@ -268,6 +271,7 @@ Deno.test("the older NIO status shape is understood", async () => {
 Deno.test("deletion releases every Machine and removes every owned Secret", async () => {
   await using e = await setup("del");
   await createMachines(e.client, e.ns, ["cp-1", "w-1", "spare"]);
+  await machinesDiscovered(e.client, e.ns, ["cp-1", "w-1", "spare"]);
   // A Secret NICO does not own must survive.
   await e.client.create(
     SECRETS,

@@ -14,7 +14,7 @@ import { silentLogger } from "../../lib/runtime/log.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import { startGitServer } from "../../testing/git_server.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines, settled } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered, settled } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
 
 Deno.test("gitRepo changes: every (gitRepo, ref) pair a node ever carries resolved together", async () => {
@@ -31,6 +31,7 @@ Deno.test("gitRepo changes: every (gitRepo, ref) pair a node ever carries resolv
   const aHead = await a.head();
   const bHead = await b.commit("only in b"); // a commit of its own: b's history differs from a's
   await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "w-1", "w-2"]);
   // An informer records every version of every configuration (it resumes a watch the server ends).
   const watcher = new Informer<NixosConfiguration>(cp.client, NIXOS_CONFIGURATIONS, {
     namespace: ns,

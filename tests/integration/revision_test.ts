@@ -13,7 +13,7 @@ import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import { startGitServer } from "../../testing/git_server.ts";
 import { changingSwitches, maxConcurrent, switchOrder, switchWindows } from "../../testing/switches.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
 
 Deno.test("nodes are pinned to the resolved commit, and a new commit rolls out node by node", async () => {
@@ -25,6 +25,7 @@ Deno.test("nodes are pinned to the resolved commit, and a new commit rolls out n
   const { cp, ns, nio } = w;
   const first = await git.head();
   await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "w-1", "w-2"]);
   await cp.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "c", namespace: ns },
     spec: {

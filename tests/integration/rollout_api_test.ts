@@ -132,6 +132,7 @@ Deno.test("a failing node halts the rollout and says so; it resumes when the nod
   await using w = await world("halt", { nio: { applyDelayMs: 200 } });
   const { cp, ns, nico } = w;
   await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2", "w-3"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "w-1", "w-2", "w-3"]);
   await cp.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "c", namespace: ns },
     spec: { gitRepo: V1, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2", "w-3"] } },
@@ -162,6 +163,7 @@ Deno.test("pause freezes every child and shows the plan; unpausing rolls it out"
   await using w = await world("pause", { nio: { applyDelayMs: 150 } });
   const { cp, ns, nico } = w;
   await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "w-1", "w-2"]);
   await cp.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "c", namespace: ns },
     spec: { gitRepo: V1, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } },
@@ -190,6 +192,7 @@ Deno.test("scaling the control plane down removes one node at a time and keeps q
   await using w = await world("scale", { nio: { applyDelayMs: 150, removeDelayMs: 500 } });
   const { cp, ns, nio } = w;
   await createMachines(cp.client, ns, ["cp-1", "cp-2", "cp-3", "cp-4", "cp-5"], { role: "cp" });
+  await machinesDiscovered(cp.client, ns, ["cp-1", "cp-2", "cp-3", "cp-4", "cp-5"]);
   await cp.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "c", namespace: ns },
     spec: { gitRepo: V1, controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 5 } },

@@ -7,13 +7,14 @@ import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines, settled } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered, settled } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
 
 Deno.test("a status overwritten by another client is restored by the pass that sees it", async () => {
   await using w = await world("status-owner", { nio: { applyDelayMs: 100 }, nico: false });
   const { cp, ns } = w;
   await createMachines(cp.client, ns, ["cp-1", "w-1"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "w-1"]);
   const nico = await w.startNico();
   await cp.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "c", namespace: ns },

@@ -12,7 +12,7 @@ import { SECRETS } from "../../lib/kube/resources.ts";
 import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
 import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
 
 Deno.test("an existing join token becomes the server token; the agent token is created; workers get only it", async () => {
@@ -87,6 +87,7 @@ Deno.test("a running cluster from before the split gets an agent token; once nod
   const ready = async () => (await get())?.status?.phase === "Ready";
   const reason = async () => (await get())?.status?.conditions?.find((x) => x.type === "Ready")?.reason;
   await createMachines(cp.client, ns, ["cp-1", "w-1"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "w-1"]);
   await cp.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "c", namespace: ns },
     spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },
