@@ -38,7 +38,8 @@ Deno.test({
       gitRepo: V1,
       controlPlane: { machines: ["cp-1"] },
       dataPlane: { machines: ["w-1", "w-2", "w-3"] },
-      rollout: { nodeTimeout: "6s" },
+      // Long enough for w-1's apply itself to finish on a loaded machine: the halt must be for its Node.
+      rollout: { nodeTimeout: "15s" },
     });
     const ready = await s.until("Ready with the workload cluster healthy", settled);
     assert.equal(ready.status!.dataPlane!.ready, 3);
@@ -53,7 +54,7 @@ Deno.test({
     const stalled = await s.until(
       "RolloutStalled at w-1",
       (c) => condition(c, "RollingOut")?.reason === "RolloutStalled",
-      40_000,
+      60_000,
     );
     assert.match(condition(stalled, "RollingOut")!.message, /halted at w-1 \(NodeNotReady: Node w-1 not Ready/);
     assert.equal(condition(stalled, "Ready")?.status, "False");
