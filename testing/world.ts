@@ -22,7 +22,8 @@ import type { NioGeneration } from "../core/contract/nio.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import type { ReconcileOutcome } from "../lib/runtime/controller.ts";
 import type { ControlPlane } from "./envtest/controlplane.ts";
-import { eventually, sharedControlPlane } from "./helpers.ts";
+import { sharedControlPlane } from "./helpers.ts";
+import { watchUntil } from "./watch.ts";
 import { type NicoTestOptions, type RunningNico, settled, startNico } from "./nico.ts";
 import { type SimNio, type SimNioOptions, startSimNio } from "./sim-nio.ts";
 import { type WorkloadClusterOptions, type WorkloadClusters, workloadClusters } from "./workload.ts";
@@ -68,10 +69,13 @@ export interface World extends AsyncDisposable {
   defer(stop: () => Promise<unknown> | unknown): void;
   /** Cluster `name` (default `c`) as stored now. */
   cluster(name?: string): Promise<KubernetesCluster | undefined>;
-  /** Waits until `pred` holds for cluster `name` (default `c`); answers it, or fails with its conditions. */
+  /**
+   * Waits until `pred` holds for cluster `name` (default `c`), checking each version a watch brings; answers it,
+   * or fails with its conditions.
+   */
   until(
     what: string,
-    pred: (c: KubernetesCluster) => boolean,
+    pred: (c: KubernetesCluster) => unknown,
     timeoutMs?: number,
     name?: string,
   ): Promise<KubernetesCluster>;
@@ -81,24 +85,28 @@ export interface World extends AsyncDisposable {
 
 const env = sharedControlPlane();
 
-/** Waits until `pred` holds for what `get` reads; a timeout names the cluster's phase and conditions. */
+/** Waits (on a watch) until `pred` holds for cluster `name` of `ns`; a timeout names its phase and conditions. */
 async function until(
-  get: () => Promise<KubernetesCluster | undefined>,
+  client: KubeClient,
+  at: { ns: string; name: string },
   what: string,
-  pred: (c: KubernetesCluster) => boolean,
+  pred: (c: KubernetesCluster) => unknown,
   timeoutMs: number,
 ): Promise<KubernetesCluster> {
   let last: KubernetesCluster | undefined;
+  const t0 = Date.now();
   try {
-    return await eventually(
+    const c = await watchUntil<KubernetesCluster>(client, {
+      resource: KUBERNETES_CLUSTERS,
+      namespace: at.ns,
+      name: at.name,
       what,
-      async () => {
-        const c = last = await get();
-        return c && pred(c) ? c : undefined;
-      },
+      pred,
       timeoutMs,
-      150,
-    );
+      seen: (c) => last = c,
+    });
+    if (Deno.env.get("NICO_TEST_WAITS")) console.error(`WAIT ${((Date.now() - t0) / 1000).toFixed(1)} s ${what}`);
+    return c;
   } catch (err) {
     const conds = (last?.status?.conditions ?? []).map((c) => `  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
     throw new Error(`${(err as Error).message}\nphase ${last?.status?.phase}\n${conds.join("\n")}`);
@@ -181,7 +189,7 @@ export async function world(prefix: string, opts: WorldOptions = {}): Promise<Wo
       deferred.push(stop);
     },
     cluster: get,
-    until: (what, pred, timeoutMs = 60_000, name = "c") => until(() => get(name), what, pred, timeoutMs),
+    until: (what, pred, timeoutMs = 60_000, name = "c") => until(client, { ns, name }, what, pred, timeoutMs),
     settled(name = "c") {
       return settled(client, w.nico, ns, name);
     },

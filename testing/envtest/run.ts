@@ -28,8 +28,10 @@ const SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
  * servers and on simulated NIO (a run keeps two CPUs about a third busy with
  * one file per CPU), and each works in namespaces of its own.
  */
-const defaultArgs =
-  async () => ["--parallel", ...await testFilesInOrder(new URL("../../tests", import.meta.url).pathname)];
+const defaultArgs = async () => [
+  "--parallel",
+  ...await testFilesInOrder(relative(Deno.cwd(), new URL("../../tests", import.meta.url).pathname) || "."),
+];
 
 /** How many test files run at once, unless DENO_JOBS says. */
 const jobs = () => Deno.env.get("DENO_JOBS") ?? String(2 * navigator.hardwareConcurrency);

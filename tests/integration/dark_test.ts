@@ -93,7 +93,7 @@ Deno.test({
     await s.until(
       "WorkloadAPIAvailable=False",
       (c) => condition(c, "WorkloadAPIAvailable")?.status === "False",
-      15_000,
+      30_000,
     );
     // Longer than the node timeout (12 s) after the previous rollout's last changes.
     await eventually("the outage outlasts the node timeout", () => Date.now() - darkFrom > 16_000, 20_000, 500);

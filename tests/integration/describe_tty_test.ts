@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
-import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { NEVER_FINISH_ANNOTATION } from "../../testing/sim-nio.ts";
 import { eventually } from "../../testing/helpers.ts";
 import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
@@ -66,20 +65,14 @@ Deno.test({
         dataPlane: { machines: ["w-1", "w-2"] },
       },
     });
-    await eventually("Ready", async () => {
-      const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "prod", ns);
-      return c?.status?.phase === "Ready";
-    }, 60_000);
+    await w.until("Ready", (c) => c.status?.phase === "Ready", 60_000, "prod");
     await cp.client.mergePatch(NIXOS_CONFIGURATIONS, configName("prod", "w-1"), ns, {
       metadata: { annotations: { [NEVER_FINISH_ANNOTATION]: "true" } },
     });
     await cp.client.mergePatch(KUBERNETES_CLUSTERS, "prod", ns, {
       spec: { gitRepo: "https://git.example.test/v2.git" },
     });
-    await eventually("w-1 updating", async () => {
-      const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "prod", ns);
-      return c?.status?.rollout?.updating?.join() === "w-1";
-    }, 30_000);
+    await w.until("w-1 updating", (c) => c.status?.rollout?.updating?.join() === "w-1", 30_000, "prod");
 
     const run =
       `${Deno.execPath()} run --allow-all --quiet ${MAIN} describe prod --kubeconfig ${cp.kubeconfigPath} -n ${ns}`;

@@ -33,10 +33,7 @@ Deno.test("the happy path of a 1 + 2 cluster records two Events: provisioning st
     metadata: { name: "c", namespace: ns },
     spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } },
   });
-  await eventually("Ready", async () => {
-    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
-    return c?.status?.phase === "Ready";
-  }, 30_000);
+  await w.until("Ready", (c) => c.status?.phase === "Ready", 30_000);
   assert.deepEqual(await eventReasons(cp.client, nico, ns, "c"), [
     "Normal/PhaseProvisioningx1",
     "Normal/PhaseReadyx1",
@@ -63,10 +60,11 @@ Deno.test("a worker that becomes discoverable after the bootstrap applied: still
   await cp.client.mergePatch(MACHINES, "w-2", ns, {
     metadata: { annotations: { [UNDISCOVERABLE_ANNOTATION]: null } },
   });
-  await eventually("Ready with three nodes", async () => {
-    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
-    return c?.status?.phase === "Ready" && c.status.dataPlane?.summary === "2/2";
-  }, 30_000);
+  await w.until(
+    "Ready with three nodes",
+    (c) => c.status?.phase === "Ready" && c.status.dataPlane?.summary === "2/2",
+    30_000,
+  );
   assert.deepEqual(await eventReasons(cp.client, nico, ns, "c"), [
     "Normal/PhaseProvisioningx1",
     "Normal/PhaseReadyx1",

@@ -4,14 +4,13 @@
  * non-ASCII endpoint host with advice.
  */
 import assert from "node:assert/strict";
-import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { MACHINES } from "../../core/contract/nio.ts";
 import type { KubeObject } from "../../lib/kube/client.ts";
 import { isUnprocessable } from "../../lib/kube/errors.ts";
 import type { Machine } from "../../core/contract/nio.ts";
-import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines, settled } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
 
@@ -28,10 +27,7 @@ Deno.test("a Machine host with a trailing space: endpoint trimmed, and no Secret
     metadata: { name: "c", namespace: ns },
     spec: { controlPlane: { machines: ["cp-1"] } },
   });
-  const c = await eventually("Ready", async () => {
-    const x = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
-    return x?.status?.phase === "Ready" ? x : undefined;
-  }, 30_000);
+  const c = await w.until("Ready", (x) => x.status?.phase === "Ready", 30_000);
   assert.equal(c.status!.endpoint, "https://127.0.0.1:6443");
   await settled(cp.client, nico, ns, "c"); // the last writes of bring-up are done
   const snapshot = async () => {

@@ -4,7 +4,6 @@
  * bootstrap node's address, serving a certificate from the cluster CA.
  */
 import assert from "node:assert/strict";
-import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { eventually } from "../../testing/helpers.ts";
@@ -20,10 +19,7 @@ Deno.test("kubectl --kubeconfig <the Secret's value> get nodes sees every node",
     metadata: { name: "edge", namespace: ns },
     spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } },
   });
-  const cluster = await eventually("Ready", async () => {
-    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "edge", ns);
-    return c?.status?.phase === "Ready" ? c : undefined;
-  }, 60_000);
+  const cluster = await w.until("Ready", (c) => c.status?.phase === "Ready", 60_000, "edge");
   assert.equal(cluster.status!.endpoint, "https://127.0.10.2:6443");
   const secret = await cp.client.get<{ metadata: { name: string }; data: { value: string } }>(
     SECRETS,

@@ -35,11 +35,7 @@ Deno.test("a standby takes over within the lease time when the leader dies", asy
     metadata: { name: "one", namespace: ns },
     spec: { controlPlane: { machines: ["cp-1"] } },
   } as KubernetesCluster);
-  await eventually(
-    "first cluster Ready",
-    async () => (await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "one", ns))?.status?.phase === "Ready",
-    30_000,
-  );
+  await w.until("first cluster Ready", (c) => c.status?.phase === "Ready", 30_000, "one");
   // Only the leader reconciles: the standby's log has no reconcile activity.
   const standbyLog = await Deno.readTextFile(`${cp.dir}/${standby}.log`);
   assert.doesNotMatch(standbyLog, /claimed machines|created configuration/);
@@ -52,11 +48,7 @@ Deno.test("a standby takes over within the lease time when the leader dies", asy
   } as KubernetesCluster);
   await eventually("the standby leads", async () => (await holder()) === standby, 30_000, 200);
   const takeover = (Date.now() - killedAt) / 1000;
-  await eventually(
-    "second cluster Ready",
-    async () => (await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "two", ns))?.status?.phase === "Ready",
-    30_000,
-  );
+  await w.until("second cluster Ready", (c) => c.status?.phase === "Ready", 30_000, "two");
   console.log(`takeover after SIGKILL of the leader: ${takeover.toFixed(1)} s (lease 15 s, retry 2 s)`);
   assert.ok(takeover <= 15 + 2 * 2 + 2, `takeover took ${takeover} s`);
 });

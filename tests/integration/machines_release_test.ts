@@ -45,7 +45,7 @@ Deno.test("clusters that cannot start leave their Machines to a cluster that can
     async () => reasonOf(await get("stuck"), "Stalled") === "RefResolutionFailed",
     30_000,
   );
-  await eventually("m-1 unclaimed", async () => (await claimOf(cp.client, ns, "m-1")) === undefined, 10_000);
+  await eventually("m-1 unclaimed", async () => (await claimOf(cp.client, ns, "m-1")) === undefined, 30_000);
 
   // No control-plane Machine at all: its worker is left free too.
   await create("headless", {
@@ -57,7 +57,7 @@ Deno.test("clusters that cannot start leave their Machines to a cluster that can
     async () => reasonOf(await get("headless"), "Ready") === "NoControlPlane",
     30_000,
   );
-  await eventually("w-1 unclaimed", async () => (await claimOf(cp.client, ns, "w-1")) === undefined, 10_000);
+  await eventually("w-1 unclaimed", async () => (await claimOf(cp.client, ns, "w-1")) === undefined, 30_000);
 
   // Another cluster wants the same Machines: it gets them and comes up.
   await create("good", {

@@ -10,19 +10,16 @@ import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import { CLUSTER_LABEL, FINALIZER, ROLE_LABEL } from "../../core/contract/labels.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import { configName, legacyConfigName } from "../../core/contract/names.ts";
-import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines } from "../../testing/nico.ts";
-import { world } from "../../testing/world.ts";
+import { type World, world } from "../../testing/world.ts";
 import { isUnprocessable } from "../../lib/kube/errors.ts";
 
 const env = sharedControlPlane();
 const REPO = "https://git.example.test/flake.git";
 
-const ready = async (client: Awaited<ReturnType<typeof env.get>>["client"], ns: string, name: string) =>
-  await eventually(`cluster ${name} Ready`, async () => {
-    const c = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
-    return c?.status?.phase === "Ready" ? c : undefined;
-  }, 30_000);
+const ready = (w: World, name: string) =>
+  w.until(`cluster ${name} Ready`, (c) => c.status?.phase === "Ready", 30_000, name);
 
 Deno.test("clusters x (Machine y-z) and x-y (Machine z) both come up: their children's names differ", async () => {
   await using w = await world("names", { nio: { applyDelayMs: 100 } });
@@ -36,8 +33,8 @@ Deno.test("clusters x (Machine y-z) and x-y (Machine z) both come up: their chil
     metadata: { name: "x-y", namespace: ns },
     spec: { gitRepo: REPO, controlPlane: { machines: ["z"] } },
   });
-  await ready(cp.client, ns, "x");
-  await ready(cp.client, ns, "x-y");
+  await ready(w, "x");
+  await ready(w, "x-y");
   const cfgs = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
   const owners = Object.fromEntries(cfgs.map((c) => [c.metadata.name, c.metadata.labels?.[CLUSTER_LABEL]]));
   assert.deepEqual(owners, { "x.y-z": "x", "x-y.z": "x-y" });
@@ -77,7 +74,7 @@ Deno.test("an upgrade keeps children made under the old <cluster>-<machine> name
   });
   await w.startNio({ applyDelayMs: 100 });
   await w.startNico();
-  const up = await ready(cp.client, ns, "old");
+  const up = await ready(w, "old");
   const names = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items.map((x) =>
     x.metadata.name
   )

@@ -200,7 +200,7 @@ Deno.test("a Machine is released only when NIO can no longer run its removal fla
   })().catch(() => {});
   await w.client.delete(KUBERNETES_CLUSTERS, "c", w.ns);
   await eventually("cluster gone", async () => (await w.cluster()) === undefined, 60_000);
-  await eventually("every Machine released", () => released.size === NODES.length, 10_000);
+  await eventually("every Machine released", () => released.size === NODES.length, 30_000);
   abort.abort();
   await watching;
   assert.ok(w.nio.history.some((e) => e.kind === "leaked"), "the simulator left a decommission behind");

@@ -4,7 +4,6 @@
  * NIO v1: a paused node ran each minute until the unpause): the resting schedule comes back, and nothing else moves.
  */
 import assert from "node:assert/strict";
-import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
 import { RUN_SOON_SCHEDULE, sameSchedule } from "../../core/nodes/runs.ts";
@@ -31,10 +30,7 @@ Deno.test("a pause mid-step gives the node its resting schedule back and changes
     metadata: { name: "c", namespace: ns },
     spec: { gitRepo: V1, controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },
   });
-  await eventually("Ready", async () => {
-    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
-    return c?.status?.phase === "Ready" && c.status.rollout?.upToDate === 2;
-  }, 150_000);
+  await w.until("Ready", (c) => c.status?.phase === "Ready" && c.status.rollout?.upToDate === 2, 150_000);
   // A second worker changes cluster.nix on the others, keeping the commit: w-1 goes first and waits for a tick.
   await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, { spec: { dataPlane: { machines: ["w-1", "w-2"] } } });
   await eventually("w-1 asked to run every minute", async () => {

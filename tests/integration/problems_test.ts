@@ -14,18 +14,15 @@ import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { eventually } from "../../testing/helpers.ts";
 import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
-import { world } from "../../testing/world.ts";
+import { type World, world } from "../../testing/world.ts";
 
 const setup = (prefix: string) => world(prefix, { nio: { applyDelayMs: 100, removeDelayMs: 100 } });
 
 const readyOf = (c: KubernetesCluster | undefined) => c?.status?.conditions?.find((x) => x.type === "Ready");
 
 /** Waits until the cluster's Ready condition has `reason`; answers the cluster. */
-async function blockedWith(client: KubeClient, ns: string, name: string, reason: string): Promise<KubernetesCluster> {
-  return await eventually(`cluster ${name} shows ${reason}`, async () => {
-    const c = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
-    return readyOf(c)?.reason === reason ? c : undefined;
-  });
+async function blockedWith(e: World, name: string, reason: string): Promise<KubernetesCluster> {
+  return await e.until(`cluster ${name} shows ${reason}`, (c) => readyOf(c)?.reason === reason, 60_000, name);
 }
 
 /** Waits for a Warning Event about the cluster with `reason`; answers its note. */
@@ -48,7 +45,7 @@ Deno.test("a foreign NixosConfiguration in the way: Failed, a condition naming i
     spec: { machineRef: { name: "elsewhere" }, gitRepo: "https://git.example.test/other.git", flake: "#elsewhere" },
   } as any);
   await e.client.create(KUBERNETES_CLUSTERS, cluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] } }));
-  const c = await blockedWith(e.client, e.ns, "c", "ForeignConfiguration");
+  const c = await blockedWith(e, "c", "ForeignConfiguration");
   assert.equal(c.status?.phase, "Failed");
   const ready = readyOf(c)!;
   assert.equal(ready.status, "False");
@@ -61,10 +58,7 @@ Deno.test("a foreign NixosConfiguration in the way: Failed, a condition naming i
 
   // The user deletes it: the cluster goes on to Ready.
   await e.client.delete(NIXOS_CONFIGURATIONS, "c.cp-1", e.ns);
-  await eventually("Ready after the foreign configuration is gone", async () => {
-    const x = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
-    return x?.status?.phase === "Ready";
-  }, 60_000);
+  await e.until("Ready after the foreign configuration is gone", (x) => x.status?.phase === "Ready", 60_000);
 });
 
 Deno.test("a foreign Secret in the way: Failed, a condition naming it and what to do, a Warning", async () => {
@@ -76,7 +70,7 @@ Deno.test("a foreign Secret in the way: Failed, a condition naming it and what t
     data: { token: btoa("not ours") },
   } as any);
   await e.client.create(KUBERNETES_CLUSTERS, cluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] } }));
-  const c = await blockedWith(e.client, e.ns, "c", "ForeignSecret");
+  const c = await blockedWith(e, "c", "ForeignSecret");
   assert.equal(c.status?.phase, "Failed");
   assert.match(
     readyOf(c)!.message,
@@ -99,7 +93,7 @@ for (const [secret, key] of [["c-ca", "tls.key"], ["c-ca-key", "tls.key"], ["c-k
       data: { [key]: btoa("someone else's"), ...(secret === "c-ca" ? { "tls.crt": btoa("not ours") } : {}) },
     } as any);
     await e.client.create(KUBERNETES_CLUSTERS, cluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] } }));
-    const c = await blockedWith(e.client, e.ns, "c", "ForeignSecret");
+    const c = await blockedWith(e, "c", "ForeignSecret");
     assert.match(readyOf(c)!.message, new RegExp(`Secret ${secret} exists but does not belong to cluster c`));
     const stillForeign = await e.client.get<any>(SECRETS, secret, e.ns);
     assert.equal(stillForeign.data[key], btoa("someone else's"), "NICO did not overwrite it");
@@ -159,7 +153,7 @@ spec:
   });
   await createMachines(e.client, e.ns, ["cp-1"]);
   await e.client.create(KUBERNETES_CLUSTERS, cluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] } }));
-  const c = await blockedWith(e.client, e.ns, "c", "ReconcileError");
+  const c = await blockedWith(e, "c", "ReconcileError");
   assert.ok(c.status?.phase, "the phase is never empty");
   assert.equal(c.status?.phase, "Provisioning");
   assert.match(readyOf(c)!.message, /nixosconfigurations.*fault injected by the test/);
@@ -171,10 +165,7 @@ Deno.test("a configuration of ours whose cluster label was removed is still ours
   await using e = await setup("unlabelled");
   await createMachines(e.client, e.ns, ["cp-1"]);
   await e.client.create(KUBERNETES_CLUSTERS, cluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] } }));
-  await eventually("Ready", async () => {
-    const x = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
-    return x?.status?.phase === "Ready";
-  });
+  await e.until("Ready", (x) => x.status?.phase === "Ready");
   // Ownership is the controller reference: without the label, NICO used to call its own object foreign.
   await e.client.jsonPatch(NIXOS_CONFIGURATIONS, "c.cp-1", e.ns, [
     { op: "remove", path: "/metadata/labels/nico.homystack.com~1cluster" },
@@ -184,22 +175,20 @@ Deno.test("a configuration of ours whose cluster label was removed is still ours
     const cfg = await e.client.get<any>(NIXOS_CONFIGURATIONS, "c.cp-1", e.ns);
     return cfg?.metadata.labels?.["nico.homystack.com/cluster"] === "c";
   });
-  await eventually("still Ready, no problem reported", async () => {
-    const x = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
-    return x?.status?.phase === "Ready" && readyOf(x)?.status === "True";
-  });
+  await e.until(
+    "still Ready, no problem reported",
+    (x) => x.status?.phase === "Ready" && readyOf(x)?.status === "True",
+  );
 });
 
 Deno.test("an explicit Machine that is missing is named in status", async () => {
   await using e = await setup("miss");
   await createMachines(e.client, e.ns, ["cp-1"]);
   await e.client.create(KUBERNETES_CLUSTERS, cluster(e.ns, "c", { controlPlane: { machines: ["cp-1", "ghost"] } }));
-  const c = await eventually("MachinesUnavailable", async () => {
-    const x = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
-    return x && x.status?.conditions?.find((y) => y.type === "MachinesAvailable")?.reason === "MachinesUnavailable"
-      ? x
-      : undefined;
-  });
+  const c = await e.until(
+    "MachinesUnavailable",
+    (x) => x.status?.conditions?.find((y) => y.type === "MachinesAvailable")?.reason === "MachinesUnavailable",
+  );
   assert.match(
     c.status!.conditions!.find((y) => y.type === "MachinesAvailable")!.message,
     /Machine ghost does not exist/,
@@ -218,17 +207,11 @@ Deno.test("a NIO failure makes the cluster Failed with the node named, then it r
   await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", e.ns, {
     metadata: { annotations: { "sim.nio.homystack.com/fail-apply": "true" } },
   });
-  const failed = await eventually("Failed", async () => {
-    const c = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
-    return c?.status?.phase === "Failed" ? c : undefined;
-  });
+  const failed = await e.until("Failed", (c) => c.status?.phase === "Failed");
   assert.match(readyOf(failed)!.message, /w-1 \(the switch failed on attempt 1 of run /);
   assert.equal(failed.status!.conditions!.find((x) => x.type === "DataPlaneReady")!.reason, "NodeFailed");
   await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", e.ns, {
     metadata: { annotations: { "sim.nio.homystack.com/fail-apply": null } },
   });
-  await eventually("Ready again", async () => {
-    const x = await e.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", e.ns);
-    return x?.status?.phase === "Ready";
-  }, 30_000);
+  await e.until("Ready again", (x) => x.status?.phase === "Ready", 30_000);
 });

@@ -5,7 +5,6 @@
  * BootstrapFirst creates only the bootstrap node's and waits for it.
  */
 import assert from "node:assert/strict";
-import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { type Machine, MACHINES, NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
@@ -38,10 +37,12 @@ async function provision(provisioning: "Parallel" | "BootstrapFirst" | undefined
     },
   });
   // Settled: NICO has reported on the spec and says what it waits for.
-  const cluster = await eventually("NICO to report on the cluster", async () => {
-    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "prod", ns);
-    return c?.status?.observedGeneration === c?.metadata.generation && c?.status?.bootstrapNode ? c : undefined;
-  });
+  const cluster = await w.until(
+    "NICO to report on the cluster",
+    (c) => c.status?.observedGeneration === c.metadata.generation && c.status?.bootstrapNode,
+    60_000,
+    "prod",
+  );
   const names = async () =>
     (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items
       .map((c) => c.metadata.name).sort();

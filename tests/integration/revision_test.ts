@@ -35,10 +35,7 @@ Deno.test("nodes are pinned to the resolved commit, and a new commit rolls out n
       dataPlane: { machines: ["w-1", "w-2"] },
     },
   } as KubernetesCluster);
-  const ready = await eventually("Ready on the first commit", async () => {
-    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
-    return c?.status?.phase === "Ready" ? c : undefined;
-  }, 60_000);
+  const ready = await w.until("Ready on the first commit", (c) => c.status?.phase === "Ready", 60_000);
   assert.equal(ready.status!.revision, first);
   assert.equal(ready.status!.conditions!.find((x) => x.type === "RevisionResolved")?.status, "True");
   const refs = async () =>
@@ -58,10 +55,11 @@ Deno.test("nodes are pinned to the resolved commit, and a new commit rolls out n
     async () => Object.values(await refs()).every((r) => r === second),
     60_000,
   );
-  const done = await eventually("Ready on the second commit", async () => {
-    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
-    return c?.status?.phase === "Ready" && c.status.revision === second ? c : undefined;
-  }, 30_000);
+  const done = await w.until(
+    "Ready on the second commit",
+    (c) => c.status?.phase === "Ready" && c.status.revision === second,
+    30_000,
+  );
   assert.equal(done.status!.rollout!.upToDate, 3);
   const windows = changingSwitches(switchWindows(nio.history)).filter((w) => w.start >= since);
   assert.deepEqual(switchOrder(windows, since), ["c.w-1", "c.w-2", "c.cp-1"]);
@@ -127,10 +125,11 @@ Deno.test("an unknown ref blocks a new cluster with a clear reason", async () =>
     metadata: { name: "c", namespace: ns },
     spec: { gitRepo: git.url, ref: "no-such-branch", controlPlane: { machines: ["cp-1"] } },
   } as KubernetesCluster);
-  const c = await eventually("RefResolutionFailed", async () => {
-    const x = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
-    return x?.status?.conditions?.find((k) => k.type === "Ready")?.reason === "RefResolutionFailed" ? x : undefined;
-  }, 30_000);
+  const c = await w.until(
+    "RefResolutionFailed",
+    (x) => x.status?.conditions?.find((k) => k.type === "Ready")?.reason === "RefResolutionFailed",
+    30_000,
+  );
   assert.match(c.status!.conditions!.find((k) => k.type === "RevisionResolved")!.message, /no-such-branch/);
   assert.equal(
     (await cp.client.list(NIXOS_CONFIGURATIONS, { namespace: ns })).items.length,

@@ -142,10 +142,11 @@ Deno.test("a failing node halts the rollout and says so; it resumes when the nod
     metadata: { annotations: { "sim.nio.homystack.com/fail-apply": "true" } },
   });
   await cp.client.mergePatch(KUBERNETES_CLUSTERS, "c", ns, { spec: { gitRepo: V2 } });
-  const stalled = await eventually("RolloutStalled", async () => {
-    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
-    return c && cond(c, "RollingOut")?.reason === "RolloutStalled" ? c : undefined;
-  }, 30_000);
+  const stalled = await w.until(
+    "RolloutStalled",
+    (c) => cond(c, "RollingOut")?.reason === "RolloutStalled",
+    30_000,
+  );
   assert.match(cond(stalled, "RollingOut")!.message, /halted at w-2/);
   assert.equal(stalled.status!.phase, "Failed");
   // Nothing past the failed node is touched, even by a later pass.
@@ -173,10 +174,10 @@ Deno.test("pause freezes every child and shows the plan; unpausing rolls it out"
     metadata: { annotations: { "nico.homystack.com/paused": "true" } },
     spec: { gitRepo: V2 },
   });
-  const paused = await eventually("Paused with a plan", async () => {
-    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
-    return c && cond(c, "Paused")?.status === "True" && c.status?.rollout?.pending?.length === 3 ? c : undefined;
-  });
+  const paused = await w.until(
+    "Paused with a plan",
+    (c) => cond(c, "Paused")?.status === "True" && c.status?.rollout?.pending?.length === 3,
+  );
   assert.deepEqual(paused.status!.rollout!.pending, ["w-1", "w-2", "cp-1"]);
   assert.match(cond(paused, "UpToDate")!.message, /to update, in order: w-1, w-2, cp-1/);
   await settled(cp.client, nico, ns, "c");

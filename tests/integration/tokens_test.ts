@@ -48,10 +48,7 @@ Deno.test("an existing join token becomes the server token; the agent token is c
   } as any);
 
   await w.startNico();
-  await eventually("Ready", async () => {
-    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "old", ns);
-    return c?.status?.phase === "Ready";
-  }, 30_000);
+  await w.until("Ready", (c) => c.status?.phase === "Ready", 30_000, "old");
 
   const server = await cp.client.get<any>(SECRETS, "old-join-token", ns);
   assert.equal(atob(server.data.token), oldToken, "the join token keeps its value (it is now the server token)");

@@ -28,7 +28,7 @@ Deno.test({
     const down = await s.until(
       "WorkloadAPIAvailable=False",
       (c) => condition(c, "WorkloadAPIAvailable")?.status === "False",
-      15_000,
+      30_000,
     );
     assert.equal(condition(down, "Ready")?.status, "False");
     assert.equal(condition(down, "Ready")?.reason, "WorkloadAPIUnavailable");
