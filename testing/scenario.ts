@@ -111,9 +111,7 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
       removeDelayMs: o.removeDelayMs ?? 300,
       onApplied: (cfg) => breakApi(self!, o, cfg),
     },
-    // Progress is held back a second, not NICO's ten: a scenario waits on counts and conditions that are progress
-    // (UpToDate, NodesHealthy, the columns), and coalescing itself is quiet_status_test's to check.
-    nico: { workloadProbeMs: 300, nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000, statusDelayMs: 1_000 },
+    nico: { workloadProbeMs: 300, nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000 },
   });
   const machines = machineMaker(w.client, w.ns, o.hostBlock);
   return await extend(w, () => ({

@@ -38,7 +38,10 @@ export interface WorldOptions {
   generation?: NioGeneration;
   /** The simulated NIO's options (its namespace is the world's); `false`: none is started. */
   nio?: Omit<SimNioOptions, "namespace" | "generation"> | false;
-  /** NICO's options (its namespace is the world's); `false`: not started now (see {@link World.startNico}). */
+  /**
+   * NICO's options (its namespace is the world's); `false`: not started now (see {@link World.startNico}). Progress
+   * is held back {@link WORLD_STATUS_DELAY_MS} unless `statusDelayMs` says otherwise.
+   */
   nico?: Omit<NicoTestOptions, "namespace" | "nio"> | false;
   /** Workload clusters fed by the simulator's hooks (which run before the `nio` option's own hooks). */
   workloads?: WorkloadClusterOptions | true;
@@ -84,6 +87,13 @@ export interface World extends AsyncDisposable {
 }
 
 const env = sharedControlPlane();
+
+/**
+ * How long a world's NICO holds progress back: a second, not NICO's ten (STATUS_DELAY_MS of core/status/write.ts).
+ * Tests wait on counts and conditions that are progress (UpToDate, NodesHealthy, the columns); the tests of the
+ * coalescing itself (quiet_status_test) and of what GitOps readers see (gitops_status_test) ask for NICO's own.
+ */
+export const WORLD_STATUS_DELAY_MS = 1_000;
 
 /** Waits (on a watch) until `pred` holds for cluster `name` of `ns`; a timeout names its phase and conditions. */
 async function until(
@@ -168,7 +178,8 @@ export async function world(prefix: string, opts: WorldOptions = {}): Promise<Wo
     },
     async startNico(o = {}) {
       await w.stopNico();
-      return nico = startNico(client, { ...(opts.nico || {}), ...o, namespace: ns, nio: generation });
+      const base = { statusDelayMs: WORLD_STATUS_DELAY_MS, ...(opts.nico || {}) };
+      return nico = startNico(client, { ...base, ...o, namespace: ns, nio: generation });
     },
     async stopNico() {
       const n = nico;

@@ -27,6 +27,7 @@ import { eventually } from "../../testing/helpers.ts";
 import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { FAIL_APPLY_ANNOTATION } from "../../testing/sim-nio.ts";
 import { type World, world } from "../../testing/world.ts";
+import { STATUS_DELAY_MS } from "../../core/status/write.ts";
 
 /** Every version of every object of `r` in `ns` an informer sees (it resumes a watch the server ends), with its
  * resourceVersion as a number (one etcd: one order). */
@@ -228,7 +229,8 @@ Deno.test({
     const recipes: Recipes = await shippedRecipes();
     await using w = await world("gitops", {
       nio: { applyDelayMs: 300 },
-      nico: { resolveRefs: true, refPollIntervalMs: 300 },
+      // NICO's own status delay: the readers see the versions a real NICO writes.
+      nico: { resolveRefs: true, refPollIntervalMs: 300, statusDelayMs: STATUS_DELAY_MS },
     });
     w.defer(() => check.close());
     const r = await readings(w, check, recipes);

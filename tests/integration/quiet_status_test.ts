@@ -13,6 +13,7 @@ import { NEVER_FINISH_ANNOTATION } from "../../testing/sim-nio.ts";
 import { eventually } from "../../testing/helpers.ts";
 import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { world } from "../../testing/world.ts";
+import { STATUS_DELAY_MS } from "../../core/status/write.ts";
 
 const MACHINES = ["cp-1", "w-1", "w-2", "w-3", "w-4"];
 
@@ -45,7 +46,11 @@ const ready = (s: KubernetesClusterStatus | undefined) =>
 
 for (const generation of ["v1", "older"] as NioGeneration[]) {
   Deno.test(`a 1 + 4 bring-up on a jittered NIO ${generation} writes its status a few times, the last one complete`, async () => {
-    await using w = await world(`quiet-${generation}`, { generation, nio: { applyDelayMs: 300, jitterMs: 2000 } });
+    await using w = await world(`quiet-${generation}`, {
+      generation,
+      nio: { applyDelayMs: 300, jitterMs: 2000 },
+      nico: { statusDelayMs: STATUS_DELAY_MS },
+    });
     const { cp, ns } = w;
     const log = statusLog(cp.client, ns, "c");
     w.defer(() => log.stop());
