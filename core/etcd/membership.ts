@@ -135,13 +135,17 @@ export function planMembership(i: MembershipInput): MembershipPlan {
       holds.push({ machine, why: blocked });
     }
   }
+  // With one or two voters any switch stops etcd for a while: nothing to wait for, so nothing is held (the
+  // Node-based rules already say a small control plane's update interrupts the API).
+  const canLoseOne = quorumFacts(i.members).voters >= 3;
   for (const machine of i.changing) {
     const m = nodeOf(machine) && memberOn(i.members, nodeOf(machine)!.address);
     if (!m) continue;
-    if (m.leader && !m.isLearner) {
-      action ??= away(m, `${machine}'s configuration changes`);
+    const moved = m.leader && !m.isLearner ? away(m, `${machine}'s configuration changes`) : undefined;
+    if (moved) {
+      action ??= moved;
       holds.push({ machine, why: `leadership moves off its etcd member ${label(m)} first` });
-    } else if (!mayTakeDown(i.members, m.id)) {
+    } else if (canLoseOne && !mayTakeDown(i.members, m.id)) {
       holds.push({
         machine,
         why: `its switch would leave fewer healthy etcd members than a majority (${counted(i.members)})`,

@@ -86,6 +86,23 @@ const PLANS: [string, MembershipInput, string[]][] = [
     "hold cp-1: leadership moves off its etcd member cp-1 (1001) first",
   ]],
   ["changing a follower: it may go down", input(leader1, { changing: ["cp-2"] }), ["no action"]],
+  // One or two voters: any switch stops etcd for a while, so holding would only stop the rollout for good.
+  [
+    "a lone member changing: nothing to hand leadership to, nothing held",
+    input([m(1, { leader: true })], {
+      nodes: nodes(1),
+      changing: ["cp-1"],
+    }),
+    ["no action"],
+  ],
+  [
+    "two members, the follower changing: not held (two cannot lose one)",
+    input([m(1, { leader: true }), m(2)], {
+      nodes: nodes(1, 2),
+      changing: ["cp-2"],
+    }),
+    ["no action"],
+  ],
   [
     "changing a follower while another is down: held",
     input([m(1, { leader: true }), m(2), m(3, { healthy: false })], {
