@@ -296,7 +296,7 @@ Deno.test({
         { clusterFile: await writeCluster(single) },
       );
       assert.equal(r.ok, false);
-      assert.match(r.stderr, /unknown paths tokenPath; known: agentTokenFile, caCert, caKey, dataDir, tokenFile/);
+      assert.match(r.stderr, /unknown paths tokenPath; known: agentTokenFile, caCert, caKey, dataDir, etcdCaCert, etcdCaKey, tokenFile/);
     });
   },
 });

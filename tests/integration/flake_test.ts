@@ -145,6 +145,7 @@ Deno.test("cluster.example.nix is what NICO renders for the example cluster", as
       bootstrapNode: "cp-01",
       controlPlane: [1, 2, 3].map((i) => ({ name: `cp-0${i}`, address: addr(10 + i) })),
       workers: [1, 2].map((i) => ({ name: `worker-0${i}`, address: addr(20 + i) })),
+      etcd: { clientPort: 2379 },
     }),
   );
 });
