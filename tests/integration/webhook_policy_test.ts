@@ -78,8 +78,17 @@ Deno.test("as NICO's ServiceAccount only the caBundle of its webhook configurati
   const cp = await env.get();
   await applyRbac(cp, "cluster-wide");
   const { validating, mutating } = webhookConfigurations({ url: "https://127.0.0.1:9443" });
-  await cp.client.apply(VALIDATING_WEBHOOKS, validating);
-  await cp.client.apply(MUTATING_WEBHOOKS, mutating);
+  // The control plane is shared and nothing serves 127.0.0.1:9443: these webhooks must call nothing, or every
+  // other test's KubernetesCluster write would be refused while this test runs (failurePolicy Fail).
+  const callingNothing = (c: typeof validating) => ({
+    ...c,
+    webhooks: c.webhooks.map((w) => ({
+      ...w,
+      namespaceSelector: { matchLabels: { "nico.homystack.com/never": "x" } },
+    })),
+  });
+  await cp.client.apply(VALIDATING_WEBHOOKS, callingNothing(validating));
+  await cp.client.apply(MUTATING_WEBHOOKS, callingNothing(mutating));
   const sa = KubeClient.load(await serviceAccountKubeconfig(cp), { fieldManager: "nico" });
   try {
     // The API server loads a new policy within a second or so.
