@@ -83,8 +83,9 @@ export const ETCD_HEALTHY = {
       "Unknown",
       "progress",
       "later",
-      "NICO does not look at etcd: it watches no workload clusters (`--workload-connections=false`), the cluster " +
-        "has no etcd CA (brought up before NICO issued one), or it has not asked yet",
+      "NICO does not look at etcd: the cluster has no etcd CA (brought up before NICO issued one), or NICO has " +
+        "not asked yet (with `--workload-connections=false` NICO looks inside no workload cluster and the cluster " +
+        "carries no EtcdHealthy at all, as no workload condition)",
       "nothing; the message says which and how to change it",
     ),
   },

@@ -121,7 +121,8 @@ Deno.test("controller: reconciles every key, a failing one with growing backoff 
       name: "t",
       workers: 2,
       logger: silentLogger,
-      rateLimiter: new ExponentialBackoff({ baseMs: 10 }),
+      // 100 ms doubling: wide enough that a starved event loop (tens of ms late) cannot make 400 ms look shorter than 100.
+      rateLimiter: new ExponentialBackoff({ baseMs: 100 }),
       hooks: rec.hooks,
     },
     async (key) => {
@@ -138,7 +139,7 @@ Deno.test("controller: reconciles every key, a failing one with growing backoff 
   await eventually(
     "flaky succeeds",
     () => rec.outcomes.some(([o, k]) => o === "success" && k === "ns/flaky"),
-    5_000,
+    30_000,
     5,
   );
   stop.abort();
@@ -148,8 +149,8 @@ Deno.test("controller: reconciles every key, a failing one with growing backoff 
   const flaky = calls.get("ns/flaky")!;
   assert.equal(flaky.length, 4);
   const gaps = flaky.slice(1).map((t, i) => t - flaky[i]!);
-  // 10, 20, 40 ms of backoff (plus the 1 ms reconcile each time).
-  assert.ok(gaps[0]! >= 9 && gaps[1]! >= 19 && gaps[2]! >= 39, `gaps ${gaps.map(Math.round)}`);
+  // 100, 200, 400 ms of backoff (plus the reconcile each time).
+  assert.ok(gaps[0]! >= 99 && gaps[1]! >= 199 && gaps[2]! >= 399, `gaps ${gaps.map(Math.round)}`);
   assert.ok(gaps[2]! > gaps[0]!, `backoff did not grow: ${gaps.map(Math.round)}`);
   assert.equal(ctrl.queue.retries("ns/flaky"), 0, "success forgets the backoff");
   assert.deepEqual(rec.outcomes.filter(([, k]) => k === "ns/flaky").map(([o]) => o), [

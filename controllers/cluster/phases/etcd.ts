@@ -41,8 +41,12 @@ function controlPlaneNodes(s: ClusterScope): EtcdNode[] {
   return [...names].sort().map((machine) => ({ machine, address: nodeAddress(s.machines.get(machine), machine) }));
 }
 
-/** Opens or keeps the cluster's etcd observer and reads its last snapshot (never waits on etcd). */
-export async function observeEtcd(s: ClusterScope, identity: Identity): Promise<EtcdView> {
+/**
+ * Opens or keeps the cluster's etcd observer and reads its last snapshot (never waits on etcd). Undefined when
+ * NICO looks inside no workload cluster (`--workload-connections=false`): then, as with the workload conditions,
+ * the cluster carries no EtcdHealthy at all.
+ */
+export async function observeEtcd(s: ClusterScope, identity: Identity): Promise<EtcdView | undefined> {
   const nodes = controlPlaneNodes(s);
   const off = (why: string): EtcdView => {
     if (s.memory.etcd) void s.memory.etcd.close().catch(() => {});
@@ -50,7 +54,7 @@ export async function observeEtcd(s: ClusterScope, identity: Identity): Promise<
     return { sight: { kind: "off", why }, nodes };
   };
   const watching = s.deps.etcd;
-  if (!watching) return off("NICO watches no workload clusters (--workload-connections=false), nor their etcd");
+  if (!watching) return void off("NICO watches no workload clusters (--workload-connections=false), nor their etcd");
   const ca = identity.etcd?.ca;
   if (!ca) return off(identity.etcd?.none ?? "the cluster has no etcd CA");
   if (!s.cache.secret(kubeconfigSecret(s.name))) {
