@@ -13,6 +13,7 @@ import { durationPattern, parseDuration } from "../lib/duration.ts";
 import { NioSettings } from "./nio.ts";
 import { Remediation, Spares } from "./remediation.ts";
 import type { KubernetesClusterStatus } from "./status.ts";
+import { SPEC_VERSION_MESSAGE, SPEC_VERSION_PATTERN, SpecVersion } from "./version.ts";
 
 export { Condition, ConditionStatus, KubernetesClusterStatus, Phase, PHASES, PlaneStatus } from "./status.ts";
 
@@ -211,6 +212,10 @@ export const KubernetesClusterSpec = z.object({
       "When true every node also receives its own Machine's SSH private key (the key NIO logs in with) as the file machine-ssh-key. Leave false unless the flake needs it: whoever can read files on a node then holds a key that opens that host, and every other host sharing the key.",
     ),
   nio: NioSettings.optional(),
+  version: SpecVersion.optional().meta(cel({
+    rule: `self.matches('${SPEC_VERSION_PATTERN.source.replaceAll("\\", "\\\\")}')`,
+    message: `spec.version ${SPEC_VERSION_MESSAGE}`,
+  })),
   controlPlane: ControlPlane,
   dataPlane: DataPlane.default({}),
   paused: z.boolean().default(false)
