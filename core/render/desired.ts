@@ -54,6 +54,11 @@ export interface DesiredInput {
    * every node's `cluster.nix`, so a re-key reaches every node through an ordered rollout.
    */
   identity?: string | undefined;
+  /**
+   * The Kubernetes version each node is asked for now (`1.31`, `1.31.4`), by machine (core/versions/chain.ts);
+   * a node left out is asked for none, and its `cluster.nix` has no `kubernetesVersion`.
+   */
+  versions?: ReadonlyMap<string, string> | undefined;
 }
 
 /**
@@ -123,7 +128,7 @@ export function resolveEndpoint(
 }
 
 /**
- * The `cluster.nix` text for the current membership.
+ * The `cluster.nix` text for the current membership (as `machine` receives it: its `kubernetesVersion`).
  *
  * @example
  * ```ts
@@ -140,12 +145,12 @@ export function resolveEndpoint(
  * text.includes('{ name = "cp-1"; address = "127.0.0.1"; }'); // true
  * ```
  */
-export function clusterNixFor(input: DesiredInput): string {
-  return clusterNixAndId(input).text;
+export function clusterNixFor(input: DesiredInput, machine?: string): string {
+  return clusterNixAndId(input, machine === undefined ? undefined : input.versions?.get(machine)).text;
 }
 
-/** `cluster.nix` and its `configuration` id. */
-function clusterNixAndId(input: DesiredInput): { text: string; id: string } {
+/** `cluster.nix` and its `configuration` id, for a node asked for `version` (none: no `kubernetesVersion`). */
+function clusterNixAndId(input: DesiredInput, version: string | undefined): { text: string; id: string } {
   const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));
   const node = (name: string): ClusterNode => ({ name, address: nodeAddress(byName.get(name), name) });
   const body = {
@@ -155,6 +160,7 @@ function clusterNixAndId(input: DesiredInput): { text: string; id: string } {
     bootstrapNode: input.bootstrap,
     controlPlane: [...input.selection.controlPlane.members].sort().map(node),
     workers: [...input.selection.dataPlane.members].sort().map(node),
+    ...(version ? { kubernetesVersion: version } : {}),
   };
   const id = configurationId(input, renderClusterNix(body));
   return { text: renderClusterNix({ ...body, configuration: id }), id };
@@ -296,12 +302,20 @@ export function clusterHash(nodeHashes: string[]): string {
 export function desiredConfigurations(input: DesiredInput): NixosConfiguration[] {
   const { cluster } = input;
   const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));
-  const { text: clusterNix, id } = clusterNixAndId(input);
+  // One cluster.nix per version asked (nodes at different steps of an upgrade differ only there).
+  const byVersion = new Map<string | undefined, { text: string; id: string }>();
+  const rendered = (machine: string) => {
+    const version = input.versions?.get(machine);
+    let r = byVersion.get(version);
+    if (!r) byVersion.set(version, r = clusterNixAndId(input, version));
+    return r;
+  };
   const nodes: [string, Role][] = [
     ...input.selection.controlPlane.members.map((n): [string, Role] => [n, "control-plane"]),
     ...input.selection.dataPlane.members.map((n): [string, Role] => [n, "worker"]),
   ];
   return nodes.map(([machine, role]) => {
+    const { text: clusterNix, id } = rendered(machine);
     const spec = nodeSpec(input, machine, role, clusterNix, byName.get(machine));
     return {
       apiVersion: "nio.homystack.com/v1alpha1",
