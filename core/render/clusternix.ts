@@ -98,7 +98,9 @@ export function renderClusterNix(c: ClusterNixInput): string {
  * ```
  */
 export function clusterNixOf(cfg: NixosConfiguration): string | undefined {
-  const file = cfg.spec.additionalFiles.find((f) => f.path === "cluster.nix" || f.path.endsWith("/cluster.nix"));
+  // A configuration read from the API may lack the list its type promises.
+  const files = cfg.spec.additionalFiles ?? [];
+  const file = files.find((f) => f.path === "cluster.nix" || f.path.endsWith("/cluster.nix"));
   return file?.valueType === "Inline" ? file.inline : undefined;
 }
 
