@@ -17,6 +17,7 @@ import { reconcileRemediation, type RemediationOutcome } from "./phases/remediat
 import { observeRuns } from "./phases/runs.ts";
 import { reconcileSecrets } from "./phases/secrets.ts";
 import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
+import { observeVersions, type VersionsView } from "./versions.ts";
 import type { Requeue } from "./requeue.ts";
 import type { ClusterScope } from "./scope.ts";
 import {
@@ -35,6 +36,8 @@ export interface PassRecord {
   /** NIO v1: why each failing run failed, by Job name. */
   runFailures?: Map<string, string> | undefined;
   workload?: WorkloadView | undefined;
+  /** The Kubernetes versions the nodes report and are to be asked for. */
+  versions?: VersionsView | undefined;
   planned?: Planned | undefined;
   /** Configurations as the server answered this pass, by name (filled as the writes are answered). */
   written: Map<string, NixosConfiguration>;
@@ -65,7 +68,8 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   await reconcileClaims(s);
   const runFailures = rec.runFailures = await observeRuns(s);
   const workload = rec.workload = observeWorkload(s);
-  const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures });
+  const versions = rec.versions = observeVersions(s, workload);
+  const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures, versions });
   const wrote = await writeConfigurations(s, planned, rec.written);
   const releases = rec.releases = await reconcileReleases(s);
   const members = passMembers(s, rec);
@@ -84,6 +88,7 @@ export function viewOf(rec: PassRecord): PassView {
     runFailures: rec.runFailures,
     written: rec.written,
     wantedSpec: rec.planned?.wantedSpec ?? new Map(),
+    apiServers: rec.versions?.apiServers,
   };
 }
 

@@ -93,6 +93,10 @@ export function passStatusInput(
         ? workloadConditions({ workload: rec.workload, server: planned?.endpoint, nodes, now: s.now })
         : []),
     ],
+    versions: rec.versions && {
+      status: rec.versions.versions.status,
+      downgrade: rec.versions.versions.plan.downgrade ? rec.versions.versions.plan.waiting : undefined,
+    },
     workloadApi: rec.workload && !rec.workload.disabled
       ? { available: rec.workload.api.state === "Available", message: rec.workload.api.message }
       : undefined,
