@@ -17,6 +17,7 @@ import { eventually } from "./helpers.ts";
 import { type RunningNico, settled, startNico } from "./nico.ts";
 import { type SimNio, startSimNio } from "./sim-nio.ts";
 import { type WorkloadClusters, workloadClusters } from "./workload.ts";
+import type { CarriedVersion } from "./workload_versions.ts";
 
 export interface ScenarioOptions {
   /** Machines get hosts 127.0.<block>.<n>: a block per scenario keeps workload API servers apart. */
@@ -36,6 +37,8 @@ export interface ScenarioOptions {
   reportConfiguration?: boolean;
   /** Which NIO the simulator plays, and NICO is told (default `v1`). */
   generation?: NioGeneration;
+  /** The Kubernetes version each flake commit carries (see testing/workload_versions.ts; default 1.31.0). */
+  carriedVersion?: CarriedVersion;
 }
 
 /** A cluster spec as a test writes it: explicit Machine lists, anything else as the CRD takes it. */
@@ -118,6 +121,7 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
   const workloads = workloadClusters(client, {
     ...(o.controllers ? { controllers: o.controllers } : {}),
     ...(o.reportConfiguration === false ? { reportConfiguration: false } : {}),
+    ...(o.carriedVersion ? { carriedVersion: o.carriedVersion } : {}),
   });
   const nio = scenarioNio(client, ns, o, workloads);
   const nico = startNico(client, {

@@ -35,6 +35,15 @@ export const VERSION_ROWS: Row[] = [
   },
   {
     rule: versionChangesControlPlaneFirst,
+    name: "where an upgrade stands is said while something is pending",
+    input: input([n("cp-2", outdated)], {
+      order: "ControlPlaneFirst",
+      versions: { ...versions(ALL_AT_31, { "cp-2": 32 }), waiting: "the control plane goes to 1.32" },
+    }),
+    want: { answer: "pass", reasons: ["the control plane goes to 1.32"] },
+  },
+  {
+    rule: versionChangesControlPlaneFirst,
     name: "…not for a change of the workers' version, nor for any other change",
     input: input([n("cp-2", outdated), n("w-1", { ...outdated, versionChange: true })]),
     want: { answer: "pass" },

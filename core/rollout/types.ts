@@ -81,6 +81,8 @@ export interface RolloutVersions {
   asks: ReadonlyMap<string, KubeVersion>;
   /** `spec.version` is set: a control-plane step can only fix a break forward. */
   target: boolean;
+  /** Where an upgrade stands, for people (core/versions/chain.ts), while one is under way. */
+  waiting?: string | undefined;
 }
 
 /** A node the plan would change or remove, held back until its drain finishes (core/rollout/drainhold.ts). */

@@ -14,9 +14,11 @@ import type { Draft, RolloutPass, RuleAnswer } from "./types.ts";
 /**
  * While a control-plane node's pending change changes its Kubernetes version, the pass is `ControlPlaneFirst`
  * whatever `spec.rollout.order` says (a kubelet must not be newer than kube-apiserver); the order still applies
- * to every other change.
+ * to every other change. Where an upgrade stands (the chain) is said while one is under way.
  */
 export function versionChangesControlPlaneFirst(p: RolloutPass, d: Draft): RuleAnswer {
+  const upgrading = p.i.versions?.waiting;
+  if (upgrading && d.plan.pending.length) d.reasons.push(upgrading);
   if (d.order === "ControlPlaneFirst") return "pass";
   if (!p.cp.some((n) => n.versionChange && n.exists && !n.upToDate)) return "pass";
   d.order = "ControlPlaneFirst";

@@ -115,7 +115,9 @@ export function clusterVersions(target: KubeVersion | undefined, members: readon
     plan,
     render,
     changing,
-    rollout: known.length ? { nodes: reported, asks, target: target !== undefined } : undefined,
+    rollout: known.length
+      ? { nodes: reported, asks, target: target !== undefined, ...(chain ? { waiting: plan.waiting } : {}) }
+      : undefined,
     status: { ...(floor ? { version: formatVersion(floor) } : {}), ...(versions ? { versions } : {}) },
   };
 }
