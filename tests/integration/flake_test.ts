@@ -25,7 +25,6 @@ const AGENT_TOKEN = "/var/lib/nico/agent-token";
 /** A server holds both tokens; an agent only the agent token. */
 const SERVER_TOKENS = [`--token-file=${TOKEN}`, `--agent-token-file=${AGENT_TOKEN}`];
 
-
 interface K3sNode {
   name: string;
   address: string;
