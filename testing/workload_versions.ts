@@ -66,7 +66,9 @@ export class Fronts {
   /** The node's API server restarts (a switch): `/version` answers 503 until {@link set} again. */
   async restarting(machine: string): Promise<void> {
     const n = this.#nodes.get(machine);
-    if (n) await this.set(machine, n.host, undefined);
+    if (!n) return;
+    n.version = undefined;
+    await this.#running.get(machine)?.setVersion(undefined); // a front that is down (the API is) stays down
   }
 
   /** The node left: its front stops. */
