@@ -100,6 +100,7 @@ function nodeRow(prefix: string, n: NodeView, cluster: string, o: DescribeOption
   const mark = markOf(n.machineObj);
   if (mark) note = `out of service (${REMEDIATED_ANNOTATION}: ${mark.text || "set"})${note ? `; ${note}` : ""}`;
   if (n.drain) note = `held: ${n.drain.message}${note ? `; ${note}` : ""}`;
+  if (n.etcdHold) note = `held for etcd: ${n.etcdHold}${note ? `; ${note}` : ""}`;
   const tags = [
     n.bootstrap ? "bootstrap" : "",
     mark ? "out of service" : "",
@@ -115,6 +116,44 @@ function nodeRow(prefix: string, n: NodeView, cluster: string, o: DescribeOption
     cond ? age(cond.lastTransitionTime, o.now) : "",
     note,
   ];
+}
+
+/** The etcd members as status.etcd last said (a subtree under the cluster), when NICO sees etcd. */
+function etcdRows(v: ClusterView): Entry[] {
+  const e = v.cluster.status?.etcd;
+  if (!e) return [];
+  const head: Entry = {
+    cells: [
+      "├─Etcd",
+      {
+        text: `${e.healthyVoters}/${e.voters}`,
+        paint: e.tolerance < 0 ? "red" : e.healthyVoters < e.voters ? "yellow" : "green",
+      },
+      "",
+      "",
+      "",
+      "",
+      `quorum ${e.quorum}, can lose ${Math.max(0, e.tolerance)}: ${e.counted}`,
+    ],
+    below: "│ ",
+  };
+  const members = e.members.map((m, i): Entry => {
+    const last = i === e.members.length - 1;
+    const tags = [m.leader ? "leader" : "", m.learner ? "learner" : "", ...(m.alarms ?? [])].filter(Boolean);
+    return {
+      cells: [
+        `│ ${last ? "└─" : "├─"}Member/${m.name || m.memberID}${tags.length ? ` (${tags.join(", ")})` : ""}`,
+        { text: m.healthy ? "Healthy" : "Unhealthy", paint: m.healthy ? "green" : "red" },
+        "",
+        "",
+        "",
+        "",
+        `id ${m.memberID}, ${m.peerURL ?? "no peer URL"}, ${m.node ? `node ${m.node}` : "on no node of this cluster"}`,
+      ],
+      below: `│ ${last ? "  " : "│ "}`,
+    };
+  });
+  return [head, ...members];
 }
 
 /** The tree, as text. Pure apart from the style it is given. */
@@ -144,6 +183,7 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
   });
   const all = o.showConditions === "all";
   if (all) rows.push(...conditionRows("│ ", conds, o));
+  rows.push(...etcdRows(v));
   const planes = [
     { plane: "controlPlane", title: "ControlPlane", status: s?.controlPlane },
     { plane: "dataPlane", title: "Workers", status: s?.dataPlane },

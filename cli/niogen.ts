@@ -6,6 +6,7 @@
  * @module
  */
 import type { KubeClient } from "../lib/kube/client.ts";
+import { isNotFound } from "../lib/kube/errors.ts";
 import { CRDS } from "../lib/kube/resources.ts";
 import { NIO_GROUP, type NioGeneration, nioGenerationOfCrd, NIXOS_CONFIGURATION_CRD } from "../core/contract/nio.ts";
 
@@ -44,4 +45,17 @@ export async function detectNioGeneration(
     // Nothing served: NIO is not installed (yet).
   }
   return { generation: "v1", source: `NIO is not installed (${why}); assuming NIO v1` };
+}
+
+/**
+ * The resources of NIO's API group the API server serves (plural names), from API discovery: none when the group
+ * is not served at all; undefined when discovery could not be asked (NICO then assumes NIO is whole).
+ */
+export async function servedNioResources(client: KubeClient): Promise<string[] | undefined> {
+  try {
+    const res = await client.request<{ resources?: { name: string }[] }>("GET", `/apis/${NIO_GROUP}/v1alpha1`);
+    return (res?.resources ?? []).map((r) => r.name).filter((n) => !n.includes("/"));
+  } catch (err) {
+    return isNotFound(err) ? [] : undefined;
+  }
 }

@@ -47,6 +47,8 @@ export interface NodeView {
   order?: number | undefined;
   /** The rollout holds it until its drain finishes (status.rollout.draining). */
   drain?: { state: "Draining" | "TimedOut"; message: string } | undefined;
+  /** The rollout holds it for etcd (status.rollout.etcdHeld): what it waits for. */
+  etcdHold?: string | undefined;
 }
 
 export interface ClusterView {
@@ -128,6 +130,15 @@ export function appliedRevision(
   return rev ? rev.slice(0, 7) : "-";
 }
 
+/** The nodes the status says the rollout holds: for their drain, and for etcd. */
+function rolloutHolds(c: KubernetesCluster) {
+  const r = c.status?.rollout;
+  return {
+    drains: new Map((r?.draining ?? []).map((d) => [d.node, d])),
+    etcdHolds: new Map((r?.etcdHeld ?? []).map((h) => [h.node, h.message])),
+  };
+}
+
 /** The view of one cluster from its objects. Pure. */
 export function clusterView(
   cluster: KubernetesCluster,
@@ -154,7 +165,7 @@ export function clusterView(
   const pending = s?.rollout?.pending ?? [];
   const updating = new Set(s?.rollout?.updating ?? []);
   const removing = new Set(s?.rollout?.removing ?? []);
-  const drains = new Map((s?.rollout?.draining ?? []).map((d) => [d.node, d]));
+  const { drains, etcdHolds } = rolloutHolds(cluster);
   const paused = isPaused(cluster.spec, cluster.metadata.annotations);
   const halted = s?.conditions?.some((c) => hasReason(c, "RollingOut", "RolloutStalled")) ?? false;
   const { nodeTimeout } = rolloutSettings(cluster.spec.rollout);
@@ -180,8 +191,8 @@ export function clusterView(
     if (departing || removing.has(machine)) position = "removing";
     else if (r.state === "Failed") position = "failed";
     else if (updating.has(machine)) position = "updating";
-    else if (inPlan >= 0) position = paused || halted || drains.has(machine) ? "held" : "pending";
-    const drain = drains.get(machine);
+    const [drain, etcdHold] = [drains.get(machine), etcdHolds.get(machine)];
+    if (position === "up to date" && inPlan >= 0) position = paused || halted || drain || etcdHold ? "held" : "pending";
     return {
       machine,
       plane,
@@ -196,6 +207,7 @@ export function clusterView(
       position,
       order: inPlan >= 0 ? inPlan + 1 : undefined,
       ...(drain ? { drain: { state: drain.state, message: drain.message } } : {}),
+      ...(etcdHold ? { etcdHold } : {}),
     };
   };
   const nodes: NodeView[] = [];

@@ -39,6 +39,10 @@ export const RunOptions = z.object({
   maxWorkloadConnections: z.coerce.number().int().min(1).max(10_000).default(200)
     .describe("At most this many workload clusters are watched at once."),
   workloadProbeInterval: duration.default(10_000).describe("How often each workload API's /readyz is asked."),
+  etcdInterval: duration.default(10_000).describe(
+    "How often each cluster's etcd is looked at (members, status, alarms), with workload connections on.",
+  ),
+  etcdTimeout: duration.default(2_000).describe("Deadline of one request to an etcd member."),
   webhookAddr: address.default(":9443").describe("Admission webhook listen address."),
   webhookCertMode: z.enum(["self-signed", "cert-manager", "off"]).default("self-signed")
     .describe("self-signed: NICO keeps its own CA; cert-manager: use mounted files; off: no webhook."),
@@ -60,6 +64,8 @@ export const RunOptions = z.object({
   webhookClientCa: z.string().min(1).optional().describe(
     "CA bundle file: the webhook then requires a client certificate it signed (the API server's, see docs/operations.md).",
   ),
+  argocdNamespace: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "expected a namespace name").optional()
+    .describe("Register every cluster with the Argo CD of this namespace (a cluster Secret each); default off."),
   metricsAddr: address.default(":8080").describe("Prometheus /metrics listen address."),
   healthAddr: address.default(":8081").describe("/healthz and /readyz listen address."),
   leaderElect: bool.default(true).describe("Only the Lease holder reconciles."),
@@ -96,6 +102,8 @@ const ENV: Record<string, string> = {
   workloadConnections: "NICO_WORKLOAD_CONNECTIONS",
   maxWorkloadConnections: "NICO_MAX_WORKLOAD_CONNECTIONS",
   workloadProbeInterval: "NICO_WORKLOAD_PROBE_INTERVAL",
+  etcdInterval: "NICO_ETCD_INTERVAL",
+  etcdTimeout: "NICO_ETCD_TIMEOUT",
   refPollInterval: "NICO_REF_POLL_INTERVAL",
   webhookAddr: "NICO_WEBHOOK_ADDR",
   webhookCertMode: "NICO_WEBHOOK_CERT_MODE",
@@ -104,6 +112,7 @@ const ENV: Record<string, string> = {
   webhookUrl: "NICO_WEBHOOK_URL",
   gitAllowedHosts: "NICO_GIT_ALLOWED_HOSTS",
   webhookClientCa: "NICO_WEBHOOK_CLIENT_CA",
+  argocdNamespace: "NICO_ARGOCD_NAMESPACE",
   metricsAddr: "NICO_METRICS_ADDR",
   healthAddr: "NICO_HEALTH_ADDR",
   leaderElect: "NICO_LEADER_ELECT",
@@ -186,4 +195,12 @@ export function listenOn(addr: string): { hostname: string; port: number } {
   const i = addr.lastIndexOf(":");
   const host = addr.slice(0, i).replace(/^\[|\]$/g, "");
   return { hostname: host || "0.0.0.0", port: Number(addr.slice(i + 1)) };
+}
+
+/** What the workload flags give the cluster controller: its workload connections, and how etcd is watched. */
+export function workloadWatching(o: RunOptions) {
+  return {
+    workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval },
+    etcd: { intervalMs: o.etcdInterval, timeoutMs: o.etcdTimeout },
+  };
 }

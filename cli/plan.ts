@@ -72,6 +72,9 @@ export function renderPlan(v: ClusterView, style: Style): string {
   for (const h of steps.steps[0]?.index === 0 ? steps.steps[0].held ?? [] : []) {
     lines.push(`${paint(style, "yellow", `${h.machine} held`)}: ${h.message}`);
   }
+  for (const n of v.nodes) {
+    if (n.etcdHold) lines.push(`${paint(style, "yellow", `${n.machine} held for etcd`)}: ${n.etcdHold}`);
+  }
   if (steps.stopped) {
     const what = steps.stopped.reason === "halted"
       ? paint(style, "red", `Halted at ${steps.stopped.machine} (${steps.stopped.detail})`) +

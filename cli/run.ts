@@ -6,9 +6,9 @@
  */
 
 import { clusterController } from "../controllers/cluster/controller.ts";
-import { detectNioGeneration } from "./niogen.ts";
+import { detectNioGeneration, servedNioResources } from "./niogen.ts";
+import { missingNioResources, nioMissingMessage } from "../core/contract/nioinstall.ts";
 import type { NioGeneration } from "../core/contract/nio.ts";
-import { observeClusters } from "../controllers/cluster/metrics.ts";
 import { installCrd } from "../crds/install.ts";
 import { type EventRecorder, eventRecorder } from "../lib/events.ts";
 import { KubeClient } from "../lib/kube/client.ts";
@@ -16,16 +16,18 @@ import { LeaderFence, runLeaderElection } from "../lib/leader.ts";
 import { Metrics } from "../lib/metrics.ts";
 import { sleep } from "../lib/runtime/sleep.ts";
 import { errorMessage, jsonLogger, type Logger, type LogLevel, textLogger } from "../lib/runtime/log.ts";
-import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage } from "./options.ts";
+import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage, workloadWatching } from "./options.ts";
 import type { ClusterInformers } from "../controllers/cluster/reconciler.ts";
 import { runWebhookCertificates, serviceDnsNames } from "../webhooks/certificates.ts";
 import { webhookApp } from "../webhooks/app.ts";
-import { informerLookup } from "../webhooks/lookup.ts";
+import { type AdmissionLookup, informerLookup } from "../webhooks/lookup.ts";
+import type { Informer } from "../lib/runtime/informer.ts";
 import { subjectAccessReviews } from "../webhooks/authorize.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
 import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
 import { fileTls, secretTls } from "../webhooks/tls.ts";
-import { type HttpServer, serveHttp } from "../lib/http/server.ts";
+import type { HttpServer } from "../lib/http/server.ts";
+import { serveProbes } from "./probes.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 export const USER_AGENT = `nico/${denoJson.version}`;
@@ -33,39 +35,6 @@ export const USER_AGENT = `nico/${denoJson.version}`;
 /** A logger in the chosen format: JSON lines, or `time level message key=value`. */
 export function makeLogger(level: LogLevel, format: "json" | "text"): Logger {
   return format === "json" ? jsonLogger({ level }) : textLogger({ level });
-}
-
-/** Serves /metrics, /healthz and /readyz (one server when both addresses are equal); /readyz is red while either cannot accept. */
-async function serveProbes(
-  o: RunOptions,
-  metrics: Metrics,
-  informers: ClusterInformers,
-  ready: () => boolean,
-  signal: AbortSignal,
-  logger: Logger,
-) {
-  const servers: HttpServer[] = [];
-  const handler = async (req: Request): Promise<Response> => {
-    const path = new URL(req.url).pathname;
-    if (path === "/healthz") return new Response("ok\n");
-    if (path === "/readyz") {
-      const synced = Object.values(informers).every((i) => i.hasSynced()) && ready() &&
-        servers.every((s) => s.healthy());
-      return new Response(synced ? "ok\n" : "caches not synced\n", { status: synced ? 200 : 503 });
-    }
-    if (path === "/metrics") {
-      observeClusters(metrics, informers.clusters.list());
-      return new Response(await metrics.text(), { headers: { "content-type": metrics.contentType } });
-    }
-    return new Response("not found\n", { status: 404 });
-  };
-  // Timeouts and a connection cap, as on the webhook: a client holding sockets cannot starve the probes.
-  const log = (err: unknown) => logger.error("probe server accept failed; retrying", { error: errorMessage(err) });
-  servers.push(await serveHttp({ ...listenOn(o.healthAddr), signal, fetch: handler, onAcceptError: log }));
-  if (o.metricsAddr !== o.healthAddr) {
-    servers.push(await serveHttp({ ...listenOn(o.metricsAddr), signal, fetch: handler, onAcceptError: log }));
-  }
-  return servers;
 }
 
 /** Names the webhook's serving certificate covers: the Service's, or the host of --webhook-url. */
@@ -79,16 +48,32 @@ export function webhookNames(
 }
 
 /** The admission webhook on this replica, counted in the metrics; resolves once it serves. */
+/** Admission's reads from the caches; a NIO resource the API server does not serve has no objects to read. */
+function servedLookup(informers: ClusterInformers, served: readonly Informer[]): AdmissionLookup {
+  const lookup = informerLookup({
+    machines: informers.machines,
+    configs: informers.configs,
+    clusters: informers.clusters,
+  });
+  const has = (i: { resource: unknown }) => served.some((s) => s.resource === i.resource);
+  return {
+    machines: has(informers.machines) ? lookup.machines : () => [],
+    configurations: has(informers.configs) ? lookup.configurations : () => [],
+    clusters: lookup.clusters,
+  };
+}
+
 async function startWebhook(
   o: RunOptions,
   client: KubeClient,
   informers: ClusterInformers,
+  served: readonly Informer[],
   metrics: Metrics,
   log: Logger,
   signal: AbortSignal,
 ): Promise<WebhookServer> {
   const app = webhookApp({
-    lookup: informerLookup({ machines: informers.machines, configs: informers.configs, clusters: informers.clusters }),
+    lookup: servedLookup(informers, served),
     access: subjectAccessReviews(client),
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     ...(o.defaultGitRepo ? { defaultGitRepo: o.defaultGitRepo } : {}),
@@ -173,6 +158,7 @@ function startReplica(
   log: Logger,
   stop: AbortController,
   nio: NioGeneration,
+  nioMissing: string[],
 ): Replica {
   const metrics = new Metrics();
   const identity = o.identity ?? `${Deno.hostname()}-${crypto.randomUUID().slice(0, 6)}`;
@@ -206,11 +192,12 @@ function startReplica(
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     hooks: metrics.controllerHooks("kubernetescluster"),
     nio,
-    ...(o.workloadConnections
-      ? { workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval } }
-      : {}),
+    nioMissing,
+    argoCdNamespace: o.argocdNamespace,
+    ...(o.workloadConnections ? workloadWatching(o) : {}),
   });
-  for (const inf of Object.values(parts.informers)) inf.start(stop.signal);
+  // Not the informers of NIO resources the API server does not serve: they would fail every 30 s and never sync.
+  for (const inf of parts.caches) inf.start(stop.signal);
   const r: Replica = {
     o,
     log,
@@ -231,7 +218,7 @@ function startReplica(
 /** The admission webhook and, when self-signed, the certificates it serves with (renewed by the leader). */
 function serveWebhook(r: Replica, writer: KubeClient): void {
   const { o, log, stop } = r;
-  const serving = startWebhook(o, r.client, r.parts.informers, r.metrics, log, stop.signal)
+  const serving = startWebhook(o, r.client, r.parts.informers, r.parts.caches, r.metrics, log, stop.signal)
     .then((w) => (r.webhook = w));
   r.background.push(serving);
   if (o.webhookCertMode !== "self-signed") return;
@@ -259,6 +246,9 @@ async function lead(r: Replica): Promise<number> {
     await r.parts.controller.run(r.stop.signal);
     return 0;
   }
+  // 0 until this replica leads: with every replica a standby, `sum(leader_election_master_status) == 0` (NicoNoLeader)
+  // needs their zeros, not silence.
+  r.metrics.leader.set({ name: o.leaseName }, 0);
   const outcome = await runLeaderElection({
     client: r.client,
     namespace: o.leaseNamespace,
@@ -288,6 +278,7 @@ async function shutDown(r: Replica, servers: HttpServer[]): Promise<void> {
   await Promise.all(Object.values(r.parts.informers).map((i) => i.stop()));
   await r.parts.revisions?.stop();
   await r.parts.workloads?.closeAll();
+  await r.parts.memory.closeEtcd();
   await r.recorder.flush();
   await Promise.all(servers.map((s) => s.finished));
   await r.client.close();
@@ -318,12 +309,13 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
   }
   if (o.installCrds) await installCrd(client);
   const nio = await detectNioGeneration(client, o.nioGeneration);
-  const r = startReplica(o, client, log, stop, nio.generation);
+  const nioMissing = missingNioResources(nio.generation, await servedNioResources(client));
+  const r = startReplica(o, client, log, stop, nio.generation, nioMissing);
   const servers = await serveProbes(
     o,
     r.metrics,
     r.parts.informers,
-    () => o.webhookCertMode === "off" || (r.webhook?.ready() ?? false),
+    () => r.parts.caches.every((i) => i.hasSynced()) && (o.webhookCertMode === "off" || (r.webhook?.ready() ?? false)),
     stop.signal,
     log,
   );
@@ -334,6 +326,12 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     identity: r.identity,
     nio: `${nio.generation} (${nio.source})`,
   });
+  if (nioMissing.length) {
+    log.error("NIO is not fully installed", {
+      missing: nioMissing.join(", "),
+      what: nioMissingMessage(nio.generation, nioMissing),
+    });
+  }
 
   let code = 0;
   try {

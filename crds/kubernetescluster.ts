@@ -15,7 +15,15 @@ import { Remediation, Spares } from "./remediation.ts";
 import type { KubernetesClusterStatus } from "./status.ts";
 import { SPEC_VERSION_MESSAGE, SPEC_VERSION_PATTERN, SpecVersion } from "./version.ts";
 
-export { Condition, ConditionStatus, KubernetesClusterStatus, Phase, PHASES, PlaneStatus } from "./status.ts";
+export {
+  Condition,
+  ConditionStatus,
+  EtcdStatus,
+  KubernetesClusterStatus,
+  Phase,
+  PHASES,
+  PlaneStatus,
+} from "./status.ts";
 
 /** A host as the CRD accepts it: an ASCII DNS name, an IPv4 or an IPv6 address, nothing else. */
 export const HOST_PATTERN = "^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$|^[0-9A-Fa-f:.]+$";
@@ -157,6 +165,14 @@ export const Drain = z.object({
     .describe("Evict pods with emptyDir volumes too (their data is lost). Off: such pods hold the drain."),
 }).describe("Cordon and drain before a node's configuration changes (pods evicted through the Eviction API).");
 
+export const EtcdSettings = z.object({
+  clientPort: z.int().min(1).max(65535).default(2379)
+    .describe("The port stacked etcd serves clients on, on each control-plane node's address (the flake contract)."),
+}).describe(
+  "Stacked etcd as the flake runs it. NICO reaches it with a client certificate from the etcd CA it issues; " +
+    "absent: port 2379.",
+);
+
 export const KubernetesClusterSpec = z.object({
   gitRepo: z.string().min(1).max(2048).optional()
     .describe(
@@ -212,6 +228,7 @@ export const KubernetesClusterSpec = z.object({
       "When true every node also receives its own Machine's SSH private key (the key NIO logs in with) as the file machine-ssh-key. Leave false unless the flake needs it: whoever can read files on a node then holds a key that opens that host, and every other host sharing the key.",
     ),
   nio: NioSettings.optional(),
+  etcd: EtcdSettings.optional(),
   version: SpecVersion.optional().meta(cel({
     rule: `self.matches('${SPEC_VERSION_PATTERN.source.replaceAll("\\", "\\\\")}')`,
     message: `spec.version ${SPEC_VERSION_MESSAGE}`,

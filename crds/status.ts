@@ -35,6 +35,26 @@ export const PlaneStatus = z.object({
   machines: z.array(z.string()).optional().describe("Names of all selected Machines, sorted."),
 }).describe("Readiness of one plane.");
 
+export const EtcdMemberStatus = z.object({
+  name: z.string().describe("The member's name; empty for a member added but never started."),
+  memberID: z.string().describe("The member id (a decimal uint64)."),
+  peerURL: z.string().optional().describe("Its first peer URL: its node's address in the flake contract."),
+  node: z.string().optional().describe("The control-plane Machine on the peer URL's address, if any."),
+  healthy: z.boolean().describe("It answered its status in time, with no errors, knowing a leader."),
+  leader: z.boolean().describe("It leads."),
+  learner: z.boolean().describe("A learner: it does not vote and is not counted."),
+  alarms: z.array(z.string()).optional().describe("Alarms raised on it (NOSPACE, CORRUPT)."),
+}).describe("One etcd member as NICO last saw it.");
+
+export const EtcdStatus = z.object({
+  members: z.array(EtcdMemberStatus).describe("The member list, as etcd gave it, with each member's health."),
+  voters: z.int().min(0).describe("Voting members (learners are not)."),
+  healthyVoters: z.int().min(0).describe("Voting members that are healthy."),
+  quorum: z.int().min(0).describe("A majority of the voters: etcd needs this many healthy."),
+  tolerance: z.int().describe("Healthy voters above the quorum: how many more it can lose (negative: lost)."),
+  counted: z.string().describe("Which members the quorum rules counted, for people."),
+}).describe("Stacked etcd, read from etcd's own client API (absent while NICO cannot see it; see EtcdHealthy).");
+
 export const Phase = z.enum(["Provisioning", "Ready", "Updating", "Failed", "Deleting"]);
 
 export const KubernetesClusterStatus = z.object({
@@ -81,7 +101,12 @@ export const KubernetesClusterStatus = z.object({
     })).optional().describe(
       "Nodes held back in this pass until their drain finishes (see spec.rollout.drain); absent when none is.",
     ),
+    etcdHeld: z.array(z.object({
+      node: z.string().describe("The control-plane node the rollout would change or remove now."),
+      message: z.string().describe("What it waits for in etcd (a leadership move, its member's removal, quorum)."),
+    })).optional().describe("Control-plane nodes held back in this pass for etcd; absent when none is."),
   }).optional().describe("Progress of the current rollout."),
+  etcd: EtcdStatus.optional(),
   conditions: z.array(Condition).optional().describe(
     "Ready (the summary), Reconciling and Stalled (the kstatus conditions: in progress, or stuck until the user acts), ControlPlaneReady, DataPlaneReady, MachinesAvailable, RollingOut, UpToDate and others.",
   )
@@ -92,5 +117,6 @@ export type KubernetesClusterStatus = z.output<typeof KubernetesClusterStatus>;
 export type Condition = z.output<typeof Condition>;
 export type PlaneStatus = z.output<typeof PlaneStatus>;
 export type Phase = z.output<typeof Phase>;
+export type EtcdStatus = z.output<typeof EtcdStatus>;
 /** Every phase, in the order the CRD lists them (metrics start each at zero). */
 export const PHASES: readonly Phase[] = Phase.options;

@@ -5,7 +5,9 @@
  * @module
  */
 import client from "prom-client";
-import type { ControllerHooks } from "./runtime/controller.ts";
+import type { ControllerHooks, ReconcileOutcome } from "./runtime/controller.ts";
+
+const RECONCILE_OUTCOMES: readonly ReconcileOutcome[] = ["success", "requeue", "error", "terminal"];
 
 export class Metrics {
   readonly registry = new client.Registry();
@@ -72,6 +74,19 @@ export class Metrics {
     labelNames: ["namespace", "cluster", "plane", "state"] as const,
     registers: [this.registry],
   });
+  readonly clusterCondition = new client.Gauge({
+    name: "nico_cluster_condition",
+    help: "1 for each condition a KubernetesCluster carries, by its type, status and reason " +
+      "(only the types and reasons NICO registers; any other reason is Unregistered).",
+    labelNames: ["namespace", "cluster", "type", "status", "reason"] as const,
+    registers: [this.registry],
+  });
+  readonly kubeconfigExpiry = new client.Gauge({
+    name: "nico_cluster_kubeconfig_expiry_timestamp_seconds",
+    help: "When the client certificate of a cluster's <cluster>-kubeconfig Secret expires (Unix seconds).",
+    labelNames: ["namespace", "cluster"] as const,
+    registers: [this.registry],
+  });
   readonly webhookRequests = new client.Counter({
     name: "nico_webhook_requests_total",
     help: "Admission requests by path and outcome (allowed, denied, error).",
@@ -82,7 +97,8 @@ export class Metrics {
     name: "nico_webhook_request_duration_seconds",
     help: "Admission request latency.",
     labelNames: ["path"] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
+    // Up to the handler's 10 s deadline: with 1 s the last bound, no quantile could ever pass 1 s.
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
   readonly leader = new client.Gauge({
@@ -94,6 +110,11 @@ export class Metrics {
 
   /** Hooks that feed a {@link Controller}'s metrics. */
   controllerHooks(controller: string): ControllerHooks {
+    // Counters start at zero (as controller-runtime's do): a rate sees the first error, and an alert on it has
+    // a series to read before anything failed.
+    for (const result of RECONCILE_OUTCOMES) this.reconcileTotal.inc({ controller, result }, 0);
+    this.reconcileErrors.inc({ controller }, 0);
+    this.queueRetries.inc({ name: controller }, 0);
     return {
       reconciled: (outcome, seconds) => {
         this.reconcileTotal.inc({ controller, result: outcome });

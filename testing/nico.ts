@@ -38,12 +38,18 @@ export interface NicoTestOptions {
   refPollIntervalMs?: number;
   /** Watch workload clusters (loopback only), asking /readyz this often; off by default. */
   workloadProbeMs?: number;
+  /** With workload clusters, how often their etcd is looked at (default 500 ms). */
+  etcdIntervalMs?: number;
   /** Which NIO the simulator plays (default `v1`, as the simulator's own default). */
   nio?: NioGeneration;
   /** How long a freed Machine stays claimed for NIO to settle (default 1 s in tests). */
   releaseSettleMs?: number;
   /** The longest a progress-only status change is held back (default: NICO's own). */
   statusDelayMs?: number;
+  /** Register clusters with the Argo CD of this namespace (default: off). */
+  argoCdNamespace?: string;
+  /** NIO resources to treat as not served by the API server (what `nico run` finds by discovery). */
+  nioMissing?: string[];
 }
 
 /** Starts the cluster controller as NICO would; `stop()` shuts it down cleanly. */
@@ -68,11 +74,16 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     gitAllowedHosts: parseHostPolicy("*,127.0.0.1"),
     ...(opts.refPollIntervalMs ? { refPollIntervalMs: opts.refPollIntervalMs } : {}),
     ...(opts.workloadProbeMs
-      ? { workloads: { policy: "loopback" as const, probeIntervalMs: opts.workloadProbeMs, requestTimeoutMs: 2_000 } }
+      ? {
+        workloads: { policy: "loopback" as const, probeIntervalMs: opts.workloadProbeMs, requestTimeoutMs: 2_000 },
+        etcd: { intervalMs: opts.etcdIntervalMs ?? 500, timeoutMs: 1_000 },
+      }
       : {}),
     nio: opts.nio ?? "v1",
     releaseSettleMs: opts.releaseSettleMs ?? 1_000,
     ...(opts.statusDelayMs !== undefined ? { statusDelayMs: opts.statusDelayMs } : {}),
+    argoCdNamespace: opts.argoCdNamespace,
+    nioMissing: opts.nioMissing,
   });
   // Called in the same synchronous turn as the controller's own handler, so a version's arrival precedes its pass.
   informers.clusters.onEvent((_type, c) =>
@@ -93,6 +104,7 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
       await recorder.flush();
       await revisions?.stop();
       await workloads?.closeAll();
+      await memory.closeEtcd();
     },
   };
 }

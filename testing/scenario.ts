@@ -18,6 +18,7 @@ import { type RunningNico, settled, startNico } from "./nico.ts";
 import { type SimNio, startSimNio } from "./sim-nio.ts";
 import { type WorkloadClusters, workloadClusters } from "./workload.ts";
 import type { CarriedVersion } from "./workload_versions.ts";
+import type { SimEtcdMode } from "./sim-etcd.ts";
 
 export interface ScenarioOptions {
   /** Machines get hosts 127.0.<block>.<n>: a block per scenario keeps workload API servers apart. */
@@ -39,6 +40,8 @@ export interface ScenarioOptions {
   generation?: NioGeneration;
   /** The Kubernetes version each flake commit carries (see testing/workload_versions.ts; default 1.31.0). */
   carriedVersion?: CarriedVersion;
+  /** Whether control-plane hosts run etcd NICO can reach (default `contract`; see ./sim-etcd.ts). */
+  etcd?: SimEtcdMode;
 }
 
 /** A cluster spec as a test writes it: explicit Machine lists, anything else as the CRD takes it. */
@@ -122,6 +125,7 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
     ...(o.controllers ? { controllers: o.controllers } : {}),
     ...(o.reportConfiguration === false ? { reportConfiguration: false } : {}),
     ...(o.carriedVersion ? { carriedVersion: o.carriedVersion } : {}),
+    ...(o.etcd ? { etcd: o.etcd } : {}),
   });
   const nio = scenarioNio(client, ns, o, workloads);
   const nico = startNico(client, {

@@ -12,7 +12,8 @@
 import { askedVersion, clusterNixOf } from "../core/render/clusternix.ts";
 import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 import type { KeyPair } from "../lib/pki.ts";
-import { type Front, type FrontProxyTrust, startFront } from "./front.ts";
+import { freePort } from "./envtest/process.ts";
+import { type Front, type FrontProxyTrust, frontProxyTrust, startFront } from "./front.ts";
 
 /** On a Machine: the version its node runs whatever it is asked for (`1.30.2`: a flake that ignores kubernetesVersion). */
 export const KUBERNETES_VERSION_ANNOTATION = "sim.nico.homystack.com/kubernetes-version";
@@ -46,6 +47,16 @@ export interface FrontsOptions {
 
 /** The API server fronts of one workload cluster's control-plane nodes, by machine. */
 export class Fronts {
+  /**
+   * The fronts of a cluster whose real kube-apiserver is to listen on `host` (a free port, {@link apiPort}),
+   * with a front-proxy trust and a folder of their own.
+   */
+  static async make(clusterCa: KeyPair, host: string): Promise<Fronts> {
+    const dir = await Deno.makeTempDir({ prefix: "nico-workload-" });
+    const trust = await frontProxyTrust(`${dir}/front-proxy`);
+    return new Fronts({ clusterCa, trust, upstream: `https://${host}:${freePort()}`, dir });
+  }
+
   readonly #o: FrontsOptions;
   readonly #running = new Map<string, Front>();
   /** Every control-plane node seen, its address and the version it answers (undefined: its API server is down). */
@@ -53,6 +64,21 @@ export class Fronts {
 
   constructor(o: FrontsOptions) {
     this.#o = o;
+  }
+
+  /** The port of the real kube-apiserver (on the bootstrap node's address; its 6443 is that node's front). */
+  get apiPort(): number {
+    return Number(new URL(this.#o.upstream).port);
+  }
+
+  /** What kube-apiserver needs to trust the fronts (testing/front.ts frontProxyArgs). */
+  get trust(): FrontProxyTrust {
+    return this.#o.trust;
+  }
+
+  /** The folder of the fronts (removed with the cluster). */
+  get dir(): string {
+    return this.#o.dir;
   }
 
   /** Sets what `machine`'s API server answers, starting its front the first time. */

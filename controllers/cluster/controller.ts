@@ -8,11 +8,12 @@
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { EventRecorder } from "../../lib/events.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
-import { SECRETS } from "../../lib/kube/resources.ts";
+import { type Resource, SECRETS } from "../../lib/kube/resources.ts";
 import {
   JOBS,
   MACHINES,
   NIO_DECOMMISSION,
+  NIO_GROUP,
   NIO_OPERATION_LABEL,
   NIX_JOBS,
   NIXOS_CONFIGURATIONS,
@@ -39,6 +40,8 @@ import { type ClusterInformers, ClusterReconciler } from "./reconciler.ts";
 import { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
 import { WorkloadCache, type WorkloadCacheOptions } from "./workload/cache.ts";
+import { targetPolicy } from "./workload/targets.ts";
+import { ETCD_INTERVAL_MS, ETCD_TIMEOUT_MS, type EtcdWatching } from "./etcd/observer.ts";
 
 export interface ClusterControllerOptions {
   client: KubeClient;
@@ -59,12 +62,21 @@ export interface ClusterControllerOptions {
   gitAllowedHosts?: HostPolicy;
   /** Watch workload clusters (absent: NICO does not look inside them; applied counts as Ready). */
   workloads?: Omit<WorkloadCacheOptions, "onChange" | "log">;
+  /** With workload clusters, how their etcd is watched (defaults: every 10 s, 2 s per request). */
+  etcd?: Partial<Pick<EtcdWatching, "intervalMs" | "timeoutMs">>;
   /** Which NIO runs the configurations (default `v1`); see `detectNioGeneration`. */
   nio?: NioGeneration;
   /** How long a freed Machine stays claimed for NIO to settle (core/machines/release.ts). */
   releaseSettleMs?: number;
   /** The longest a progress-only status change is held back (core/status/write.ts). */
   statusDelayMs?: number;
+  /** Argo CD's namespace: keep an Argo CD cluster Secret there for each cluster (`--argocd-namespace`; absent: off). */
+  argoCdNamespace?: string | undefined;
+  /**
+   * NIO resources the API server does not serve (core/contract/nioinstall.ts): no informer waits for them, and
+   * every cluster says so.
+   */
+  nioMissing?: readonly string[] | undefined;
 }
 
 /**
@@ -84,6 +96,7 @@ export function clusterInformers(
   namespace?: string,
   resyncMs?: number,
   nio: NioGeneration = "v1",
+  nioMissing: readonly string[] = [],
 ): ClusterInformers {
   const opts = { logger: log, ...(namespace ? { namespace } : {}), ...(resyncMs !== undefined ? { resyncMs } : {}) };
   return {
@@ -92,24 +105,46 @@ export function clusterInformers(
     configs: new Informer<NixosConfiguration>(client, NIXOS_CONFIGURATIONS, opts),
     // Only the Secrets NICO labels: never every Secret of the cluster.
     secrets: new Informer<Secret>(client, SECRETS, { ...opts, labelSelector: CLUSTER_LABEL }),
+    ...(nio === "v1" && !nioMissing.includes(NIX_JOBS.plural)
+      ? { decommissions: decommissionInformer(client, opts) }
+      : {}),
     ...(nio === "v1"
       ? {
         // A scheduled run's Job carries none of NIO's labels (its CronJob's template has none): all Jobs, matched
         // to nodes by owner.
         jobs: new Informer<BatchJob>(client, JOBS, opts),
-        decommissions: new Informer<DecommissionJob>(client, NIX_JOBS, {
-          ...opts,
-          labelSelector: `${NIO_OPERATION_LABEL}=${NIO_DECOMMISSION}`,
-        }),
       }
       : {}),
   };
+}
+
+/** NIO v1's decommission NixJobs (only those: the label NIO puts on them). */
+function decommissionInformer(client: KubeClient, opts: { namespace?: string }): Informer<DecommissionJob> {
+  return new Informer<DecommissionJob>(client, NIX_JOBS, {
+    ...opts,
+    labelSelector: `${NIO_OPERATION_LABEL}=${NIO_DECOMMISSION}`,
+  });
+}
+
+/** Whether the API server serves `resource` (only NIO's resources can be missing). */
+function isServed(resource: Resource, nioMissing: readonly string[]): boolean {
+  return !(resource.group === NIO_GROUP && nioMissing.includes(resource.plural));
+}
+
+/**
+ * The informers to start and wait for: all but those of NIO resources the API server does not serve (they would
+ * only fail, every 30 s, and never sync).
+ */
+export function servedInformers(informers: ClusterInformers, nioMissing: readonly string[] = []): Informer[] {
+  return (Object.values(informers) as unknown as Informer[]).filter((i) => isServed(i.resource, nioMissing));
 }
 
 /** What {@link clusterController} builds: the controller, its caches, and what it shares with the runtime. */
 export interface ClusterControllerParts {
   controller: Controller;
   informers: ClusterInformers;
+  /** The informers to start and wait for (those of NIO resources that are not served left out). */
+  caches: Informer[];
   /** What NICO remembers about each cluster: `forgetAll()` when this replica stops leading. */
   memory: ClusterMemories;
   revisions?: RevisionResolver;
@@ -119,7 +154,7 @@ export interface ClusterControllerParts {
 /** A ready-to-run controller for KubernetesClusters, with its informers. */
 export function clusterController(opts: ClusterControllerOptions): ClusterControllerParts {
   const nio = opts.nio ?? "v1";
-  const informers = clusterInformers(opts.client, opts.log, opts.namespace, opts.resyncMs, nio);
+  const informers = clusterInformers(opts.client, opts.log, opts.namespace, opts.resyncMs, nio, opts.nioMissing);
   // Revision and workload events run only after the controller below exists: both start in reconciles.
   const revisions = opts.resolveRefs
     ? revisionResolver(opts, (key) => {
@@ -139,9 +174,19 @@ export function clusterController(opts: ClusterControllerOptions): ClusterContro
     ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
     revisionTracker: tracker,
     workloads,
+    etcd: opts.workloads
+      ? {
+        intervalMs: opts.etcd?.intervalMs ?? ETCD_INTERVAL_MS,
+        timeoutMs: opts.etcd?.timeoutMs ?? ETCD_TIMEOUT_MS,
+        policy: targetPolicy(opts.workloads.policy),
+        onChange: (key) => ctl.enqueue(key),
+      }
+      : undefined,
     nio,
     releaseSettleMs: opts.releaseSettleMs,
     statusDelayMs: opts.statusDelayMs,
+    argoCdNamespace: opts.argoCdNamespace,
+    nioMissing: opts.nioMissing,
   });
   const ctl = new Controller(
     {
@@ -152,10 +197,11 @@ export function clusterController(opts: ClusterControllerOptions): ClusterContro
     },
     (key, signal, log) => reconciler.reconcile(key, signal, log),
   );
-  watchEvents(ctl, informers, reconciler.memory);
+  watchEvents(ctl, informers, reconciler.memory, opts.nioMissing ?? []);
   return {
     controller: ctl,
     informers,
+    caches: servedInformers(informers, opts.nioMissing),
     memory: reconciler.memory,
     ...(revisions ? { revisions } : {}),
     ...(workloads ? { workloads } : {}),
@@ -175,13 +221,22 @@ function revisionResolver(opts: ClusterControllerOptions, onChange: (key: Revisi
 }
 
 /** Which events wake which clusters (controllers/cluster/mappers.ts); children's events are coalesced. */
-function watchEvents(ctl: Controller, informers: ClusterInformers, memory: ClusterMemories): void {
+function watchEvents(
+  ctl: Controller,
+  informers: ClusterInformers,
+  memory: ClusterMemories,
+  nioMissing: readonly string[],
+): void {
   const soon = { coalesceMs: CHILD_EVENT_COALESCE_MS };
   ctl
     .watch(informers.clusters, undefined, { skip: ownStatusWrite(memory) })
-    .watch(informers.configs, configurationClusters(informers), soon)
-    .watch(informers.secrets, clusterOfLabel, soon)
-    .watch(informers.machines, machineClusters(informers), { ...soon, skip: machineUpdateChangesNothing });
+    .watch(informers.secrets, clusterOfLabel, soon);
+  if (isServed(informers.configs.resource, nioMissing)) {
+    ctl.watch(informers.configs, configurationClusters(informers), soon);
+  }
+  if (isServed(informers.machines.resource, nioMissing)) {
+    ctl.watch(informers.machines, machineClusters(informers), { ...soon, skip: machineUpdateChangesNothing });
+  }
   if (informers.jobs) ctl.watch(informers.jobs, runClusters(informers), soon);
   if (informers.decommissions) ctl.watch(informers.decommissions, decommissionClusters(informers), soon);
 }

@@ -9,6 +9,8 @@
  * starts with nothing remembered. {@link ClusterMemories.forgetAll} drops
  * every cluster's at once, when this replica stops leading.
  *
+ * A cluster's etcd observer lives in its memory and is closed with it.
+ *
  * Two things stay shared across clusters by nature, and are released here
  * with the rest: the workload connection cache (one connection per cluster,
  * at most `maxOpen`; closed on forget) and the revision tracker (one commit
@@ -22,6 +24,7 @@ import { Races } from "./races.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import { RunFailures } from "./runs.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
+import type { EtcdObserver } from "./etcd/observer.ts";
 
 /**
  * Everything NICO keeps about one cluster between its passes. Keyed within
@@ -52,6 +55,19 @@ export class ClusterMemory {
   readonly freeSince: Map<string, number> = new Map();
   /** NIO v1: why the failing runs of this cluster's nodes failed (read from their Pods once per attempt). */
   readonly runFailures: RunFailures = new RunFailures();
+  /** The cluster's etcd observer (controllers/cluster/etcd/observer.ts), once opened; closed when forgotten. */
+  etcd: EtcdObserver | undefined;
+  /** When NICO first saw each etcd member that had not started, or was a learner (by member id). */
+  readonly etcdPending: Map<string, Date> = new Map();
+  /** etcd membership changes told as blocked or failed: told again when that changes (or after 10 minutes). */
+  readonly etcdNotes: WarningLimiter = new WarningLimiter();
+  /**
+   * Argo CD registration (`--argocd-namespace`): a digest of the cluster Secret NICO last wrote or found as it
+   * should be (`deleted` once deletion removed it; undefined: not known yet, looked up on the next pass).
+   */
+  argoCd: string | undefined;
+  /** Argo CD registration failures told: told again when the message changes, or after 10 minutes. */
+  readonly argoCdWarnings: WarningLimiter = new WarningLimiter();
 
   constructor(key: string, uid: string | undefined) {
     this.key = key;
@@ -107,8 +123,9 @@ export class ClusterMemories {
     return this.#byKey.get(key);
   }
 
-  /** Drops everything remembered about cluster `key`: its memory, its workload connection, its revision. */
+  /** Drops everything remembered about cluster `key`: its memory (its etcd observer closed), its workload connection, its revision. */
   forget(key: string): void {
+    this.#byKey.get(key)?.etcd?.close().catch(() => {});
     this.#byKey.delete(key);
     this.#o.workloads?.close(key);
     this.#o.revisionTracker?.release(key);
@@ -125,6 +142,11 @@ export class ClusterMemories {
       ...this.#o.revisionTracker?.clusters() ?? [],
     ]);
     for (const key of keys) this.forget(key);
+  }
+
+  /** Closes every cluster's etcd observer and waits until they are closed (shutting down). */
+  async closeEtcd(): Promise<void> {
+    await Promise.all([...this.#byKey.values()].map((m) => m.etcd?.close()));
   }
 
   /** How many clusters have a memory. */

@@ -7,21 +7,26 @@
  * @module
  */
 import type { ConditionInput } from "../../core/status/conditions.ts";
+import { etcdCondition } from "../../core/etcd/health.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
+import { reconcileArgoCd } from "./phases/argocd.ts";
 import { reconcileClaims } from "./phases/claims.ts";
 import { planConfigurations, type Planned, writeConfigurations } from "./phases/configurations.ts";
 import { type KubeconfigTarget, kubeconfigTarget, reconcileKubeconfig } from "./phases/kubeconfig.ts";
 import { reconcileReleases, type ReleasesOutcome } from "./phases/releases.ts";
 import { reconcileRemediation, type RemediationOutcome } from "./phases/remediation.ts";
 import { observeRuns } from "./phases/runs.ts";
-import { reconcileSecrets } from "./phases/secrets.ts";
+import { observeEtcd } from "./phases/etcd.ts";
+import { answerKeptRekey, reconcileSecrets } from "./phases/secrets.ts";
+import { REKEY_KUBECONFIG_REASON } from "../../core/render/identity.ts";
 import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
 import { observeVersions, type VersionsView } from "./versions.ts";
 import type { Requeue } from "./requeue.ts";
 import type { ClusterScope } from "./scope.ts";
 import {
   afterWrites,
+  type EtcdView,
   gatherMembers,
   type Identity,
   type Member,
@@ -38,6 +43,8 @@ export interface PassRecord {
   workload?: WorkloadView | undefined;
   /** The Kubernetes versions the nodes report and are to be asked for. */
   versions?: VersionsView | undefined;
+  /** What the pass sees of etcd. */
+  etcd?: EtcdView | undefined;
   planned?: Planned | undefined;
   /** Configurations as the server answered this pass, by name (filled as the writes are answered). */
   written: Map<string, NixosConfiguration>;
@@ -69,14 +76,19 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   const runFailures = rec.runFailures = await observeRuns(s);
   const workload = rec.workload = observeWorkload(s);
   const versions = rec.versions = observeVersions(s, workload);
-  const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures, versions });
+  const etcd = rec.etcd = await observeEtcd(s, identity);
+  const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures, versions, etcd });
   const wrote = await writeConfigurations(s, planned, rec.written);
   const releases = rec.releases = await reconcileReleases(s);
   const members = passMembers(s, rec);
   const nodes = reportsOf(members);
-  if (!planned.blocked) rec.remediation = await reconcileRemediation(s, members, workload);
+  if (!planned.blocked) rec.remediation = await reconcileRemediation(s, members, workload, etcd);
   const target = rec.kubeconfigTarget = kubeconfigTarget(s, nodes, planned.endpoint);
-  rec.kubeconfig = (await reconcileKubeconfig(s, target, identity.ca)).secret;
+  const force = identity.rekeyKept ? REKEY_KUBECONFIG_REASON : undefined;
+  const kubeconfig = await reconcileKubeconfig(s, target, identity.ca, force);
+  rec.kubeconfig = kubeconfig.secret;
+  if (identity.rekeyKept) await answerKeptRekey(s, kubeconfig.reissued);
+  await reconcileArgoCd(s);
   await settleWorkloadNodes(s, nodes, workload, planned.draining);
   return { nodes, wishes: [planned.requeue, wrote.requeue, releases.requeue, rec.remediation?.requeue] };
 }
@@ -89,6 +101,7 @@ export function viewOf(rec: PassRecord): PassView {
     written: rec.written,
     wantedSpec: rec.planned?.wantedSpec ?? new Map(),
     apiServers: rec.versions?.apiServers,
+    etcd: rec.etcd,
   };
 }
 
@@ -115,5 +128,6 @@ export function phaseConditions(rec: PassRecord): ConditionInput[] {
     rec.releases?.condition,
     rec.remediation?.condition,
     rec.kubeconfigTarget?.condition,
+    rec.etcd && etcdCondition(rec.etcd.sight, rec.planned?.membership),
   ].filter((c) => c !== undefined);
 }

@@ -23,6 +23,7 @@ import type { Informer } from "../../lib/runtime/informer.ts";
 import { splitKey } from "../../lib/runtime/keys.ts";
 import { errorMessage, type Logger, withFields } from "../../lib/runtime/log.ts";
 import { FINALIZER } from "../../core/contract/labels.ts";
+import { canJudgeClusters, nioMissingMessage } from "../../core/contract/nioinstall.ts";
 import { isConflict, isUnprocessable } from "../../lib/kube/errors.ts";
 import { addFinalizer, testResourceVersion } from "../../lib/kube/patch.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
@@ -34,6 +35,7 @@ import { ClaimConflictError } from "./claims.ts";
 import { reconcileDelete } from "./phases/delete.ts";
 import { newRecord, passNodes, runPhases } from "./pass.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
+import type { EtcdWatching } from "./etcd/observer.ts";
 import { ClusterMemories } from "./memory.ts";
 import { ClusterProblem, problemOf } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
@@ -73,6 +75,8 @@ export interface ClusterReconcilerOptions {
   revisionTracker?: RevisionTracker | undefined;
   /** Connections to workload clusters; absent: NICO does not look inside them. */
   workloads?: WorkloadCache | undefined;
+  /** How NICO watches clusters' etcd; absent: it does not. */
+  etcd?: EtcdWatching | undefined;
   now?: () => Date;
   /** Which NIO applies the configurations (default `v1`). */
   nio?: NioGeneration;
@@ -80,6 +84,10 @@ export interface ClusterReconcilerOptions {
   releaseSettleMs?: number | undefined;
   /** The longest a progress-only status change is held back (default {@link STATUS_DELAY_MS}; see core/status/write.ts). */
   statusDelayMs?: number | undefined;
+  /** Argo CD's namespace: keep an Argo CD cluster Secret there for each cluster (absent: off). */
+  argoCdNamespace?: string | undefined;
+  /** NIO resources the API server does not serve (a half-installed NIO); absent: none. */
+  nioMissing?: readonly string[] | undefined;
 }
 
 const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
@@ -106,8 +114,11 @@ export class ClusterReconciler {
       nodeTimeoutMs: opts.nodeTimeoutMs ?? DEFAULT_NODE_TIMEOUT_MS,
       revisionTracker: opts.revisionTracker,
       workloads: opts.workloads,
+      etcd: opts.etcd,
       nio: opts.nio ?? "v1",
       releaseSettleMs: opts.releaseSettleMs,
+      argoCdNamespace: opts.argoCdNamespace,
+      nioMissing: opts.nioMissing,
     });
     this.#now = opts.now ?? (() => new Date());
   }
@@ -148,6 +159,12 @@ export class ClusterReconciler {
         return await this.#stopped(x, problemOf(err), err, now);
       }
       return; // the update event brings us back with the finalizer in place
+    }
+    const missing = deps.nioMissing ?? [];
+    if (!canJudgeClusters(missing)) {
+      // Without Machines or NixosConfigurations served, nothing NICO could read or write means anything.
+      const problem = new ClusterProblem("NIONotInstalled", nioMissingMessage(deps.nio, missing));
+      return await this.#stopped(x, problemOf(problem), problem, now);
     }
     const parsed = KubernetesClusterSpec.safeParse(cluster.spec);
     if (!parsed.success) {

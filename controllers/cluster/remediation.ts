@@ -15,7 +15,8 @@ import { type PlaneFacts, remediationSettings } from "../../core/rollout/remedia
 import type { InFlightStep, ShortPlane } from "../../core/status/remediation.ts";
 import { type Plane, selectMachines } from "../../core/machines/selection.ts";
 import type { ClusterScope } from "./scope.ts";
-import type { Member, WorkloadView } from "./view.ts";
+import type { EtcdView, Member, WorkloadView } from "./view.ts";
+import { memberOn } from "../../core/etcd/members.ts";
 
 const PLANES: Plane[] = ["controlPlane", "dataPlane"];
 
@@ -40,7 +41,12 @@ function ourMarks(s: ClusterScope): Map<string, Mark> {
 }
 
 /** Gathers the view from the members as the pass ended (their facts, and reports after the workload cluster). */
-export function remediationView(s: ClusterScope, members: readonly Member[], w: WorkloadView): RemediationView {
+export function remediationView(
+  s: ClusterScope,
+  members: readonly Member[],
+  w: WorkloadView,
+  etcd?: EtcdView,
+): RemediationView {
   const marks = ourMarks(s);
   const nodesKnown = !w.disabled && w.api.state === "Available" && w.nodes !== undefined;
   const planes: PlaneFacts[] = [];
@@ -95,6 +101,7 @@ export function remediationView(s: ClusterScope, members: readonly Member[], w: 
       facts,
       bootstrap: s.bootstrap,
       endpointIsBootstrap: !s.spec.controlPlaneEndpoint,
+      ...(plane === "controlPlane" && etcd?.sight.kind === "seen" ? { etcd: etcdFacts(etcd) } : {}),
       nodesKnown,
       provisioned: s.cluster.status?.initialization?.provisioned === true,
       paused: s.paused,
@@ -103,6 +110,17 @@ export function remediationView(s: ClusterScope, members: readonly Member[], w: 
     });
   }
   return { planes, inFlight, short: shortPlanes(s, marks), dueAt: due === undefined ? undefined : new Date(due) };
+}
+
+/** etcd's members and the member on each control-plane node's address, for the quorum rule. */
+function etcdFacts(etcd: EtcdView): NonNullable<PlaneFacts["etcd"]> {
+  const members = etcd.sight.kind === "seen" ? etcd.sight.members : [];
+  const memberOf = new Map<string, string>();
+  for (const n of etcd.nodes) {
+    const m = memberOn(members, n.address);
+    if (m) memberOf.set(n.machine, m.id);
+  }
+  return { members, memberOf };
 }
 
 /**

@@ -27,6 +27,7 @@ import { ClusterMemory } from "./memory.ts";
 import type { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
+import type { EtcdWatching } from "./etcd/observer.ts";
 
 /** What the reconciler is given once, for every pass. */
 export interface ClusterDeps {
@@ -40,10 +41,16 @@ export interface ClusterDeps {
   revisionTracker?: RevisionTracker | undefined;
   /** Connections to workload clusters; absent: NICO does not look inside them (applied counts as Ready). */
   workloads?: WorkloadCache | undefined;
+  /** How NICO watches clusters' etcd (with workload connections); absent: it does not. */
+  etcd?: EtcdWatching | undefined;
   /** Which NIO applies the configurations. */
   nio: NioGeneration;
   /** How long a freed Machine stays claimed for NIO to settle (default core/machines/release.ts RELEASE_SETTLE_MS). */
   releaseSettleMs?: number | undefined;
+  /** Argo CD's namespace: NICO keeps an Argo CD cluster Secret there for each cluster (absent: off). */
+  argoCdNamespace?: string | undefined;
+  /** NIO resources the API server did not serve when NICO started (core/contract/nioinstall.ts); absent: none. */
+  nioMissing?: readonly string[] | undefined;
 }
 
 /** A ClusterDeps with NICO's defaults for what `base` leaves out (NIO v1). */

@@ -45,7 +45,8 @@ export function ownsSecret(secret: KubeObject, cluster: KubernetesCluster): bool
   return uid !== undefined && isOwnedBy(secret, { name, namespace: namespace!, uid });
 }
 
-function owned(cluster: KubernetesCluster, name: string, type: string, data: Record<string, string>): Secret {
+/** A Secret of `cluster` (labelled, owned by it) with `data` as text. */
+export function owned(cluster: KubernetesCluster, name: string, type: string, data: Record<string, string>): Secret {
   return {
     metadata: {
       name,
@@ -59,7 +60,7 @@ function owned(cluster: KubernetesCluster, name: string, type: string, data: Rec
 }
 
 /** Creates a Secret unless it exists; answers the one that exists. */
-async function createOnce(
+export async function createOnce(
   client: KubeClient,
   secret: Secret,
   cached: Secret | undefined,
@@ -82,7 +83,7 @@ export type CachedSecret = (name: string) => Secret | undefined;
 export const FOREIGN_SECRET = "ForeignSecret";
 
 /** NICO never touches a Secret it does not control: that is a {@link ClusterProblem} for the user. */
-function checkOwner(secret: Secret, cluster: KubernetesCluster): Secret {
+export function checkOwner(secret: Secret, cluster: KubernetesCluster): Secret {
   if (!ownsSecret(secret, cluster)) {
     throw new ClusterProblem(
       FOREIGN_SECRET,
@@ -252,11 +253,12 @@ export async function ensureKubeconfig(
   ca: KeyPair,
   lookup: CachedSecret,
   now: Date,
+  force?: string,
 ): Promise<string | undefined> {
   const name = kubeconfigSecret(cluster.metadata.name);
   const existing = lookup(name);
   if (existing) checkOwner(existing, cluster);
-  const why = await reissueReason(unb64(existing?.data?.value), server, ca.certPem, now);
+  const why = await reissueReason(unb64(existing?.data?.value), server, ca.certPem, now) ?? force;
   if (!why) return undefined;
   const value = await issueKubeconfig(cluster.metadata.name, server, ca, now);
   const desired = owned(cluster, name, "Opaque", { value });

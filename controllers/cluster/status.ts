@@ -15,6 +15,9 @@ import { kubeconfigSecret } from "../../core/contract/names.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 import type { ClusterStatusInput, Problem } from "../../core/status/cluster.ts";
 import { workloadConditions } from "../../core/status/workload.ts";
+import { etcdStatus } from "../../core/etcd/health.ts";
+import { condition } from "../../core/status/conditions.ts";
+import { nioMissingMessage } from "../../core/contract/nioinstall.ts";
 import { statusPatch } from "../../core/status/write.ts";
 import type { ClusterScope } from "./scope.ts";
 import { type PassRecord, phaseConditions } from "./pass.ts";
@@ -89,6 +92,9 @@ export function passStatusInput(
     revision: planned?.pinned.revision,
     extra: [
       ...phaseConditions(rec),
+      ...(s.deps.nioMissing?.length
+        ? [condition("NIOIncomplete", "True", "ResourcesMissing", nioMissingMessage(s.deps.nio, s.deps.nioMissing))]
+        : []),
       ...(rec.workload
         ? workloadConditions({ workload: rec.workload, server: planned?.endpoint, nodes, now: s.now })
         : []),
@@ -97,6 +103,7 @@ export function passStatusInput(
       status: rec.versions.versions.status,
       downgrade: rec.versions.versions.plan.downgrade ? rec.versions.versions.plan.waiting : undefined,
     },
+    etcd: rec.etcd?.sight.kind === "seen" ? etcdStatus(rec.etcd.sight.members, rec.etcd.nodes) : undefined,
     workloadApi: rec.workload && !rec.workload.disabled
       ? { available: rec.workload.api.state === "Available", message: rec.workload.api.message }
       : undefined,

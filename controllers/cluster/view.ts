@@ -13,13 +13,28 @@ import { joinReports, type WorkloadFacts } from "../../core/nodes/joined.ts";
 import { type NodeReport, nodeReport } from "../../core/nodes/readiness.ts";
 import { runsOf } from "../../core/nodes/runs.ts";
 import type { Plane } from "../../core/machines/selection.ts";
+import type { EtcdSight } from "../../core/etcd/health.ts";
+import { memberOn, placedOnNodes } from "../../core/etcd/members.ts";
+import { nodeAddress } from "../../core/render/desired.ts";
+import type { EtcdNode } from "../../core/etcd/membership.ts";
 import type { ClusterScope } from "./scope.ts";
 
-/** What the secrets phase produced: the CA, and a digest of the cluster's identity (tokens and CA). */
+/** What the secrets phase produced: the CA, and a digest of the cluster's identity (tokens and CAs). */
 export interface Identity {
   ca: KeyPair;
   /** For `cluster.nix`, never the secrets themselves. */
   digest: string;
+  /** A re-key was asked for and found nothing lost: answered once the kubeconfig is re-issued (see answerKeptRekey). */
+  rekeyKept?: boolean;
+  /** The etcd CA NICO issued the cluster, or why it has none (controllers/cluster/etcd/trust.ts). */
+  etcd?: { ca: KeyPair; none?: undefined } | { ca?: undefined; none: string } | undefined;
+}
+
+/** What the pass sees of etcd (phases/etcd.ts), and the control-plane nodes its members are placed on. */
+export interface EtcdView {
+  sight: EtcdSight;
+  /** Every control-plane node of the cluster: members of the spec, and departing ones with a configuration. */
+  nodes: EtcdNode[];
 }
 
 /** What is known about the workload cluster (answered by the workload observer). */
@@ -37,6 +52,8 @@ export interface PassView {
   wantedSpec: ReadonlyMap<string, NixosConfiguration["spec"]>;
   /** Each control-plane node's API server version as answered since its last apply, by machine. */
   apiServers?: ReadonlyMap<string, string> | undefined;
+  /** What the pass sees of etcd; absent before it was looked at. */
+  etcd?: EtcdView | undefined;
 }
 
 /** The configuration of `machine` as of this pass: what was written, else the cache. */
@@ -108,7 +125,17 @@ function gathered(s: ClusterScope, v: PassView, machine: string, plane: Plane): 
     node: v.workload?.nodes?.get(machine),
     ...(apiServer ? { apiServer } : {}),
   };
+  if (plane === "controlPlane") facts.etcd = etcdFacts(v, nodeAddress(s.machines.get(machine), machine));
   return { facts, config };
+}
+
+/** What etcd's last look said of the member on a control-plane node's address (see NodeFacts.etcd). */
+function etcdFacts(v: PassView, address: string): NodeFacts["etcd"] {
+  const sight = v.etcd?.sight;
+  if (sight?.kind !== "seen") return undefined;
+  if (!placedOnNodes(sight.members, v.etcd!.nodes.map((n) => n.address))) return undefined;
+  const m = memberOn(sight.members, address);
+  return { seenAt: sight.at, ...(m ? { member: { healthy: m.healthy, isLearner: m.isLearner } } : {}) };
 }
 
 /** Judges the gathered members against the workload cluster (before it was observed: as NIO reports them). */

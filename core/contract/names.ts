@@ -63,6 +63,10 @@ export const caSecret = (cluster: string) => `${cluster}-ca`;
 /** The CA key alone: older NIO hands over a Secret's first key, so this Secret has only `tls.key`. */
 export const caKeySecret = (cluster: string) => `${cluster}-ca-key`;
 export const kubeconfigSecret = (cluster: string) => `${cluster}-kubeconfig`;
+/** The etcd CA's certificate (`tls.crt`): signs the etcd members' certificates and NICO's etcd client certificate. */
+export const etcdCaSecret = (cluster: string) => `${cluster}-etcd-ca`;
+/** The etcd CA's key alone (`tls.key`), for the same reason as {@link caKeySecret}. */
+export const etcdCaKeySecret = (cluster: string) => `${cluster}-etcd-ca-key`;
 
 /**
  * Every Secret a cluster owns.
@@ -70,7 +74,8 @@ export const kubeconfigSecret = (cluster: string) => `${cluster}-kubeconfig`;
  * @example
  * ```ts
  * import { ownedSecretNames } from "./names.ts";
- * ownedSecretNames("prod"); // ["prod-join-token", "prod-agent-token", "prod-ca", "prod-ca-key", "prod-kubeconfig"]
+ * ownedSecretNames("prod").slice(0, 5); // ["prod-join-token", "prod-agent-token", "prod-ca", "prod-ca-key", "prod-kubeconfig"]
+ * ownedSecretNames("prod").slice(5); // ["prod-etcd-ca", "prod-etcd-ca-key"]
  * ```
  */
 export function ownedSecretNames(cluster: string): string[] {
@@ -80,5 +85,7 @@ export function ownedSecretNames(cluster: string): string[] {
     caSecret(cluster),
     caKeySecret(cluster),
     kubeconfigSecret(cluster),
+    etcdCaSecret(cluster),
+    etcdCaKeySecret(cluster),
   ];
 }

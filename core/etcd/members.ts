@@ -129,3 +129,22 @@ export function leaderTarget(members: readonly MemberView[], from: string): Memb
     .filter((m) => m.id !== from && m.healthy && !m.isLearner && m.name)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))[0];
 }
+
+/**
+ * Whether the members sit where the flake contract puts them: a majority of the voting members on the addresses
+ * of `addresses` (the cluster's control-plane nodes). When they do not (a flake whose etcd advertises other
+ * names), NICO cannot tell which member is which node's and judges no node by its member.
+ *
+ * @example
+ * ```ts
+ * import { placedOnNodes } from "./members.ts";
+ * const m = (id: string, host: string) => ({ id, name: id, peerURLs: [`https://${host}:2380`], isLearner: false, healthy: true, leader: false, alarms: [] });
+ * placedOnNodes([m("1", "127.0.0.1"), m("2", "127.0.0.2"), m("3", "etcd-3.local")], ["127.0.0.1", "127.0.0.2"]); // true
+ * placedOnNodes([m("1", "etcd-1.local"), m("2", "etcd-2.local")], ["127.0.0.1", "127.0.0.2"]); // false
+ * ```
+ */
+export function placedOnNodes(members: readonly MemberView[], addresses: readonly string[]): boolean {
+  const voters = members.filter((m) => !m.isLearner);
+  const placed = voters.filter((m) => addresses.some((a) => memberOn([m], a)));
+  return voters.length > 0 && placed.length >= quorumOf(voters.length);
+}

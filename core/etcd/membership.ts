@@ -34,7 +34,10 @@ export interface MembershipInput {
   removing: readonly string[];
   /** Control-plane nodes whose configuration the rollout changes in this pass. */
   changing: readonly string[];
-  /** When NICO first saw each member that has not started (by id): a failed join is an orphan after the timeout. */
+  /**
+   * When NICO first saw each member that has not started or is still a learner (by id): a join that never
+   * started, or never caught up, is an orphan after the startup timeout.
+   */
   unstartedSince: ReadonlyMap<string, Date>;
   now: Date;
   startupTimeoutMs: number;
@@ -63,19 +66,31 @@ export interface MembershipPlan {
 
 const label = (m: MemberView) => (m.name ? `${m.name} (${m.id})` : `unstarted member ${m.id}`);
 
-/** Why `m` is an orphan, or undefined when a node of the cluster stands for it. */
-function orphanWhy(m: MemberView, i: MembershipInput): string | undefined {
+/** Why `m` is an orphan (and whether no node is on its address), or undefined when a node stands for it in time. */
+function orphanWhy(m: MemberView, i: MembershipInput): { why: string; nowhere: boolean } | undefined {
   if (!i.nodes.some((n) => memberOn([m], n.address))) {
-    return `${label(m)} is on ${
-      m.peerURLs.join(", ") || "no peer URL"
-    }, where no control-plane node of this cluster is`;
+    const where = m.peerURLs.join(", ") || "no peer URL";
+    return { why: `${label(m)} is on ${where}, where no control-plane node of this cluster is`, nowhere: true };
   }
   const since = i.unstartedSince.get(m.id);
-  if (!m.name && since && i.now.getTime() - since.getTime() > i.startupTimeoutMs) {
-    return `${label(m)} was added ${Math.round((i.now.getTime() - since.getTime()) / 1000)} s ago and never started ` +
-      `(a failed join)`;
+  if ((!m.name || m.isLearner) && since && i.now.getTime() - since.getTime() > i.startupTimeoutMs) {
+    const s = Math.round((i.now.getTime() - since.getTime()) / 1000);
+    const why = m.name
+      ? `${label(m)} is still a learner ${s} s after NICO first saw it (a join that never caught up)`
+      : `${label(m)} was added ${s} s ago and never started (a failed join)`;
+    return { why, nowhere: false };
   }
   return undefined;
+}
+
+/**
+ * Whether the members NICO can place on its nodes hold quorum by themselves. An orphan by address is removed only
+ * then: peer URLs that name no node's address at all (a flake whose etcd advertises other addresses than
+ * `cluster.nix` names) must never look like a cluster of orphans.
+ */
+function placedHoldQuorum(i: MembershipInput): boolean {
+  const placed = i.members.filter((m) => !m.isLearner && m.healthy && i.nodes.some((n) => memberOn([m], n.address)));
+  return placed.length >= quorumFacts(i.members).quorum;
 }
 
 /**
@@ -96,10 +111,11 @@ export function planMembership(i: MembershipInput): MembershipPlan {
   const holds: EtcdHold[] = [];
   let action: MembershipAction | undefined;
   let blocked: string | undefined;
-  const orphans = i.members.flatMap((member) => {
-    const why = orphanWhy(member, i);
-    return why ? [{ member, why }] : [];
+  const found = i.members.flatMap((member) => {
+    const o = orphanWhy(member, i);
+    return o ? [{ member, ...o }] : [];
   });
+  const orphans = found.map(({ member, why }) => ({ member, why }));
   const nodeOf = (machine: string) => i.nodes.find((n) => n.machine === machine);
   const away = (m: MemberView, why: string): MembershipAction | undefined => {
     const to = leaderTarget(i.members, m.id);
@@ -132,10 +148,16 @@ export function planMembership(i: MembershipInput): MembershipPlan {
       });
     }
   }
-  if (!action) {
-    const next = orphans.find((o) => mayRemove(i.members, o.member.id));
+  if (!action && found.length) {
+    const placed = placedHoldQuorum(i);
+    const removable = found.filter((o) => mayRemove(i.members, o.member.id));
+    const next = removable.find((o) => !o.nowhere || placed);
     if (next) action = { kind: "remove", member: next.member, why: next.why };
-    else if (orphans.length) blocked ??= `orphan ${label(orphans[0]!.member)} stays: removing it would lose quorum`;
+    else if (removable.length) {
+      blocked ??= `orphan ${label(removable[0]!.member)} stays: the members on this cluster's control-plane nodes ` +
+        `do not hold quorum by themselves (${counted(i.members)}); do the members' peer URLs name the nodes' ` +
+        "addresses as cluster.nix does?";
+    } else blocked ??= `orphan ${label(found[0]!.member)} stays: removing it would lose quorum`;
   }
   return { ...(action ? { action } : {}), holds, orphans, ...(blocked ? { blocked } : {}) };
 }

@@ -35,6 +35,13 @@ export interface NodeFacts {
    */
   apiServer?: string | undefined;
   /**
+   * What etcd's last look said of a control-plane node's member (the one on the node's address), where NICO sees
+   * etcd and its members sit where the flake contract puts them: when that look began, and the member (absent:
+   * none is on the node's address). A control-plane node is Joined only once a look after its change finds its
+   * member a healthy voter (core/nodes/joined.ts).
+   */
+  etcd?: { seenAt: Date; member?: { healthy: boolean; isLearner: boolean } | undefined } | undefined;
+  /**
    * The Machine that would take its place if it left. Set only for a member remediation may replace (an unhealthy
    * one): finding it selects the Machines again.
    */

@@ -207,7 +207,8 @@ function byNode(f: NodeFacts, node: NodeView | undefined, j: Judging): NodeRepor
     ? nodeNotReady(f, node, applied, j)
     : want && node.configuration !== want
     ? configurationNotReported(f, node, want, applied, j)
-    : versionNotReported(f, node, applied, reportDeadline(f, j)) ?? joined(node, want, applied, j);
+    : versionNotReported(f, node, applied, reportDeadline(f, j)) ??
+      (etcdWait(f) ? etcdMemberNotReady(f, etcdWait(f)!, applied, j) : joined(node, want, applied, j));
   const settling = j.returned && r.appliedAt !== undefined && r.appliedAt < j.returned && !overdue(j.returned, j);
   return settling && out.state === "Joining" ? { ...out, settling: true } : out;
 }
@@ -224,6 +225,36 @@ function joined(node: NodeView, want: string | undefined, applied: NodeReport, j
   }
   const runs = want ? `; runs configuration ${want}` : "";
   return { ...applied, reason: "Joined", detail: `applied; Node Ready${runs}` };
+}
+
+/**
+ * Why etcd does not count a control-plane node whose Node is Ready as joined yet (undefined: it does, or NICO does not
+ * see etcd): no look since its change, no member on its address, a learner, or a member that is not healthy. The
+ * next control-plane step waits for it, so a switch never starts while the one before is still catching up.
+ */
+function etcdWait(f: NodeFacts): string | undefined {
+  const e = f.etcd;
+  if (!e) return undefined;
+  const since = latest(f.changedAt, f.run.appliedAt);
+  if (since && e.seenAt <= since) return "waiting for a look at etcd taken after its change";
+  if (!e.member) return "no etcd member is on its address";
+  if (e.member.isLearner) return "its etcd member is still a learner";
+  if (!e.member.healthy) return "its etcd member does not answer as a healthy member";
+  return undefined;
+}
+
+function etcdMemberNotReady(f: NodeFacts, why: string, applied: NodeReport, j: Judging): NodeReport {
+  if (overdue(back(latest(f.changedAt, f.run.appliedAt), j), j)) {
+    return {
+      ...applied,
+      state: "Failed",
+      reason: "EtcdMemberNotReady",
+      detail: `EtcdMemberNotReady: Node ${f.machine} is Ready but ${why} ${
+        seconds(j.timeoutMs)
+      } after it applied (the node timeout)`,
+    };
+  }
+  return { ...applied, state: "Joining", reason: "EtcdMemberNotReady", detail: `applied; Node Ready; ${why}` };
 }
 
 /** `d`, or when the workload API came back if that is later. */

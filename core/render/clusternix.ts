@@ -21,6 +21,8 @@ export interface ClusterNixInput {
   bootstrapNode: string;
   controlPlane: ClusterNode[];
   workers: ClusterNode[];
+  /** Where stacked etcd serves clients (absent for a cluster NICO issued no etcd CA). */
+  etcd?: { clientPort: number } | undefined;
   /** The Kubernetes version this node is asked to run (`1.31`, `1.31.4`); absent: left out (the flake decides). */
   kubernetesVersion?: string | undefined;
   /** What the cluster's nodes should run, as one id (see `configurationId` in core/render/desired.ts); absent: left out. */
@@ -80,6 +82,7 @@ export function renderClusterNix(c: ClusterNixInput): string {
     `  bootstrapNode = ${nixString(c.bootstrapNode)};`,
     `  controlPlane = ${nodeList(c.controlPlane, "  ")};`,
     `  workers = ${nodeList(c.workers, "  ")};`,
+    ...(c.etcd ? [`  etcd = { clientPort = ${c.etcd.clientPort}; };`] : []),
     ...(c.kubernetesVersion ? [`  kubernetesVersion = ${nixString(c.kubernetesVersion)};`] : []),
     ...(c.configuration ? [`  configuration = ${nixString(c.configuration)};`] : []),
     "}",

@@ -27,14 +27,30 @@ import {
   SSH_KEY_SECRET_KEY,
 } from "../contract/nio.ts";
 import { type ClusterNode, renderClusterNix } from "./clusternix.ts";
+import { specHash } from "./hash.ts";
+
+export { clusterHash, specHash } from "./hash.ts";
 import { normalizeHost } from "../contract/hosts.ts";
-import { agentTokenSecret, caKeySecret, caSecret, configName, joinTokenSecret } from "../contract/names.ts";
+import {
+  agentTokenSecret,
+  caKeySecret,
+  caSecret,
+  configName,
+  etcdCaKeySecret,
+  etcdCaSecret,
+  joinTokenSecret,
+} from "../contract/names.ts";
 import type { Selection } from "../machines/selection.ts";
 
 /** Key of the token inside both token Secrets (server and agent). */
 export const JOIN_TOKEN_KEY = "token";
 /** The file that carries the agent token to every node. */
 export const AGENT_TOKEN_FILE = "agent-token";
+/** The files that carry the etcd CA NICO issued to control-plane nodes (docs/flake-contract.md). */
+export const ETCD_CA_FILE = "etcd-ca.crt";
+export const ETCD_CA_KEY_FILE = "etcd-ca.key";
+/** The port stacked etcd serves clients on unless `spec.etcd.clientPort` says otherwise. */
+export const ETCD_CLIENT_PORT = 2379;
 
 export interface DesiredInput {
   cluster: { name: string; namespace: string; uid: string; spec: KubernetesClusterSpec };
@@ -59,6 +75,12 @@ export interface DesiredInput {
    * a node left out is asked for none, and its `cluster.nix` has no `kubernetesVersion`.
    */
   versions?: ReadonlyMap<string, string> | undefined;
+  /**
+   * NICO issued the cluster an etcd CA: control-plane nodes receive it (`etcd-ca.crt`, `etcd-ca.key`) and
+   * `cluster.nix` says on which port etcd serves clients. Absent for a cluster brought up before NICO issued etcd
+   * credentials: its nodes see no change.
+   */
+  etcd?: { clientPort: number } | undefined;
 }
 
 /**
@@ -160,6 +182,7 @@ function clusterNixAndId(input: DesiredInput, version: string | undefined): { te
     bootstrapNode: input.bootstrap,
     controlPlane: [...input.selection.controlPlane.members].sort().map(node),
     workers: [...input.selection.dataPlane.members].sort().map(node),
+    ...(input.etcd ? { etcd: input.etcd } : {}),
     ...(version ? { kubernetesVersion: version } : {}),
   };
   const id = configurationId(input, renderClusterNix(body));
@@ -191,30 +214,6 @@ export function configurationId(input: DesiredInput, clusterNixBody: string): st
   return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
 }
 
-/**
- * A stable hash of a rendered spec: sorted keys, SHA-256, first 16 hex digits.
- *
- * @example
- * ```ts
- * import { specHash } from "./desired.ts";
- * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", fullInstall: false, additionalFiles: [] };
- * const { machineRef, ...rest } = spec;
- * specHash(spec).length; // 16
- * specHash({ ...rest, machineRef }) === specHash(spec); // true: key order does not matter
- * ```
- */
-export function specHash(spec: NixosConfigurationSpec): string {
-  // The schedule is when NIO runs, not what the host runs: NICO changes it without a rollout.
-  const { dayTwoSchedule: _schedule, ...content } = spec;
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(canonical)
-      : v && typeof v === "object"
-      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
-      : v;
-  return createHash("sha256").update(JSON.stringify(canonical(content))).digest("hex").slice(0, 16);
-}
-
 function nodeSpec(
   input: DesiredInput,
   machine: string,
@@ -244,6 +243,12 @@ function nodeSpec(
       secretFile("cluster-ca.crt", caSecret(name), "tls.crt"),
       secretFile("cluster-ca.key", caKeySecret(name), "tls.key"),
     );
+    if (input.etcd) {
+      files.push(
+        secretFile(ETCD_CA_FILE, etcdCaSecret(name), "tls.crt"),
+        secretFile(ETCD_CA_KEY_FILE, etcdCaKeySecret(name), "tls.key"),
+      );
+    }
   }
   const ref = input.revision ?? spec.ref;
   // NIO v1's own fields only where NIO v1 runs: the older NIO's schema would prune them, and NICO would
@@ -265,19 +270,6 @@ function nodeSpec(
     ...(nio?.storeRef ? { storeRef: { name: nio.storeRef.name } } : {}),
     ...(nio?.builderRef ? { builderRef: { name: nio.builderRef.name } } : {}),
   };
-}
-
-/**
- * A short hash of every node's spec hash: the cluster-wide revision being rolled out.
- *
- * @example
- * ```ts
- * import { clusterHash } from "./desired.ts";
- * clusterHash(["b", "a"]) === clusterHash(["a", "b"]); // true: the order of nodes does not matter
- * ```
- */
-export function clusterHash(nodeHashes: string[]): string {
-  return createHash("sha256").update([...nodeHashes].sort().join(",")).digest("hex").slice(0, 12);
 }
 
 /**

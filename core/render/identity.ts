@@ -70,3 +70,42 @@ export function identityLostMessage(missing: string[], annotation: string): stri
     "because the nodes trust the existing identity. Restore from a backup (kubectl apply -f <saved Secret>), " +
     `or to re-key deliberately (every node gets a new identity) annotate the cluster ${annotation}=true`;
 }
+
+/** The reason a kubeconfig is re-issued when a re-key request finds the identity intact. */
+export const REKEY_KUBECONFIG_REASON = "re-key requested";
+
+/**
+ * The answer to a re-key request (`annotation=true`) on a cluster whose identity is intact: what NICO kept and
+ * why, what it rotated (the admin kubeconfig, when it could issue one: `reissued.previousExpiry` is when the client
+ * certificate it replaced expires, null when unreadable, absent when there was none), and how to rotate the rest by
+ * hand.
+ *
+ * @example
+ * ```ts
+ * import { identityKeptMessage } from "./identity.ts";
+ * identityKeptMessage("nico.homystack.com/regenerate-identity", "c", undefined).split(":")[0];
+ * // "nico.homystack.com/regenerate-identity=true found the identity intact"
+ * ```
+ */
+export function identityKeptMessage(
+  annotation: string,
+  cluster: string,
+  reissued: { previousExpiry?: Date | null } | undefined,
+): string {
+  const until = reissued?.previousExpiry
+    ? `until ${reissued.previousExpiry.toISOString().slice(0, 10)}`
+    : "until it expires";
+  const rotated = !reissued
+    ? "has issued no kubeconfig yet, so there is nothing of NICO's own to rotate"
+    : reissued.previousExpiry === undefined
+    ? `issued the admin kubeconfig (${cluster}-kubeconfig)`
+    : `issued a new admin kubeconfig (${cluster}-kubeconfig: a new client key and certificate); the previous ` +
+      `certificate stays valid ${until}, as Kubernetes cannot revoke a client certificate (only a new CA would)`;
+  return `${annotation}=true found the identity intact: kept the server token (${cluster}-join-token: k3s encrypts ` +
+    `its bootstrap data with it, so it must never change), the agent token (${cluster}-agent-token), the cluster ` +
+    `CA (${cluster}-ca) and the etcd CA (${cluster}-etcd-ca, where there is one): every node trusts them, and a new ` +
+    "one rolled out node by node leaves the nodes on the old and the new one unable to trust each other; NICO makes " +
+    `those only when they are lost. It ${rotated}. To rotate a ` +
+    "token or the CA by hand, follow your distribution's own procedure on the nodes first, then put the new value " +
+    "into its Secret: NICO rolls it out node by node as any change (docs/troubleshooting.md, IdentityKept)";
+}

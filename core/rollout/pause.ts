@@ -5,7 +5,7 @@
  * a node: no configuration written or deleted (but a node's run schedule
  * goes back to its resting one, so NIO does not run it every minute while
  * paused), no drain, no Node uncordoned
- * or deleted, no Machine released or taken out of service. The phases ask
+ * or deleted, no etcd member removed nor leadership moved, no Machine released or taken out of service. The phases ask
  * here instead of reading `paused` each on its own. Pure; table-tested.
  *
  * @module
@@ -36,6 +36,8 @@ export interface PassWrites {
   releases: boolean;
   /** Machines marked out of service to be replaced. */
   remediation: boolean;
+  /** etcd's membership changed: leadership moved, a member removed. */
+  etcdMembership: boolean;
 }
 
 /**
@@ -79,5 +81,6 @@ export function passWrites(paused: boolean): PassWrites {
     workloadNodes: moves,
     releases: moves,
     remediation: moves,
+    etcdMembership: moves,
   };
 }

@@ -16,6 +16,8 @@ import { listNames } from "../status/conditions.ts";
 import type { HealthChecks, Unhealthy } from "../nodes/health.ts";
 import type { NodeFacts } from "../nodes/facts.ts";
 import type { Plane } from "../contract/labels.ts";
+import { mayRemove, type MemberView, quorumFacts } from "../etcd/members.ts";
+import { counted } from "../etcd/membership.ts";
 
 /** A plane's remediation settings, durations in milliseconds (a zero check is off). */
 export interface RemediationSettings extends HealthChecks {
@@ -116,6 +118,11 @@ export interface PlaneFacts {
   endpointIsBootstrap: boolean;
   /** The workload API answers and its Nodes are listed. */
   nodesKnown: boolean;
+  /**
+   * etcd's members as NICO sees them (control plane, when the flake follows the etcd contract), and the member on
+   * each node's address, by machine: quorum is then counted from etcd's own health, not from Nodes.
+   */
+  etcd?: { members: readonly MemberView[]; memberOf: ReadonlyMap<string, string> } | undefined;
   /** The cluster has been Ready once. */
   provisioned: boolean;
   paused: boolean;
@@ -218,6 +225,8 @@ export function decideRemediation(f: PlaneFacts): PlaneDecision {
         `address every control-plane node serves (a load balancer or a virtual IP)`,
     );
   }
+  const quorumLost = plane === "controlPlane" ? etcdRefusal(f, target, sick) : undefined;
+  if (quorumLost) return refuse("QuorumWouldBeLost", quorumLost);
   const retries = retryRefusal(f, target, field);
   if (retries) return refuse("RetryLimit", retries);
   const spare = f.facts.get(target.machine)?.replacement;
@@ -265,6 +274,7 @@ function controlPlaneRefusal(
   const bad = new Set(f.unhealthy.map((u) => u.machine));
   const healthy = f.ready.filter((m) => f.members.includes(m) && !bad.has(m)).length;
   const needed = quorum(n);
+  // Nodes first (a Node NotReady may sit on a member that still answers); where NICO sees etcd, etcdRefusal also asks it.
   if (healthy < needed) {
     const what = n === 1
       ? `a one-node control plane cannot be remediated: its only member holds the cluster's state (etcd); bring ` +
@@ -275,6 +285,23 @@ function controlPlaneRefusal(
     return refuse("QuorumWouldBeLost", `${sick}: ${what}`);
   }
   return undefined;
+}
+
+/**
+ * etcd's own view, where NICO sees it: a replacement joins only while etcd has quorum, and the target's member
+ * leaves only if the members left keep a healthy majority (a dead member of three may go; a healthy one while
+ * another is dead may not).
+ */
+function etcdRefusal(f: PlaneFacts, target: Unhealthy, sick: string): string | undefined {
+  if (!f.etcd) return undefined;
+  const { members } = f.etcd;
+  const id = f.etcd.memberOf.get(target.machine);
+  const why = quorumFacts(members).tolerance < 0
+    ? "etcd has no healthy majority now, so no new member can join"
+    : id !== undefined && !mayRemove(members, id)
+    ? `removing its etcd member would leave fewer healthy members than a majority`
+    : undefined;
+  return why && `${sick}: ${why} (etcd: ${counted(members)}); NICO replaces none: bring a member back first`;
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { Plane } from "../machines/selection.ts";
 import type { NodeVersions } from "../versions/policy.ts";
 import type { KubeVersion } from "../versions/version.ts";
+import type { EtcdHold } from "../etcd/membership.ts";
 
 export type RolloutOrder = "WorkersFirst" | "ControlPlaneFirst";
 
@@ -110,6 +111,8 @@ export interface RolloutPlan {
   held?: { machine: string; why: string } | undefined;
   /** Nodes the planner chose that wait for their drain (core/rollout/drainhold.ts), with what each waits for. */
   drainHeld?: DrainHold[] | undefined;
+  /** Control-plane nodes the planner chose that wait for etcd (core/rollout/etcdhold.ts), with why. */
+  etcdHeld?: EtcdHold[] | undefined;
 }
 
 /** What a rule answers: it decided the pass (the rules after it are not asked), or it passes. */

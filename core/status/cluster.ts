@@ -192,9 +192,13 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
           ...(r.plan.drainHeld?.length
             ? { draining: r.plan.drainHeld.map((h) => ({ node: h.machine, state: h.state, message: h.message })) }
             : {}),
+          ...(r.plan.etcdHeld?.length
+            ? { etcdHeld: r.plan.etcdHeld.map((h) => ({ node: h.machine, message: h.why })) }
+            : {}),
         },
       }
       : {}),
+    ...(i.etcd ? { etcd: i.etcd } : {}),
     conditions,
   };
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
+import type { EtcdStatus, KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
 import type { ConditionInput, StallReason, WaitReason } from "../../crds/conditions/mod.ts";
 import type { NodeReport } from "../nodes/readiness.ts";
 import type { RolloutPlan } from "../rollout/plan.ts";
@@ -70,6 +70,8 @@ export interface StatusInput {
   versions?:
     | { status: Pick<KubernetesClusterStatus, "version" | "versions">; downgrade?: string | undefined }
     | undefined;
+  /** `status.etcd`, where NICO sees etcd (core/etcd/health.ts). */
+  etcd?: EtcdStatus | undefined;
   /** The workload API, when NICO watches workload clusters: the cluster is Ready only while it answers. */
   workloadApi?: { available: boolean; message: string } | undefined;
   now: Date;

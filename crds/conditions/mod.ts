@@ -21,6 +21,8 @@ import {
   REMEDIATING,
   WORKLOAD_API_AVAILABLE,
 } from "./health.ts";
+import { ETCD_HEALTHY } from "./etcd.ts";
+import { NIO_INCOMPLETE } from "./nio.ts";
 import {
   KUBECONFIG_CURRENT,
   MACHINES_RELEASING,
@@ -50,6 +52,8 @@ export const CONDITIONS = {
   WorkloadAPIAvailable: WORKLOAD_API_AVAILABLE,
   NodesHealthy: NODES_HEALTHY,
   ControlPlaneHealthy: CONTROL_PLANE_HEALTHY,
+  EtcdHealthy: ETCD_HEALTHY,
+  NIOIncomplete: NIO_INCOMPLETE,
 } as const satisfies Record<string, TypeSpec>;
 
 type Registry = typeof CONDITIONS;

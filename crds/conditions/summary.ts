@@ -19,18 +19,19 @@ export const PROBLEMS = {
   },
   ForeignSecret: {
     means: "a Secret named like one of NICO's (`<cluster>-join-token`, `-agent-token`, `-ca`, `-ca-key`, " +
-      "`-kubeconfig`) is not this cluster's (phase `Failed`)",
+      "`-kubeconfig`, `-etcd-ca`, `-etcd-ca-key`) is not this cluster's (phase `Failed`)",
     todo: "delete or rename it; NICO then creates its own",
   },
   CertificateAuthorityKeyMismatch: {
     means: "`<cluster>-ca-key` of a cluster that has been brought up does not hold the key of the certificate in " +
-      "`<cluster>-ca` (a missing one is `IdentityLost`); NICO stops and changes nothing",
-    todo: "restore `<cluster>-ca-key` from the backup that matches `<cluster>-ca`, or re-key deliberately with the " +
+      "`<cluster>-ca` (a missing one is `IdentityLost`), or `<cluster>-etcd-ca-key` not the key of `<cluster>-etcd-ca`; " +
+      "NICO stops and changes nothing",
+    todo: "restore the key Secret from the backup that matches its certificate, or re-key deliberately with the " +
       "annotation `nico.homystack.com/regenerate-identity=true` (every node gets a new identity)",
   },
   IdentityLost: {
-    means: "the CA (`<cluster>-ca`, `-ca-key`), server token (`-join-token`) or agent token (`-agent-token`, once a " +
-      "node carries it) Secret of a cluster that has been brought up is missing; NICO stops and changes nothing",
+    means: "the CA (`<cluster>-ca`, `-ca-key`), server token (`-join-token`), agent token (`-agent-token`, once a " +
+      "node carries it) or etcd CA (`-etcd-ca`, `-etcd-ca-key`, once a node carries it) Secret of a cluster that has been brought up is missing; NICO stops and changes nothing",
     todo: "restore the Secret from a backup (`kubectl apply -f`), or re-key deliberately with the annotation " +
       "`nico.homystack.com/regenerate-identity=true` (every node gets a new identity; NICO removes the annotation)",
   },
@@ -51,6 +52,12 @@ export const USER_BLOCKS = {
     means: "the spec's `ref`, `gitRepo` or credentials do not resolve to a commit and no node carries one yet: " +
       "a cluster with no node holds no Machine",
     todo: "fix the URL, ref or credentials (see `RevisionResolved`)",
+  },
+  NIONotInstalled: {
+    means: "the API server serves no `machines` or no `nixosconfigurations` of `nio.homystack.com` (NIO missing, " +
+      "or half installed) when NICO started; NICO changes nothing on the cluster. The message names what is missing",
+    todo: "install NIO's CRDs (NIO v1: its release's `install.yaml` with `kubectl apply --server-side`), then " +
+      "restart NICO",
   },
 } as const;
 

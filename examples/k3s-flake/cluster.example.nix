@@ -14,4 +14,5 @@
     { name = "worker-01"; address = "192.0.2.21"; }
     { name = "worker-02"; address = "192.0.2.22"; }
   ];
+  etcd = { clientPort = 2379; };
 }

@@ -94,7 +94,8 @@ Deno.test("secrets and configurations phases alone: one configuration per member
   const identity = await reconcileSecrets(s);
   assert.ok(identity.ca.certPem.includes("BEGIN CERTIFICATE"));
   const secrets = (await cp.client.list<Secret>(SECRETS, { namespace: ns })).items.map((x) => x.metadata.name).sort();
-  assert.deepEqual(secrets, ["c-agent-token", "c-ca", "c-ca-key", "c-join-token"]);
+  // The etcd CA is made with the identity of a new cluster (issue 30).
+  assert.deepEqual(secrets, ["c-agent-token", "c-ca", "c-ca-key", "c-etcd-ca", "c-etcd-ca-key", "c-join-token"]);
 
   const workload = observeWorkload(s);
   const versions = observeVersions(s, workload);

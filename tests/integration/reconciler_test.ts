@@ -100,6 +100,8 @@ Deno.test("a cluster is provisioned: claims, configurations with the right files
       "clusters/prod/agent-token",
       "clusters/prod/cluster-ca.crt",
       "clusters/prod/cluster-ca.key",
+      "clusters/prod/etcd-ca.crt",
+      "clusters/prod/etcd-ca.key",
     ]);
     const w1 = cfgs.find((x) => x.metadata.name === "prod.w-1")!;
     // A worker gets the agent token only: no server token, no CA key, no SSH key unless spec.machineSshKey.

@@ -75,6 +75,9 @@ Deno.test("an existing join token becomes the server token; the agent token is c
       "agent-token<-old-agent-token",
       "cluster-ca.crt<-old-ca",
       "cluster-ca.key<-old-ca-key",
+      // A cluster not brought up yet gets an etcd CA too (control-plane nodes only).
+      "etcd-ca.crt<-old-etcd-ca",
+      "etcd-ca.key<-old-etcd-ca-key",
     ]);
     assert.deepEqual(files("old.w-1"), ["cluster.nix", "agent-token<-old-agent-token"]);
 

@@ -17,6 +17,7 @@ function render(
   name = "prod",
   selectFrom = machines,
   nio: NioGeneration = "v1",
+  etcd?: { clientPort: number },
 ) {
   const c = cluster(spec, name);
   const selection = selectMachines({ cluster: c, machines: selectFrom, configurations: [] });
@@ -30,6 +31,7 @@ function render(
     endpoint,
     gitRepo: c.spec.gitRepo ?? "https://git.example.test/default-flake.git",
     nio,
+    etcd,
   });
 }
 
@@ -45,16 +47,23 @@ Deno.test("desired configurations: golden files", async (t) => {
         ...["cp-1", "cp-2", "cp-3"].map((n, i) => machine(n, { labels: { role: "cp" }, host: `127.0.0.${i + 1}` })),
         ...["w-1", "w-2"].map((n, i) => machine(n, { labels: { role: "worker" }, host: `127.0.0.${i + 11}` })),
       ];
-      const out = render({
-        gitRepo: "https://git.example.test/clusters.git",
-        ref: "v1.2.0",
-        configurationSubdir: "clusters/prod",
-        credentialsRef: { name: "git-creds" },
-        machineSshKey: true,
-        controlPlaneEndpoint: { host: "api.prod.example.test" },
-        controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 3 },
-        dataPlane: { machineSelector: { matchLabels: { role: "worker" } }, count: 2 },
-      }, machines);
+      const out = render(
+        {
+          gitRepo: "https://git.example.test/clusters.git",
+          ref: "v1.2.0",
+          configurationSubdir: "clusters/prod",
+          credentialsRef: { name: "git-creds" },
+          machineSshKey: true,
+          controlPlaneEndpoint: { host: "api.prod.example.test" },
+          controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 3 },
+          dataPlane: { machineSelector: { matchLabels: { role: "worker" } }, count: 2 },
+        },
+        machines,
+        "prod",
+        machines,
+        "v1",
+        { clientPort: 2379 },
+      );
       assert.equal(out.length, 5);
       await assertGolden("desired-ha.yaml", stringify(out, YAML_OPTS));
     },
@@ -104,6 +113,27 @@ Deno.test("secret files by role: the server token and the CA key never reach a w
       ],
       "worker": ["cluster.nix", "agent-token<-prod-agent-token"],
     });
+  });
+  await t.step("an etcd CA NICO issued: control-plane nodes only, and cluster.nix names the client port", () => {
+    const out = render(
+      { controlPlane: { machines: ["a"] }, dataPlane: { machines: ["b"] } },
+      machines,
+      "prod",
+      machines,
+      "v1",
+      {
+        clientPort: 12379,
+      },
+    );
+    const paths = out.map((c) =>
+      c.spec.additionalFiles.map((f) => "secretRef" in f ? `${f.path}<-${f.secretRef.name}` : f.path)
+    );
+    assert.deepEqual(paths[0]!.slice(5), ["etcd-ca.crt<-prod-etcd-ca", "etcd-ca.key<-prod-etcd-ca-key"]);
+    assert.deepEqual(paths[1], ["cluster.nix", "agent-token<-prod-agent-token"]);
+    const nix = out[1]!.spec.additionalFiles[0]!;
+    assert.ok("inline" in nix && nix.inline.includes("  etcd = { clientPort = 12379; };\n"));
+    const none = render({ controlPlane: { machines: ["a"] } }, machines)[0]!.spec.additionalFiles[0]!;
+    assert.ok("inline" in none && !none.inline.includes("etcd"), "no etcd CA: cluster.nix as before");
   });
   await t.step("machineSshKey: true adds each Machine's own key", () => {
     const f = files({ machineSshKey: true });

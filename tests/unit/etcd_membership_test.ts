@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { mayRemove, mayTakeDown, memberOn, type MemberView, quorumFacts, urlHost } from "../../core/etcd/members.ts";
 import { type MembershipInput, planMembership } from "../../core/etcd/membership.ts";
+import { etcdTargets, holdForEtcd } from "../../core/rollout/etcdhold.ts";
 
 const host = (n: number) => `127.0.9.${n}`;
 function m(n: number, o: Partial<MemberView> = {}): MemberView {
@@ -76,79 +77,131 @@ Deno.test("quorum over voting members: what a step or a removal may cost", async
   });
 });
 
-Deno.test("planMembership: one change at a time, quorum first", async (t) => {
-  const leader1 = [m(1, { leader: true }), m(2), m(3)];
-  const cases: [string, MembershipInput, string[]][] = [
-    ["nothing to do", input(leader1), ["no action"]],
-    ["changing the leader: leadership moves first", input(leader1, { changing: ["cp-1"] }), [
-      "move cp-1→cp-2",
-      "hold cp-1: leadership moves off its etcd member cp-1 (1001) first",
-    ]],
-    ["changing a follower: it may go down", input(leader1, { changing: ["cp-2"] }), ["no action"]],
+const leader1 = [m(1, { leader: true }), m(2), m(3)];
+/** planMembership's table: a name, the input, the plan in one line per part. */
+const PLANS: [string, MembershipInput, string[]][] = [
+  ["nothing to do", input(leader1), ["no action"]],
+  ["changing the leader: leadership moves first", input(leader1, { changing: ["cp-1"] }), [
+    "move cp-1→cp-2",
+    "hold cp-1: leadership moves off its etcd member cp-1 (1001) first",
+  ]],
+  ["changing a follower: it may go down", input(leader1, { changing: ["cp-2"] }), ["no action"]],
+  [
+    "changing a follower while another is down: held",
+    input([m(1, { leader: true }), m(2), m(3, { healthy: false })], {
+      changing: ["cp-2"],
+    }),
     [
-      "changing a follower while another is down: held",
-      input([m(1, { leader: true }), m(2), m(3, { healthy: false })], {
-        changing: ["cp-2"],
-      }),
-      [
-        "no action",
-        "hold cp-2: its switch would leave fewer healthy etcd members than a majority (2/3 healthy voting members (quorum 2): cp-1, cp-2)",
-      ],
-    ],
-    ["removing a follower: its member goes first", input(leader1, { removing: ["cp-3"] }), [
-      "remove 1003",
-      "hold cp-3: its etcd member cp-3 (1003) is removed first",
-    ]],
-    ["removing the leader: leadership moves first", input(leader1, { removing: ["cp-1"] }), [
-      "move cp-1→cp-2",
-      "hold cp-1: leadership moves off its etcd member cp-1 (1001) before it is removed",
-    ]],
-    ["removing a node whose member is gone already: nothing holds it", input([m(1), m(2)], { removing: ["cp-3"] }), [
       "no action",
-    ]],
-    [
-      "removing when the rest would lose quorum: blocked",
-      input([m(1), m(2, { healthy: false }), m(3)], {
-        removing: ["cp-3"],
-      }),
-      [
-        "no action",
-        "hold cp-3: removing cp-3 (1003) would leave etcd without a healthy majority (2/3 healthy voting members (quorum 2): cp-1, cp-3)",
-        "blocked: removing cp-3 (1003) would leave etcd without a healthy majority (2/3 healthy voting members (quorum 2): cp-1, cp-3)",
-      ],
+      "hold cp-2: its switch would leave fewer healthy etcd members than a majority (2/3 healthy voting members (quorum 2): cp-1, cp-2)",
     ],
-    ["an orphan on no node of the cluster is removed", input([...leader1, m(4, { healthy: false })]), [
-      "remove 1004",
-      "orphan 1004",
-    ]],
-    ["a removal for the rollout comes before an orphan", input([...leader1, m(4)], { removing: ["cp-3"] }), [
-      "remove 1003",
-      "hold cp-3: its etcd member cp-3 (1003) is removed first",
-      "orphan 1004",
-    ]],
+  ],
+  ["removing a follower: its member goes first", input(leader1, { removing: ["cp-3"] }), [
+    "remove 1003",
+    "hold cp-3: its etcd member cp-3 (1003) is removed first",
+  ]],
+  ["removing the leader: leadership moves first", input(leader1, { removing: ["cp-1"] }), [
+    "move cp-1→cp-2",
+    "hold cp-1: leadership moves off its etcd member cp-1 (1001) before it is removed",
+  ]],
+  ["removing a node whose member is gone already: nothing holds it", input([m(1), m(2)], { removing: ["cp-3"] }), [
+    "no action",
+  ]],
+  [
+    "removing when the rest would lose quorum: blocked",
+    input([m(1), m(2, { healthy: false }), m(3)], {
+      removing: ["cp-3"],
+    }),
     [
-      "a failed join: unstarted past the timeout",
-      input([...leader1, m(4, { name: "", healthy: false })], {
-        nodes: nodes(1, 2, 3, 4),
-        unstartedSince: new Map([["1004", new Date(NOW.getTime() - 601_000)]]),
-      }),
-      ["remove 1004", "orphan 1004"],
+      "no action",
+      "hold cp-3: removing cp-3 (1003) would leave etcd without a healthy majority (2/3 healthy voting members (quorum 2): cp-1, cp-3)",
+      "blocked: removing cp-3 (1003) would leave etcd without a healthy majority (2/3 healthy voting members (quorum 2): cp-1, cp-3)",
     ],
+  ],
+  ["an orphan on no node of the cluster is removed", input([...leader1, m(4, { healthy: false })]), [
+    "remove 1004",
+    "orphan 1004",
+  ]],
+  ["a removal for the rollout comes before an orphan", input([...leader1, m(4)], { removing: ["cp-3"] }), [
+    "remove 1003",
+    "hold cp-3: its etcd member cp-3 (1003) is removed first",
+    "orphan 1004",
+  ]],
+  [
+    "a failed join: unstarted past the timeout",
+    input([...leader1, m(4, { name: "", healthy: false })], {
+      nodes: nodes(1, 2, 3, 4),
+      unstartedSince: new Map([["1004", new Date(NOW.getTime() - 601_000)]]),
+    }),
+    ["remove 1004", "orphan 1004"],
+  ],
+  [
+    "a join still starting: left alone",
+    input([...leader1, m(4, { name: "", healthy: false })], {
+      nodes: nodes(1, 2, 3, 4),
+      unstartedSince: new Map([["1004", new Date(NOW.getTime() - 60_000)]]),
+    }),
+    ["no action"],
+  ],
+  [
+    "an orphan whose removal would lose quorum stays",
+    input([m(1), m(2, { healthy: false }), m(4)], {
+      nodes: nodes(1, 2),
+    }),
+    ["no action", "orphan 1004", "blocked: orphan cp-4 (1004) stays: removing it would lose quorum"],
+  ],
+  [
+    "a learner that never caught up, past the timeout: an orphan",
+    input([...leader1, m(4, { isLearner: true })], {
+      nodes: nodes(1, 2, 3, 4),
+      unstartedSince: new Map([["1004", new Date(NOW.getTime() - 601_000)]]),
+    }),
+    ["remove 1004", "orphan 1004"],
+  ],
+  [
+    "peer URLs on no node's address at all: nothing is removed, and status asks why",
+    input([m(1, { leader: true }), m(2), m(3)], {
+      nodes: [1, 2, 3].map((n) => ({ machine: `cp-${n}`, address: `cp-${n}.example.test` })),
+    }),
     [
-      "a join still starting: left alone",
-      input([...leader1, m(4, { name: "", healthy: false })], {
-        nodes: nodes(1, 2, 3, 4),
-        unstartedSince: new Map([["1004", new Date(NOW.getTime() - 60_000)]]),
-      }),
-      ["no action"],
+      "no action",
+      "orphan 1001",
+      "orphan 1002",
+      "orphan 1003",
+      "blocked: orphan cp-1 (1001) stays: the members on this cluster's control-plane nodes do not hold quorum by themselves (3/3 healthy voting members (quorum 2): cp-1, cp-2, cp-3); do the members' peer URLs name the nodes' addresses as cluster.nix does?",
     ],
-    [
-      "an orphan whose removal would lose quorum stays",
-      input([m(1), m(2, { healthy: false }), m(4)], {
-        nodes: nodes(1, 2),
-      }),
-      ["no action", "orphan 1004", "blocked: orphan cp-4 (1004) stays: removing it would lose quorum"],
-    ],
-  ];
-  for (const [name, i, want] of cases) await t.step(name, () => assert.deepEqual(summary(i), want));
+  ],
+];
+
+Deno.test("planMembership: one change at a time, quorum first", async (t) => {
+  for (const [name, i, want] of PLANS) await t.step(name, () => assert.deepEqual(summary(i), want));
+});
+
+Deno.test("etcd holds narrow the plan as drains do", () => {
+  const plan = {
+    create: ["cp-4"],
+    update: ["cp-1", "w-1"],
+    remove: ["cp-3"],
+    pending: ["cp-1", "w-1"],
+    removing: ["cp-3"],
+    updating: [],
+    waiting: "at most 1 worker(s) unavailable at once",
+  };
+  assert.deepEqual(etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"])), {
+    changing: ["cp-1"],
+    removing: ["cp-3"],
+  });
+  const held = holdForEtcd(plan, [
+    { machine: "cp-3", why: "its etcd member cp-3 (1003) is removed first" },
+    { machine: "cp-3", why: "twice" },
+    { machine: "cp-9", why: "not in the plan" },
+  ]);
+  assert.deepEqual([held.create, held.update, held.remove], [["cp-4"], ["cp-1", "w-1"], []]);
+  assert.deepEqual(held.etcdHeld, [{ machine: "cp-3", why: "its etcd member cp-3 (1003) is removed first" }]);
+  assert.equal(
+    held.waiting,
+    "cp-3: its etcd member cp-3 (1003) is removed first; at most 1 worker(s) unavailable at once",
+  );
+  assert.equal(holdForEtcd(plan, []), plan, "no hold: the same plan");
+  assert.deepEqual(plan.remove, ["cp-3"], "the plan given is not modified");
 });

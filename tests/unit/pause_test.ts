@@ -28,6 +28,7 @@ const WHILE_PAUSED: Record<keyof PassWrites, boolean> = {
   workloadNodes: false,
   releases: false,
   remediation: false,
+  etcdMembership: false,
 };
 
 Deno.test("passWrites: a paused pass writes only what changes no node; otherwise everything", () => {

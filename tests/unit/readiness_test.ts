@@ -88,6 +88,26 @@ const cases: {
     reason: "Applied",
   },
   {
+    // The audit's gap: a run completed before the change is no run of it, however the new run fares.
+    name: "v1: a run completed before the change, the new one running: not applied",
+    nio: "v1",
+    config: cfg(v1Ready),
+    runs: [run("2026-01-01T11:40:00Z"), run("2026-01-01T11:50:01Z", { complete: false, active: 1 })],
+    state: "Applying",
+    reason: "Running",
+  },
+  {
+    name: "v1: a run completed before the change, the new one failed: Failed, not applied",
+    nio: "v1",
+    config: cfg(v1Ready),
+    runs: [
+      run("2026-01-01T11:40:00Z"),
+      run("2026-01-01T11:50:01Z", { complete: false, failedAttempts: 7, gaveUp: true }),
+    ],
+    state: "Failed",
+    reason: "RunFailed",
+  },
+  {
     name: "v1: the run is in progress",
     nio: "v1",
     config: cfg(v1Ready),
@@ -189,6 +209,32 @@ const cases: {
     m: applied(),
     state: "Ready",
     reason: "Applied",
+  },
+  {
+    // The audit's gap: Kubernetes stamps whole seconds, so an apply in the second of a change at x.500 is stamped
+    // x.000, before the change, and must count.
+    name: "older: applied in the same second as a change made at x.500",
+    nio: "older",
+    config: cfg({
+      appliedCommit: "a".repeat(40),
+      lastAppliedTime: "2026-01-01T11:50:00Z",
+      conditions: [{ type: "Applied", status: "True", reason: "Success" }],
+    }, { changed: "2026-01-01T11:50:00.500Z" }),
+    m: applied(),
+    state: "Ready",
+    reason: "Applied",
+  },
+  {
+    name: "older: applied in the second before a change made at x.500",
+    nio: "older",
+    config: cfg({
+      appliedCommit: "a".repeat(40),
+      lastAppliedTime: "2026-01-01T11:49:59Z",
+      conditions: [{ type: "Applied", status: "True", reason: "Success" }],
+    }, { changed: "2026-01-01T11:50:00.500Z" }),
+    m: applied(),
+    state: "Applying",
+    reason: "Applying",
   },
   {
     name: "older: applied but the Machine has not written back",

@@ -75,6 +75,20 @@ function workers(n: number, down: string[], o: Partial<PlaneFacts> & Each = {}):
   };
 }
 
+/** etcd's members for cp-1 … cp-n, healthy as given. */
+function etcdOf(healthy: boolean[]): NonNullable<PlaneFacts["etcd"]> {
+  const members = healthy.map((h, i) => ({
+    id: String(i + 1),
+    name: `cp-${i + 1}`,
+    peerURLs: [],
+    isLearner: false,
+    healthy: h,
+    leader: i === 0,
+    alarms: [],
+  }));
+  return { members, memberOf: new Map(members.map((m) => [m.name, m.id])) };
+}
+
 interface Case {
   name: string;
   facts: PlaneFacts;
@@ -128,6 +142,28 @@ const cases: Case[] = [
   },
   { name: "paused: nothing", facts: workers(2, ["w-1"], { paused: true }), want: "refuse Paused" },
   { name: "control plane of 3, one down: replaced", facts: cp(3, ["cp-2"]), want: "take cp-2 cp-4" },
+  {
+    name: "etcd seen: its dead member of three may leave",
+    facts: cp(3, ["cp-2"], { etcd: etcdOf([true, false, true]) }),
+    want: "take cp-2 cp-4",
+  },
+  {
+    name: "etcd seen: a Node NotReady whose member is healthy while another member is dead: refused",
+    facts: cp(3, ["cp-2"], { etcd: etcdOf([true, true, false]) }),
+    want: "refuse QuorumWouldBeLost",
+    message: /removing its etcd member would leave fewer healthy members than a majority \(etcd: 2\/3 healthy/,
+  },
+  {
+    name: "etcd seen: quorum lost, even with Nodes Ready: refused",
+    facts: cp(3, ["cp-2"], { etcd: etcdOf([true, false, false]) }),
+    want: "refuse QuorumWouldBeLost",
+    message: /etcd has no healthy majority now/,
+  },
+  {
+    name: "etcd seen: five, two Nodes NotReady, one of them on a dead member: that one leaves",
+    facts: cp(5, ["cp-2", "cp-3"], { etcd: etcdOf([true, false, true, true, true]) }),
+    want: "take cp-2 cp-6",
+  },
   {
     name: "control plane of 3, two down: quorum is lost, nothing is done",
     facts: cp(3, ["cp-2", "cp-3"]),

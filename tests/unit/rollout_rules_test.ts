@@ -150,6 +150,19 @@ const rows: Row[] = [
     want: { answer: "pass", update: ["cp-2"] },
   },
   {
+    // The audit's gap: with two down, re-rendering the outdated one would restart a member while another is out.
+    rule: controlPlaneOneAtATime,
+    name: "two of three control-plane nodes down, one outdated: nothing is re-rendered",
+    input: input([n("cp-2", { ...outdated, available: false, detail: "NotReady" }), n("cp-3", converging)]),
+    want: { answer: "pass", reasons: ["control plane: waiting for cp-2 (NotReady) before touching another"] },
+  },
+  {
+    rule: controlPlaneOneAtATime,
+    name: "…whichever of the two is the outdated one",
+    input: input([n("cp-2", converging), n("cp-3", { ...outdated, available: false })]),
+    want: { answer: "pass", reasons: ["control plane: waiting for cp-2 (Converging) before touching another"] },
+  },
+  {
     rule: controlPlaneOneAtATime,
     name: "not while a control-plane node is being removed",
     input: input([n("cp-2", outdated)], { departing: [leaving("cp-9", { deleting: true })] }),

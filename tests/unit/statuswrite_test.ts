@@ -174,8 +174,18 @@ Deno.test("the registry's urgent reasons are those the write policy always wrote
   assert.deepEqual(names(remediatingFalse.filter((r) => r.spec.urgency === "later")), ["Remediating NoUnhealthyNodes"]);
   // Stalled=True: every new reason.
   assert.ok(all.filter((r) => r.type === "Stalled" && r.spec.status === "True").every((r) => r.spec.urgency === "now"));
+  // EtcdHealthy: what endangers quorum (or the data) is told at once; the rest is health, coalesced.
+  assert.deepEqual(names(urgent.filter((r) => r.type === "EtcdHealthy")), [
+    "EtcdHealthy QuorumAtRisk",
+    "EtcdHealthy QuorumLost",
+    "EtcdHealthy Alarm",
+    "EtcdHealthy MembershipBlocked",
+  ]);
   // Nothing else (the True reasons of Ready and Remediating come with their flip).
-  assert.deepEqual(names(urgent.filter((r) => !["Ready", "Stalled", "Remediating"].includes(r.type))), []);
+  assert.deepEqual(
+    names(urgent.filter((r) => !["Ready", "Stalled", "Remediating", "EtcdHealthy"].includes(r.type))),
+    [],
+  );
   assert.deepEqual(names(urgent.filter((r) => r.spec.status === "True" && r.type !== "Stalled")), [
     "Ready ClusterReady",
     "Remediating Remediating",

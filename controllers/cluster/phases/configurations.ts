@@ -9,7 +9,7 @@
  */
 import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../../core/contract/nio.ts";
 import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/contract/labels.ts";
-import { desiredConfigurations, resolveEndpoint } from "../../../core/render/desired.ts";
+import { desiredConfigurations, ETCD_CLIENT_PORT, resolveEndpoint } from "../../../core/render/desired.ts";
 import { endpointUrl } from "../../../core/render/kubeconfig.ts";
 import { type DepartingNode, planNodeOf, planRollout, type RolloutPlan } from "../../../core/rollout/plan.ts";
 import { markOf } from "../../../core/machines/marks.ts";
@@ -17,10 +17,12 @@ import { RUN_SOON_SCHEDULE, runsOf, sameSchedule, scheduleFor } from "../../../c
 import { type NodeReport, sameSecondAsLast, specChangedAt } from "../../../core/nodes/readiness.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { type ClusterScope, WRITES_IN_FLIGHT } from "../scope.ts";
-import { gatherMembers, type Identity, type Member, reportsOf, type WorkloadView } from "../view.ts";
+import { type EtcdView, gatherMembers, type Identity, type Member, reportsOf, type WorkloadView } from "../view.ts";
 import { applyConfiguration } from "./apply.ts";
 import { type Blocked, type Pinned, pinRevision } from "./revision.ts";
 import { drainBeforeChange } from "./workload.ts";
+import { etcdBeforeChange, lookForWaiting } from "./etcd.ts";
+import type { MembershipPlan } from "../../../core/etcd/membership.ts";
 import { type Requeue, soonest } from "../requeue.ts";
 import type { VersionsView } from "../versions.ts";
 
@@ -31,6 +33,8 @@ export interface ConfigurationsInput {
   runFailures: Map<string, string> | undefined;
   /** The Kubernetes versions: what each node's cluster.nix asks for, and what the skew guard judges. */
   versions: VersionsView;
+  /** What the pass sees of etcd (phases/etcd.ts); absent: nothing (the Node-based rules alone). */
+  etcd?: EtcdView | undefined;
 }
 
 /** What {@link planConfigurations} decided. */
@@ -47,8 +51,10 @@ export interface Planned {
   wantedSpec: Map<string, NixosConfiguration["spec"]>;
   /** The members as planned: their facts and reports before this pass's writes (see view.ts afterWrites). */
   members?: Member[] | undefined;
-  /** The rollout plan, with the drains' holds. */
+  /** The rollout plan, with the drains' and etcd's holds. */
   plan?: RolloutPlan | undefined;
+  /** etcd's membership as planned for this pass (where NICO sees etcd). */
+  membership?: MembershipPlan | undefined;
   /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
   draining: ReadonlySet<string>;
   /** Look again soon while a drain is under way. */
@@ -91,6 +97,7 @@ export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput
     nio: s.deps.nio,
     identity: i.identity.digest,
     versions: i.versions.versions.render,
+    etcd: i.identity.etcd?.ca ? { clientPort: spec.etcd?.clientPort ?? ETCD_CLIENT_PORT } : undefined,
   });
   const wantedHash = new Map(desired.map((d) => [d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!]));
   const wantedSpec = new Map(desired.map((d) => [d.metadata.name, d.spec]));
@@ -114,10 +121,15 @@ export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput
   });
   const base = { ...none, endpoint, wantedHash, wantedSpec, members, plan: planned };
   // Paused: nothing is written, except that a node asked to run every minute gets its resting schedule back.
-  if (!s.writes.configurations) return s.writes.restSchedules ? { ...base, rest: desired } : base;
+  if (!s.writes.configurations) {
+    const { membership } = await etcdBeforeChange(s, planned, i.etcd);
+    return { ...base, membership, ...(s.writes.restSchedules ? { rest: desired } : {}) };
+  }
   const ours = new Set(s.ours.map((c) => c.spec.machineRef.name));
-  const { plan, draining, requeue } = await drainBeforeChange(s, planned, ours, i.workload);
-  return { ...base, plan, draining, requeue, writes: { desired, reports, plan } };
+  const drained = await drainBeforeChange(s, planned, ours, i.workload);
+  const { plan, membership, requeue } = await etcdBeforeChange(s, drained.plan, i.etcd);
+  const wish = soonest(drained.requeue, requeue, lookForWaiting(s, reports));
+  return { ...base, plan, membership, draining: drained.draining, requeue: wish, writes: { desired, reports, plan } };
 }
 
 /**

@@ -16,6 +16,7 @@ import { ownedSecretNames } from "../../../core/contract/names.ts";
 import type { Machine, NixosConfiguration } from "../../../core/contract/nio.ts";
 import { type ClusterRef, isOwnedBy } from "../../../core/machines/selection.ts";
 import { releaseWhenDone } from "../release.ts";
+import { deleteArgoCdSecret } from "./argocd.ts";
 import type { ClusterContext } from "../scope.ts";
 import { ownsSecret, type Secret } from "../secrets.ts";
 
@@ -39,6 +40,7 @@ export async function reconcileDelete(c: ClusterContext): Promise<DeleteOutcome>
   const ns = cluster.metadata.namespace!;
   const name = cluster.metadata.name;
   const ref: ClusterRef = { name, namespace: ns, uid: cluster.metadata.uid };
+  await deleteArgoCdSecret(c); // Argo CD stops deploying into it first
   const ours = cache.configs.filter((cfg: NixosConfiguration) => isOwnedBy(cfg, ref));
   for (const cfg of ours) {
     if (cfg.metadata.deletionTimestamp) continue;

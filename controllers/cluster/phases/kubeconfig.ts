@@ -7,7 +7,7 @@
 import type { NodeReport } from "../../../core/nodes/readiness.ts";
 import { kubeconfigSecret } from "../../../core/contract/names.ts";
 import type { ClusterScope } from "../scope.ts";
-import type { KeyPair } from "../../../lib/pki.ts";
+import { certInfo, type KeyPair } from "../../../lib/pki.ts";
 import { condition as setCondition, type ConditionInput } from "../../../core/status/conditions.ts";
 import { ensureKubeconfig, secretValue } from "../secrets.ts";
 import { publishedServer, readKubeconfig } from "../../../core/render/kubeconfig.ts";
@@ -32,16 +32,22 @@ export function kubeconfigTarget(
   return bootstrapReady && endpoint ? publishedTarget(s, nodes, endpoint) : undefined;
 }
 
-/** Writes the kubeconfig for `target` when due; answers the Secret's name once it exists. */
+/**
+ * Writes the kubeconfig for `target` when due, or in any case when `force` names why; answers the Secret's name
+ * once it exists, and when it wrote one, when the client certificate it replaced expires (`reissued.previousExpiry`;
+ * null: unreadable; absent: there was none).
+ */
 export async function reconcileKubeconfig(
   s: ClusterScope,
   target: KubeconfigTarget | undefined,
   ca: KeyPair,
-): Promise<{ secret?: string | undefined }> {
+  force?: string,
+): Promise<{ secret?: string | undefined; reissued?: { previousExpiry?: Date | null } }> {
   const secret = kubeconfigSecret(s.name);
   if (target) {
     const lookup = (n: string) => s.cache.secret(n);
-    const why = await ensureKubeconfig(s.deps.client, s.cluster, target.server, ca, lookup, s.now);
+    const before = secretValue(lookup(secret), "value");
+    const why = await ensureKubeconfig(s.deps.client, s.cluster, target.server, ca, lookup, s.now, force);
     if (why) {
       s.log.info("issued kubeconfig", { reason: why, secret });
       // The first one is part of bring-up (the Ready Event says so); a re-issue is worth an Event of its own.
@@ -49,7 +55,8 @@ export async function reconcileKubeconfig(
         s.deps.recorder.post(s.cluster, "Normal", "KubeconfigIssued", `wrote Secret ${secret} (${why})`);
       }
     }
-    return { secret };
+    if (!why) return { secret };
+    return { secret, reissued: before ? { previousExpiry: expiryOf(before) } : {} };
   }
   return s.cache.secret(secret) ? { secret } : {};
 }
@@ -75,4 +82,14 @@ function publishedTarget(s: ClusterScope, nodes: NodeReport[], endpoint: string)
     )
     : setCondition("KubeconfigCurrent", "True", "EndpointServed", `the kubeconfig names ${endpoint}`);
   return { server: target.server, endpoint, condition };
+}
+
+/** When the client certificate of a kubeconfig NICO wrote expires; null when it cannot be read. */
+function expiryOf(kubeconfig: string): Date | null {
+  const kc = readKubeconfig(kubeconfig);
+  try {
+    return kc ? certInfo(kc.certPem).notAfter : null;
+  } catch {
+    return null;
+  }
 }

@@ -17,7 +17,7 @@ import { decideRemediation, type PlaneDecision } from "../../../core/rollout/rem
 import { type InFlightStep, remediationCondition, stepText } from "../../../core/status/remediation.ts";
 import { remediationView } from "../remediation.ts";
 import type { ClusterScope } from "../scope.ts";
-import type { Member, WorkloadView } from "../view.ts";
+import type { EtcdView, Member, WorkloadView } from "../view.ts";
 import { type Requeue, soonest } from "../requeue.ts";
 
 /** What the phase did. */
@@ -39,8 +39,9 @@ export async function reconcileRemediation(
   s: ClusterScope,
   members: readonly Member[],
   workload: WorkloadView,
+  etcd?: EtcdView,
 ): Promise<RemediationOutcome> {
-  const view = remediationView(s, members, workload);
+  const view = remediationView(s, members, workload, etcd);
   const done: RemediationOutcome = { marked: [], refused: [], inFlight: view.inFlight.map((f) => f.machine) };
   tellSteps(s, view.inFlight);
   if (!view.planes.length && !view.inFlight.length && !view.short.length) return done;

@@ -27,6 +27,8 @@ let
     agentTokenFile = "/var/lib/nico/agent-token"; # the agent token: every node
     caCert = "/var/lib/nico/cluster-ca.crt";
     caKey = "/var/lib/nico/cluster-ca.key";
+    etcdCaCert = "/var/lib/nico/etcd-ca.crt";
+    etcdCaKey = "/var/lib/nico/etcd-ca.key";
     dataDir = "/var/lib/rancher/k3s";
   };
   unknownPaths = attrNames (removeAttrs paths (attrNames defaultPaths));
@@ -106,6 +108,12 @@ let
   # NICO's kubeconfig trusts) and client CA (verifies NICO's admin client
   # certificate). Placed on the bootstrap node before k3s first starts; the
   # other servers receive k3s's CAs from the cluster when they join.
+  # NICO's etcd CA (clusters NICO issued one: cluster.nix then has `etcd`)
+  # becomes the CA of k3s's embedded etcd, for clients and peers alike, so
+  # NICO reaches etcd with the client certificate it signs from it; joiners
+  # get it from the cluster too. etcd serves clients on the node's address,
+  # port 2379 (`etcd.clientPort`), as NICO expects.
+  etcdIssued = cluster ? etcd;
   tls = "${p.dataDir}/server/tls";
   caFiles =
     if bootstrap then [
@@ -113,7 +121,12 @@ let
       { source = p.caKey; target = "${tls}/server-ca.key"; mode = "0600"; }
       { source = p.caCert; target = "${tls}/client-ca.crt"; mode = "0644"; }
       { source = p.caKey; target = "${tls}/client-ca.key"; mode = "0600"; }
-    ] else [ ];
+    ] ++ (if etcdIssued then [
+      { source = p.etcdCaCert; target = "${tls}/etcd/server-ca.crt"; mode = "0644"; }
+      { source = p.etcdCaKey; target = "${tls}/etcd/server-ca.key"; mode = "0600"; }
+      { source = p.etcdCaCert; target = "${tls}/etcd/peer-ca.crt"; mode = "0644"; }
+      { source = p.etcdCaKey; target = "${tls}/etcd/peer-ca.key"; mode = "0600"; }
+    ] else [ ]) else [ ];
 
   # A Kubernetes name may hold dots; a NixOS host name may not.
   labels = filter builtins.isString (builtins.split "\\." machine);
@@ -128,7 +141,7 @@ builtins.seq node.name (builtins.seq p.tokenFile {
   address = node.address;
   role = if isServer then "server" else "agent";
   controlPlane = isServer;
-  inherit bootstrap flags tlsSans apiPort caFiles hostName domain;
+  inherit bootstrap flags tlsSans apiPort caFiles hostName domain etcdIssued;
   serverAddress = if bootstrap then null else if isServer then joinUrl else endpointUrl;
   endpoint = endpointUrl;
   tokenFile = if isServer then p.tokenFile else p.agentTokenFile;

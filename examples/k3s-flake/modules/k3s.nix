@@ -14,6 +14,8 @@ let
       agentTokenFile = "${cfg.secrets.dir}/agent-token";
       caCert = "${cfg.secrets.dir}/cluster-ca.crt";
       caKey = "${cfg.secrets.dir}/cluster-ca.key";
+      etcdCaCert = "${cfg.secrets.dir}/etcd-ca.crt";
+      etcdCaKey = "${cfg.secrets.dir}/etcd-ca.key";
     };
   };
   k3s = import ../lib/k3s-package.nix { cluster = cfg.cluster; inherit pkgs; };

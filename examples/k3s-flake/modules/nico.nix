@@ -21,7 +21,8 @@ let
 
   members = import ../lib/members.nix cfg.cluster;
   isControlPlane = builtins.any (n: n.name == cfg.machine) members.controlPlane;
-  secretFiles = [ "agent-token" ] ++ lib.optionals isControlPlane [ "join-token" "cluster-ca.crt" "cluster-ca.key" ];
+  secretFiles = [ "agent-token" ] ++ lib.optionals isControlPlane ([ "join-token" "cluster-ca.crt" "cluster-ca.key" ]
+    ++ lib.optionals (cfg.cluster ? etcd) [ "etcd-ca.crt" "etcd-ca.key" ]);
 
   # One file alone into the store (not the whole checkout), by content.
   storeCopy = file:

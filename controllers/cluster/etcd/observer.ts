@@ -1,0 +1,188 @@
+/**
+ * One cluster's etcd, watched off the pass's critical path: a loop that
+ * refreshes a {@link EtcdSnapshot} every `intervalMs` (backing off while no
+ * member answers) and when asked ({@link EtcdObserver.refresh}): the member
+ * list from the first control-plane node that answers (in node order), every
+ * member's status in parallel (each with the client's deadline), and the
+ * alarms. A pass reads the last snapshot and never waits on a hung member.
+ * Kept in the cluster's memory (controllers/cluster/memory.ts) and closed
+ * with it.
+ *
+ * A member is asked on its node's endpoint (the node's address and the
+ * contract's client port) when its peer URL is on a node of the cluster,
+ * else on the client URL it advertises, if NICO may reach that address.
+ *
+ * @module
+ */
+import { EtcdClient } from "../../../lib/etcd/client.ts";
+import type { KeyPair } from "../../../lib/pki.ts";
+import { errorMessage, type Logger } from "../../../lib/runtime/log.ts";
+import { sleep } from "../../../lib/runtime/sleep.ts";
+import { urlHost } from "../../../core/etcd/members.ts";
+import { type EtcdSnapshot, memberViews } from "../../../core/etcd/observed.ts";
+import type { EtcdStatus } from "../../../lib/etcd/client.ts";
+import { refusedTarget, type TargetPolicy } from "../workload/targets.ts";
+
+/** How NICO watches etcd, for every cluster (given to the reconciler). */
+export interface EtcdWatching {
+  /** Between refreshes (default 10 s); up to four times that while no member answers. */
+  intervalMs: number;
+  /** Each request's deadline (default 2 s). */
+  timeoutMs: number;
+  /** Which addresses may be reached (the workload connections' policy). */
+  policy: TargetPolicy;
+  /** What NICO sees of a cluster's etcd changed: requeue the cluster with this key. */
+  onChange: (clusterKey: string) => void;
+}
+
+/** The defaults of {@link EtcdWatching}. */
+export const ETCD_INTERVAL_MS = 10_000;
+export const ETCD_TIMEOUT_MS = 2_000;
+
+/** A control-plane node's etcd client endpoint, by the host its members' peer URLs name. */
+export interface EtcdEndpoint {
+  host: string;
+  url: string;
+}
+
+/** What changes of a snapshot a pass cares about: members, their health and leader, reachability. */
+function fingerprint(s: EtcdSnapshot): string {
+  const views = memberViews(s).map((m) => [m.id, m.name, m.isLearner, m.healthy, m.leader, m.alarms]);
+  return JSON.stringify([s.members === undefined, views]);
+}
+
+/** A cluster's etcd observer; {@link close} stops it. */
+export class EtcdObserver {
+  readonly client: EtcdClient;
+  /** The etcd CA certificate the client trusts: a new CA needs a new observer. */
+  readonly caPem: string;
+  readonly #o: EtcdWatching & { key: string; log: Logger };
+  readonly #abort = new AbortController();
+  #endpoints: EtcdEndpoint[] = [];
+  #snapshot: EtcdSnapshot | undefined;
+  #byMember = new Map<string, string>();
+  #wake: AbortController | undefined;
+  /** A look is under way. */
+  #looking = false;
+  /** A refresh was asked for while a look was under way: look again at once after it. */
+  #again = false;
+  #loop: Promise<void> | undefined;
+
+  constructor(ca: KeyPair, client: KeyPair, o: EtcdWatching & { key: string; log: Logger }) {
+    this.caPem = ca.certPem;
+    this.#o = o;
+    this.client = new EtcdClient({
+      caPem: ca.certPem,
+      certPem: client.certPem,
+      keyPem: client.keyPem,
+      timeoutMs: o.timeoutMs,
+    });
+  }
+
+  /** The endpoints to ask, in node order; a change is looked at at once. Starts the loop on first use. */
+  watch(endpoints: EtcdEndpoint[]): void {
+    const changed = JSON.stringify(endpoints) !== JSON.stringify(this.#endpoints);
+    this.#endpoints = endpoints;
+    if (!this.#loop) this.#loop = this.#run();
+    else if (changed) this.refresh();
+  }
+
+  /** Looks again now (after a membership change), without waiting for it. */
+  refresh(): void {
+    if (this.#looking) this.#again = true;
+    else this.#wake?.abort();
+  }
+
+  /** The last snapshot (undefined before the first refresh ended). */
+  snapshot(): EtcdSnapshot | undefined {
+    return this.#snapshot;
+  }
+
+  /** The endpoint a member was last asked on. */
+  endpointOf(memberId: string): string | undefined {
+    return this.#byMember.get(memberId);
+  }
+
+  async #run(): Promise<void> {
+    let failures = 0;
+    while (!this.#abort.signal.aborted) {
+      const before = this.#snapshot;
+      this.#again = false;
+      this.#looking = true;
+      const next = await this.look().finally(() => (this.#looking = false));
+      if (this.#abort.signal.aborted) return;
+      this.#snapshot = next;
+      failures = next.members ? 0 : failures + 1;
+      if (!before || fingerprint(before) !== fingerprint(next)) this.#o.onChange(this.#o.key);
+      this.#wake = new AbortController();
+      if (this.#again) this.#wake.abort(); // asked for during the look: what it saw may predate the ask
+      const wait = this.#o.intervalMs * Math.min(4, 2 ** failures);
+      await sleep(wait, AbortSignal.any([this.#abort.signal, this.#wake.signal]));
+    }
+  }
+
+  /** One refresh: the list, every member's status, the alarms. Answers it (the loop keeps it). */
+  async look(): Promise<EtcdSnapshot> {
+    const since = new Date();
+    const started = performance.now();
+    const signal = this.#abort.signal;
+    let requests = 0;
+    const listErrors: string[] = [];
+    let members: EtcdSnapshot["members"];
+    let listedBy: string | undefined;
+    for (const ep of this.#endpoints) {
+      requests++;
+      try {
+        members = await this.client.members(ep.url, signal);
+        listedBy = ep.url;
+        break;
+      } catch (err) {
+        listErrors.push(errorMessage(err));
+      }
+    }
+    const statuses = new Map<string, EtcdStatus>();
+    const statusErrors = new Map<string, string>();
+    const byMember = new Map<string, string>();
+    let alarms: EtcdSnapshot["alarms"] = [];
+    if (members && listedBy) {
+      for (const m of members) {
+        const at = this.#endpointFor(m.peerURLs, m.clientURLs);
+        if (at) byMember.set(m.id, at);
+        else statusErrors.set(m.id, "not asked: no endpoint NICO may reach");
+      }
+      const asked = [...byMember].map(async ([id, url]) => {
+        requests++;
+        try {
+          statuses.set(id, await this.client.status(url, signal));
+        } catch (err) {
+          statusErrors.set(id, errorMessage(err));
+        }
+      });
+      requests++;
+      const alarmsAsked = this.client.alarms(listedBy, signal).then((a) => (alarms = a), (err) => {
+        this.#o.log.debug("etcd alarms not read", { error: errorMessage(err) });
+      });
+      await Promise.all([...asked, alarmsAsked]);
+    }
+    this.#byMember = byMember;
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    return { at: new Date(), since, members, listErrors, statuses, statusErrors, alarms, cost: { requests, ms } };
+  }
+
+  /** The node's endpoint on the peer URL's host, else the advertised client URL if the policy lets NICO reach it. */
+  #endpointFor(peerURLs: string[], clientURLs: string[]): string | undefined {
+    for (const u of peerURLs) {
+      const host = urlHost(u);
+      const ep = this.#endpoints.find((e) => e.host === host);
+      if (ep) return ep.url;
+    }
+    return clientURLs.find((u) => refusedTarget(u, this.#o.policy) === undefined);
+  }
+
+  /** Stops the loop and closes the connections. */
+  async close(): Promise<void> {
+    this.#abort.abort();
+    await this.#loop;
+    this.client.close();
+  }
+}

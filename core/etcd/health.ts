@@ -1,0 +1,152 @@
+/**
+ * etcd's health as the cluster's status says it: what NICO can see of etcd
+ * in a pass ({@link EtcdSight}: not looked at, unreachable, or its members),
+ * the `EtcdHealthy` condition and `status.etcd` (the members, and the quorum
+ * figures with which members were counted). Pure; table-tested.
+ *
+ * @module
+ */
+import type { EtcdStatus } from "../../crds/kubernetescluster.ts";
+import { condition, type ConditionInput, listNames } from "../status/conditions.ts";
+import { memberOn, type MemberView, quorumFacts } from "./members.ts";
+import { counted, type EtcdNode, type MembershipPlan } from "./membership.ts";
+import { type EtcdSnapshot, memberViews } from "./observed.ts";
+
+/** What a pass can see of etcd. */
+export type EtcdSight =
+  /** NICO does not look (no workload connections, no etcd CA, not asked yet): why. */
+  | { kind: "off"; why: string }
+  /** No member answered (refused, TLS refused, no answer in time): why. */
+  | { kind: "unreachable"; why: string }
+  /** `at`: when the look began (the members are as they were then, or later). */
+  | { kind: "seen"; members: MemberView[]; at: Date };
+
+/**
+ * What the last snapshot lets a pass see: nothing before the first, unreachable when no member answered the list
+ * or the last answer is older than `staleMs`, else the members.
+ *
+ * @example
+ * ```ts
+ * import { etcdSight } from "./health.ts";
+ * const now = new Date("2026-01-01T00:01:00Z");
+ * etcdSight(undefined, now, 30_000).kind; // "off"
+ * const refused = { at: now, listErrors: ["etcd https://127.0.0.5:2379 cluster/member/list: connection refused"], statuses: new Map(), statusErrors: new Map(), alarms: [] };
+ * etcdSight(refused, now, 30_000); // { kind: "unreachable", why: "no member answers: etcd https://127.0.0.5:2379 cluster/member/list: connection refused" }
+ * ```
+ */
+export function etcdSight(snap: EtcdSnapshot | undefined, now: Date, staleMs: number): EtcdSight {
+  if (!snap) return { kind: "off", why: "NICO has not asked etcd yet" };
+  if (!snap.members) {
+    const why = snap.listErrors.length ? listNames(snap.listErrors, 2) : "no control-plane node to ask";
+    return { kind: "unreachable", why: `no member answers: ${why}` };
+  }
+  const age = now.getTime() - snap.at.getTime();
+  if (age > staleMs) {
+    return {
+      kind: "unreachable",
+      why: `the last answer is ${Math.round(age / 1000)} s old (etcd does not answer now)`,
+    };
+  }
+  return { kind: "seen", members: memberViews(snap), at: snap.since ?? snap.at };
+}
+
+const label = (m: MemberView) => m.name || `unstarted member ${m.id}`;
+
+/**
+ * `status.etcd`: the members as seen (with the node on each one's peer address) and the quorum figures.
+ *
+ * @example
+ * ```ts
+ * import { etcdStatus } from "./health.ts";
+ * const m = { id: "1", name: "cp-1", peerURLs: ["https://127.0.0.5:2380"], isLearner: false, healthy: true, leader: true, alarms: [] };
+ * const s = etcdStatus([m], [{ machine: "cp-1", address: "127.0.0.5" }]);
+ * s.members[0]?.node; // "cp-1"
+ * s.counted; // "1/1 healthy voting members (quorum 1): cp-1"
+ * ```
+ */
+export function etcdStatus(members: readonly MemberView[], nodes: readonly EtcdNode[]): EtcdStatus {
+  const q = quorumFacts(members);
+  return {
+    members: members.map((m) => {
+      const node = nodes.find((n) => memberOn([m], n.address))?.machine;
+      return {
+        name: m.name,
+        memberID: m.id,
+        ...(m.peerURLs[0] ? { peerURL: m.peerURLs[0] } : {}),
+        ...(node ? { node } : {}),
+        healthy: m.healthy,
+        leader: m.leader,
+        learner: m.isLearner,
+        ...(m.alarms.length ? { alarms: [...m.alarms] } : {}),
+      };
+    }),
+    ...q,
+    counted: counted(members),
+  };
+}
+
+/**
+ * `EtcdHealthy` for what a pass sees, with what the membership plan found (orphans, a blocked change).
+ *
+ * @example
+ * ```ts
+ * import { etcdCondition } from "./health.ts";
+ * const m = (id: string, healthy: boolean) => ({ id, name: `cp-${id}`, peerURLs: [], isLearner: false, healthy, leader: id === "1", alarms: [] });
+ * etcdCondition({ kind: "seen", members: [m("1", true), m("2", true), m("3", true)], at: new Date() }).reason; // "Healthy"
+ * etcdCondition({ kind: "seen", members: [m("1", true), m("2", true), m("3", false)], at: new Date() }).reason; // "QuorumAtRisk"
+ * etcdCondition({ kind: "off", why: "workload connections are off" }).status; // "Unknown"
+ * ```
+ */
+export function etcdCondition(
+  sight: EtcdSight,
+  plan?: Pick<MembershipPlan, "orphans" | "blocked">,
+): ConditionInput {
+  if (sight.kind === "off") return condition("EtcdHealthy", "Unknown", "EtcdNotObserved", sight.why);
+  if (sight.kind === "unreachable") {
+    return condition(
+      "EtcdHealthy",
+      "Unknown",
+      "EtcdUnreachable",
+      `${sight.why}; the rollout keeps to the Node-based rules`,
+    );
+  }
+  const { members } = sight;
+  const q = quorumFacts(members);
+  const figures = counted(members);
+  const sick = members.filter((m) => !m.isLearner && !m.healthy).map(label);
+  if (q.tolerance < 0) {
+    return condition(
+      "EtcdHealthy",
+      "False",
+      "QuorumLost",
+      `quorum lost: ${figures}; not answering: ${listNames(sick)}`,
+    );
+  }
+  const alarmed = members.filter((m) => m.alarms.length).map((m) => `${m.alarms.join(", ")} on ${label(m)}`);
+  if (alarmed.length) return condition("EtcdHealthy", "False", "Alarm", `alarm: ${listNames(alarmed)}; ${figures}`);
+  if (sick.length && q.tolerance === 0) {
+    return condition(
+      "EtcdHealthy",
+      "False",
+      "QuorumAtRisk",
+      `${listNames(sick)} not healthy: one more loss stops etcd (${figures})`,
+    );
+  }
+  if (sick.length) {
+    return condition("EtcdHealthy", "False", "MemberUnhealthy", `${listNames(sick)} not healthy (${figures})`);
+  }
+  if (plan?.blocked) return condition("EtcdHealthy", "False", "MembershipBlocked", plan.blocked);
+  if (plan?.orphans.length) {
+    const why = plan.orphans.map((o) => o.why).join("; ");
+    return condition("EtcdHealthy", "False", "OrphanMember", `${why}; NICO removes it while quorum holds`);
+  }
+  const leader = members.find((m) => m.leader);
+  const learners = members.filter((m) => m.isLearner).map(label);
+  return condition(
+    "EtcdHealthy",
+    "True",
+    "Healthy",
+    `${figures}; leader ${leader ? label(leader) : "?"}` +
+      (learners.length ? `; learning: ${listNames(learners)}` : ""),
+  );
+}

@@ -1,0 +1,60 @@
+/**
+ * etcd as an input of the rollout, the way drains are (core/rollout/drainhold.ts):
+ * which of a plan's control-plane nodes change or leave in this pass, for
+ * core/etcd/membership.ts to judge, and what the plan becomes while etcd holds
+ * some of them (a leadership move first, a leaving node's member removed first, a
+ * step that would leave fewer healthy members than a majority). Pure;
+ * table-tested.
+ *
+ * @module
+ */
+import type { EtcdHold } from "../etcd/membership.ts";
+import type { RolloutPlan } from "./plan.ts";
+export type { EtcdHold } from "../etcd/membership.ts";
+
+/**
+ * The control-plane nodes of a plan that etcd cares about in this pass: updates of configurations that exist
+ * (a member restarts for the switch) and removals (a member leaves).
+ *
+ * @example
+ * ```ts
+ * import { etcdTargets } from "./etcdhold.ts";
+ * const plan = { create: ["cp-4"], update: ["cp-1", "w-1"], remove: ["cp-3"], pending: [], removing: [], updating: [] };
+ * etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"]));
+ * // { changing: ["cp-1"], removing: ["cp-3"] }
+ * ```
+ */
+export function etcdTargets(
+  plan: Pick<RolloutPlan, "update" | "remove">,
+  controlPlane: ReadonlySet<string>,
+  configured: ReadonlySet<string>,
+): { changing: string[]; removing: string[] } {
+  return {
+    changing: plan.update.filter((m) => controlPlane.has(m) && configured.has(m)),
+    removing: plan.remove.filter((m) => controlPlane.has(m)),
+  };
+}
+
+/**
+ * The plan once etcd's holds are known: a held node is neither updated nor removed in this pass, what it waits for
+ * leads `waiting`, and `etcdHeld` lists the held nodes (status and `nico plan`). The plan given is not modified.
+ *
+ * @example
+ * ```ts
+ * import { holdForEtcd } from "./etcdhold.ts";
+ * const plan = { create: [], update: ["cp-1"], remove: [], pending: ["cp-1"], removing: [], updating: [] };
+ * const held = holdForEtcd(plan, [{ machine: "cp-1", why: "leadership moves off its etcd member cp-1 (1) first" }]);
+ * held.update; // []
+ * held.waiting; // "cp-1: leadership moves off its etcd member cp-1 (1) first"
+ * ```
+ */
+export function holdForEtcd(plan: RolloutPlan, holds: readonly EtcdHold[]): RolloutPlan {
+  const changing = new Set([...plan.update, ...plan.remove]);
+  const held = holds.filter((h, k) => changing.has(h.machine) && holds.findIndex((x) => x.machine === h.machine) === k);
+  if (!held.length) return plan;
+  const out: RolloutPlan = { ...plan, etcdHeld: held.map((h) => ({ ...h })) };
+  out.update = plan.update.filter((m) => !held.some((h) => h.machine === m));
+  out.remove = plan.remove.filter((m) => !held.some((h) => h.machine === m));
+  out.waiting = [...held.map((h) => `${h.machine}: ${h.why}`), plan.waiting].filter(Boolean).join("; ");
+  return out;
+}

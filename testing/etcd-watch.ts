@@ -1,0 +1,85 @@
+/**
+ * A test's own witness of a simulated cluster's etcd: its own EtcdClient
+ * (a client certificate from the cluster's etcd CA), asking every running
+ * member's endpoint in turn for the member list and each member for its
+ * status, every `intervalMs`, and keeping what it saw. Independent of NICO's
+ * observer: it shares no code path with it but lib/etcd/client.ts.
+ *
+ * @module
+ */
+import { EtcdClient } from "../lib/etcd/client.ts";
+import { issueCert, type KeyPair } from "../lib/pki.ts";
+import { quorumOf } from "../core/etcd/members.ts";
+
+/** One look: the members (by name, or id when unstarted), the voters that answered, the leader's name. */
+export interface EtcdSample {
+  at: number;
+  members: { id: string; name: string; peer: string; learner: boolean; healthy: boolean }[];
+  voters: number;
+  healthyVoters: number;
+  leader: string | undefined;
+}
+
+export interface EtcdWatch {
+  readonly samples: readonly EtcdSample[];
+  /** The last sample. */
+  last(): EtcdSample | undefined;
+  /** Samples where the healthy voters were fewer than a majority. */
+  belowQuorum(): EtcdSample[];
+  stop(): Promise<void>;
+}
+
+/** Watches the etcd at `endpoints()` (client URLs) with a client certificate from `ca`. */
+export async function watchEtcd(ca: KeyPair, endpoints: () => string[], intervalMs = 150): Promise<EtcdWatch> {
+  const cert = await issueCert(ca, { commonName: "test-watcher", usage: "client", days: 1 });
+  const client = new EtcdClient({ caPem: ca.certPem, certPem: cert.certPem, keyPem: cert.keyPem, timeoutMs: 800 });
+  const samples: EtcdSample[] = [];
+  let stopped = false;
+  const look = async (): Promise<EtcdSample | undefined> => {
+    for (const ep of endpoints()) {
+      const list = await client.members(ep).catch(() => undefined);
+      if (!list) continue;
+      const statuses = await Promise.all(list.map((m) => {
+        const url = m.clientURLs[0];
+        return url ? client.status(url).catch(() => undefined) : Promise.resolve(undefined);
+      }));
+      const members = list.map((m, i) => ({
+        id: m.id,
+        name: m.name,
+        peer: m.peerURLs[0] ?? "",
+        learner: m.isLearner,
+        healthy: statuses[i] !== undefined && statuses[i]!.leader !== "0",
+      }));
+      const leaderId = statuses.find((s) => s && s.leader !== "0")?.leader;
+      const voters = members.filter((m) => !m.learner);
+      return {
+        at: Date.now(),
+        members,
+        voters: voters.length,
+        healthyVoters: voters.filter((m) => m.healthy).length,
+        leader: list.find((m) => m.id === leaderId)?.name,
+      };
+    }
+    return undefined;
+  };
+  // A sampler, one look at a time: each tick starts a look unless the last is still under way.
+  let current: Promise<void> | undefined;
+  const tick = () => {
+    if (stopped || current) return;
+    current = look().then((s) => void (s && samples.push(s))).finally(() => (current = undefined));
+  };
+  const timer = setInterval(tick, intervalMs);
+  tick();
+  return {
+    samples,
+    last: () => samples[samples.length - 1],
+    belowQuorum: () => samples.filter((s) => s.healthyVoters < quorumOf(s.voters)),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      await current;
+      client.close();
+    },
+  };
+}

@@ -1,0 +1,289 @@
+/**
+ * Stacked etcd on the simulated control-plane hosts: each control-plane
+ * node runs a real etcd member (testing/etcd.ts) on its Machine's loopback
+ * address, ports 2379/2380 (the client port `cluster.nix` names), with the
+ * etcd CA its configuration carries (`etcd-ca.crt`, `etcd-ca.key`), as a
+ * k3s node following the flake contract does. What the hosts do:
+ *
+ * - the bootstrap node's apply starts a new cluster of one;
+ * - another control-plane node's apply adds its member as a learner through
+ *   a running member (retrying while etcd refuses, as k3s does), starts it
+ *   and promotes it once it caught up; with the Machine annotation
+ *   {@link ETCD_JOIN_ANNOTATION} `fail`, the member is added and never
+ *   started (a failed join);
+ * - a switch stops the member (the node restarts k3s) and its apply starts
+ *   it again, with its data;
+ * - `#minimal` (the configuration's removal) stops it and leaves the member
+ *   in the list, as kubeadm does: removing it is NICO's job.
+ *
+ * A configuration that carries no etcd CA runs no etcd (a cluster without
+ * the contract); the mode `none` runs none for any cluster, `foreign-ca` runs
+ * members with a CA of their own that NICO's client certificate is not
+ * signed by. The simulated cluster's kube-apiserver keeps its own private
+ * etcd: these members hold no Kubernetes data.
+ *
+ * @module
+ */
+import { decodeBase64 } from "../lib/encoding.ts";
+import { EtcdClient } from "../lib/etcd/client.ts";
+import type { KubeClient } from "../lib/kube/client.ts";
+import { SECRETS } from "../lib/kube/resources.ts";
+import { createCa, issueCert, type KeyPair } from "../lib/pki.ts";
+import { BOOTSTRAP_LABEL, CLUSTER_LABEL, ROLE_LABEL } from "../core/contract/labels.ts";
+import { type Machine, machineAddress, type NixosConfiguration } from "../core/contract/nio.ts";
+import { ETCD_CA_FILE, ETCD_CA_KEY_FILE } from "../core/render/desired.ts";
+import { etcdClientUrl, type EtcdMemberProcess, etcdPeerUrl, startEtcdMember } from "./etcd.ts";
+import { eventually } from "./helpers.ts";
+
+/** On a Machine, `fail`: its join adds its etcd member and never starts it. */
+export const ETCD_JOIN_ANNOTATION = "sim.nico.homystack.com/etcd-join";
+
+/** Whether the hosts run etcd NICO can reach: `contract` (default), `none`, or `foreign-ca` (a CA of their own). */
+export type SimEtcdMode = "contract" | "none" | "foreign-ca";
+
+/** What a switch saw just before it stopped a member: whether that member led. */
+export interface MemberStop {
+  cluster: string;
+  machine: string;
+  leader: boolean;
+  at: number;
+}
+
+interface Host {
+  name: string;
+  host: string;
+  dir: string;
+  port: number;
+  proc?: EtcdMemberProcess | undefined;
+  /** What the host does, one thing at a time (a switch's stop, then its start). */
+  busy: Promise<unknown>;
+}
+
+interface Cluster {
+  ca: KeyPair;
+  /** A client the hosts use (joins, promotions, the switch's leader check). */
+  client: EtcdClient;
+  hosts: Map<string, Host>;
+}
+
+/** The simulated members of every cluster, fed by the workload clusters' hooks. */
+export interface SimEtcd {
+  applied(cfg: NixosConfiguration, machine: Machine): Promise<void>;
+  applyStarted(cfg: NixosConfiguration, machine: Machine): Promise<void>;
+  removed(cfg: NixosConfiguration, machine: Machine): Promise<void>;
+  /** Stops a member, as a dead host would (`revive` starts it again). */
+  kill(namespace: string, cluster: string, machine: string): Promise<void>;
+  revive(namespace: string, cluster: string, machine: string): Promise<void>;
+  /** The etcd CA a cluster's members use (for a test's own watcher). */
+  ca(namespace: string, cluster: string): KeyPair | undefined;
+  /** Every member a switch stopped, and whether it led then. */
+  readonly stops: readonly MemberStop[];
+  stop(): Promise<void>;
+}
+
+const keyOf = (cfg: NixosConfiguration) => `${cfg.metadata.namespace}/${cfg.metadata.labels?.[CLUSTER_LABEL] ?? ""}`;
+const clientPortOf = (cfg: NixosConfiguration) => {
+  const nix = cfg.spec.additionalFiles.find((f) => f.path.endsWith("cluster.nix"));
+  const text = nix?.valueType === "Inline" ? nix.inline : "";
+  return Number(/ etcd = \{ clientPort = (\d+); \};/.exec(text)?.[1] ?? 2379);
+};
+
+/** The etcd CA a configuration carries (read from the Secrets it names), if it carries one. */
+async function caOf(management: KubeClient, cfg: NixosConfiguration): Promise<KeyPair | undefined> {
+  const ref = (file: string) => {
+    const f = cfg.spec.additionalFiles.find((x) => x.path.split("/").pop() === file);
+    return f?.valueType === "SecretRef" ? f.secretRef : undefined;
+  };
+  const [crt, key] = [ref(ETCD_CA_FILE), ref(ETCD_CA_KEY_FILE)];
+  if (!crt || !key) return undefined;
+  type Data = { metadata: { name: string }; data?: Record<string, string> };
+  const ns = cfg.metadata.namespace;
+  const [c, k] = await Promise.all([
+    management.get<Data>(SECRETS, crt.name, ns),
+    management.get<Data>(SECRETS, key.name, ns),
+  ]);
+  const certPem = c?.data?.[crt.key ?? "tls.crt"];
+  const keyPem = k?.data?.[key.key ?? "tls.key"];
+  return certPem && keyPem ? { certPem: decodeBase64(certPem), keyPem: decodeBase64(keyPem) } : undefined;
+}
+
+/** Simulated stacked etcd for the workload clusters (see the module's doc). */
+export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"): SimEtcd {
+  const clusters = new Map<string, Cluster>();
+  const stops: MemberStop[] = [];
+  const root = Deno.makeTempDirSync({ prefix: "nico-sim-etcd-" });
+
+  const making = new Map<string, Promise<Cluster | undefined>>();
+  const clusterFor = (cfg: NixosConfiguration): Promise<Cluster | undefined> => {
+    if (mode === "none" || cfg.metadata.labels?.[ROLE_LABEL] !== "control-plane") return Promise.resolve(undefined);
+    const known = clusters.get(keyOf(cfg));
+    if (known) return Promise.resolve(known);
+    const p = making.get(keyOf(cfg)) ?? makeCluster(cfg).finally(() => making.delete(keyOf(cfg)));
+    making.set(keyOf(cfg), p);
+    return p;
+  };
+  const makeCluster = async (cfg: NixosConfiguration): Promise<Cluster | undefined> => {
+    const given = await caOf(management, cfg);
+    if (!given) return undefined;
+    const ca = mode === "foreign-ca" ? await createCa({ commonName: "not-nicos-etcd-ca" }) : given;
+    const cert = await issueCert(ca, { commonName: "sim-host", usage: "client", days: 30 });
+    const client = new EtcdClient({ caPem: ca.certPem, certPem: cert.certPem, keyPem: cert.keyPem, timeoutMs: 2_000 });
+    const c: Cluster = { ca, client, hosts: new Map() };
+    clusters.set(keyOf(cfg), c);
+    return c;
+  };
+  const hostOf = (c: Cluster, cfg: NixosConfiguration, machine: Machine): Host => {
+    const name = machine.metadata.name;
+    const h = c.hosts.get(name) ??
+      {
+        name,
+        host: machineAddress(machine) ?? name,
+        dir: `${root}/${keyOf(cfg).replace("/", "_")}/${name}`,
+        port: 0,
+        busy: Promise.resolve(),
+      };
+    h.port = clientPortOf(cfg);
+    c.hosts.set(name, h);
+    return h;
+  };
+  const running = (c: Cluster, but?: string) =>
+    [...c.hosts.values()].filter((h) => h.proc && h.name !== but).map((h) => etcdClientUrl(h.host, h.port));
+
+  return {
+    stops,
+    async applied(cfg, machine) {
+      const c = await clusterFor(cfg);
+      if (!c) return;
+      const h = hostOf(c, cfg, machine);
+      await serial(h, () => apply(c, h, cfg, machine));
+    },
+    applyStarted: (cfg, machine) => switchStops(clusters, stops, cfg, machine),
+    removed: (cfg, machine) => stopHost(clusters.get(keyOf(cfg))?.hosts.get(machine.metadata.name), true),
+    kill: (ns, cluster, machine) => stopHost(clusters.get(`${ns}/${cluster}`)?.hosts.get(machine), false),
+    async revive(ns, cluster, machine) {
+      const c = clusters.get(`${ns}/${cluster}`);
+      const h = c?.hosts.get(machine);
+      if (!c || !h) return;
+      await serial(h, async () => {
+        if (!h.proc) h.proc = await start(c, h, `${h.name}=${etcdPeerUrl(h.host)}`, "existing");
+      });
+    },
+    ca: (ns, cluster) => clusters.get(`${ns}/${cluster}`)?.ca,
+    stop: () => stopAll(clusters, root),
+  };
+
+  /** A host's apply: its member restarted with its data, a new cluster on the bootstrap node, or a join. */
+  async function apply(c: Cluster, h: Host, cfg: NixosConfiguration, machine: Machine): Promise<void> {
+    if (h.proc) return;
+    const peer = etcdPeerUrl(h.host);
+    const exists = await Deno.stat(`${h.dir}/data`).then(() => true, () => false);
+    const bootstrap = cfg.metadata.labels?.[BOOTSTRAP_LABEL] === "true" && running(c).length === 0;
+    if (exists) return void (h.proc = await start(c, h, `${h.name}=${peer}`, "existing"));
+    if (bootstrap) return void (h.proc = await start(c, h, `${h.name}=${peer}`, "new"));
+    await join(c, h, machine, () => running(c, h.name));
+  }
+}
+
+/** A switch stops the host's member (recording whether it led then). */
+async function switchStops(
+  clusters: Map<string, Cluster>,
+  stops: MemberStop[],
+  cfg: NixosConfiguration,
+  machine: Machine,
+): Promise<void> {
+  const c = clusters.get(keyOf(cfg));
+  const h = c?.hosts.get(machine.metadata.name);
+  if (!c || !h) return;
+  await serial(h, async () => {
+    if (!h.proc) return;
+    const own = await c.client.status(etcdClientUrl(h.host, h.port)).catch(() => undefined);
+    const leader = own !== undefined && own.leader === own.memberId;
+    stops.push({ cluster: keyOf(cfg), machine: h.name, leader, at: Date.now() });
+    await h.proc.stop();
+    h.proc = undefined;
+  });
+}
+
+/** Stops the host's member (a removal also wipes its data; the member stays in the list either way). */
+async function stopHost(h: Host | undefined, wipe: boolean): Promise<void> {
+  if (!h) return;
+  await serial(h, async () => {
+    await h.proc?.stop();
+    h.proc = undefined;
+    if (wipe) await Deno.remove(h.dir, { recursive: true }).catch(() => {});
+  });
+}
+
+/** Stops every member of every cluster, once each host is done with what it does. */
+async function stopAll(clusters: Map<string, Cluster>, root: string): Promise<void> {
+  for (const c of clusters.values()) {
+    for (const h of c.hosts.values()) {
+      await h.busy.catch(() => {});
+      await h.proc?.stop();
+    }
+    c.client.close();
+  }
+  clusters.clear();
+  await Deno.remove(root, { recursive: true }).catch(() => {});
+}
+
+/** Runs `fn` after whatever the host is doing. */
+function serial(h: Host, fn: () => Promise<void>): Promise<void> {
+  const next = h.busy.catch(() => {}).then(fn);
+  h.busy = next;
+  return next;
+}
+
+/** Starts the host's member. */
+function start(c: Cluster, h: Host, initialCluster: string, state: "new" | "existing"): Promise<EtcdMemberProcess> {
+  return startEtcdMember({
+    name: h.name,
+    host: h.host,
+    clientPort: h.port,
+    ca: c.ca,
+    initialCluster,
+    state,
+    dir: h.dir,
+  });
+}
+
+/**
+ * A join, as k3s does it: the member is added as a learner through a running member (retrying while etcd refuses),
+ * started, and promoted once it caught up. A Machine annotated to fail adds it and never starts it.
+ */
+async function join(c: Cluster, h: Host, machine: Machine, others: () => string[]): Promise<void> {
+  await Deno.remove(h.dir, { recursive: true }).catch(() => {});
+  const peer = etcdPeerUrl(h.host);
+  const added = await eventually(
+    `${h.name} added to etcd`,
+    async () => {
+      const via = others()[0];
+      if (!via) return undefined;
+      const list = await c.client.members(via);
+      const mine = list.find((m) => m.peerURLs.includes(peer));
+      if (mine) return { id: mine.id, via, list };
+      const r = await c.client.call(via, "cluster/member/add", { peerURLs: [peer], isLearner: true });
+      return { id: String((r.member as { ID: string }).ID), via, list: await c.client.members(via) };
+    },
+    120_000,
+    500,
+  );
+  if (machine.metadata.annotations?.[ETCD_JOIN_ANNOTATION] === "fail") return;
+  const initial = added.list.filter((m) => m.name || m.id === added.id)
+    .map((m) => `${m.id === added.id ? h.name : m.name}=${m.peerURLs[0]}`).join(",");
+  h.proc = await start(c, h, initial, "existing");
+  const url = etcdClientUrl(h.host, h.port);
+  await eventually(`${h.name} answers`, () => c.client.status(url).then((s) => s.raftIndex !== "0"), 60_000, 200);
+  await eventually(
+    `${h.name} promoted`,
+    async () => {
+      const via = others()[0] ?? url;
+      const list = await c.client.members(via);
+      if (!list.find((m) => m.id === added.id)?.isLearner) return true;
+      await c.client.call(via, "cluster/member/promote", { ID: added.id });
+      return true;
+    },
+    60_000,
+    300,
+  );
+}

@@ -1,0 +1,35 @@
+/** What the etcd scenario tests share: hosts, a watcher of the scenario's etcd, NICO's etcd Events. */
+import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
+import type { KubeObject } from "../lib/kube/client.ts";
+import { EVENTS } from "../lib/kube/resources.ts";
+import { condition, type Scenario } from "../testing/scenario.ts";
+import { watchEtcd } from "../testing/etcd-watch.ts";
+import { etcdClientUrl } from "../testing/etcd.ts";
+
+/** The client URLs of the scenario's Machines 127.0.<block>.2 … (as testing/scenario.ts numbers them). */
+export function endpoints(block: number, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => etcdClientUrl(`127.0.${block}.${i + 2}`));
+}
+
+/** A watcher of cluster c's etcd, with its own client certificate from the etcd CA the hosts use. */
+export async function etcdWatcher(s: Scenario, block: number, count: number) {
+  const ca = s.workloads.etcd.ca(s.ns, "c");
+  if (!ca) throw new Error("the simulated hosts run no etcd for cluster c");
+  return await watchEtcd(ca, () => endpoints(block, count));
+}
+
+/** Ready at the current generation, up to date, and etcd seen healthy with `members` voting members. */
+export const etcdSettled = (members: number) => (c: KubernetesCluster) =>
+  c.status?.observedGeneration === c.metadata.generation && c.status?.phase === "Ready" &&
+  condition(c, "UpToDate")?.status === "True" && condition(c, "EtcdHealthy")?.reason === "Healthy" &&
+  c.status?.etcd?.voters === members && c.status.etcd.healthyVoters === members &&
+  c.status.etcd.members.length === members;
+
+/** NICO's etcd Events in the scenario's namespace, oldest first. */
+export async function etcdEvents(s: Scenario): Promise<{ reason: string; message: string }[]> {
+  type Event = KubeObject & { reason?: string; note?: string; eventTime?: string };
+  const items = (await s.client.list<Event>(EVENTS, { namespace: s.ns })).items;
+  return items.filter((e) => e.reason?.startsWith("Etcd"))
+    .sort((a, b) => (a.eventTime ?? "").localeCompare(b.eventTime ?? ""))
+    .map((e) => ({ reason: e.reason!, message: e.note ?? "" }));
+}
