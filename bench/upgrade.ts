@@ -84,6 +84,6 @@ try {
   );
   console.log(`  skew policy breaks seen by the watcher: ${watch.breaks.length} (judged ${watch.judged} times)`);
 } finally {
-  await s.stop();
+  await s[Symbol.asyncDispose]();
   await cp.stop();
 }

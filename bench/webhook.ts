@@ -29,251 +29,19 @@
  * (`--server deno-serve`: Deno.serve behind a TCP front instead of NICO's HTTP layer, bench/webhook_denoserve.ts)
  * (`--json`: the open- and closed-loop figures of each endpoint, for `deno task bench`)
  *
+ * The server is bench/webhook_server.ts; the loops are bench/webhook_loads.ts.
+ *
  * @module
  */
 import { parseArgs } from "node:util";
-import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { CLUSTER_LABEL } from "../core/contract/labels.ts";
-import { ownedConfig } from "../testing/objects.ts";
-import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
-import { createCa, issueCert } from "../lib/pki.ts";
-import { webhookApp } from "../webhooks/app.ts";
-import { staticLookup } from "../webhooks/lookup.ts";
-import { staticAccess } from "../webhooks/authorize.ts";
 import { VALIDATE_PATH } from "../webhooks/paths.ts";
-import { DEFAULT_LIMITS, startWebhookServer } from "../webhooks/server.ts";
-import { serveDenoBehindFront } from "./webhook_denoserve.ts";
-import { Metrics } from "../lib/metrics.ts";
 import { runAbuse } from "./webhook_abuse.ts";
+import { closedLoop, fmt, inProcess, MAX_REQUESTS, openLoop, send, serverStats, type Target } from "./webhook_loads.ts";
+import { review } from "./webhook_server.ts";
 
-const NS = "bench";
-const MAX_REQUESTS = 200_000;
 const MAX_SECONDS = 30;
 
-/** A namespace as a busy one looks: 200 Machines, 10 clusters of 3 + 5 with their configurations. */
-function objects() {
-  const machines: Machine[] = [];
-  const configurations: NixosConfiguration[] = [];
-  const clusters: KubernetesCluster[] = [];
-  for (let i = 0; i < 200; i++) {
-    machines.push({
-      metadata: { name: `m-${i}`, namespace: NS, labels: { role: i % 2 ? "worker" : "cp" } },
-      status: { discoverable: true },
-    });
-  }
-  for (let c = 0; c < 10; c++) {
-    const name = `c-${c}`;
-    const cp = [0, 1, 2].map((j) => `m-${c * 8 + j}`);
-    const dp = [3, 4, 5, 6, 7].map((j) => `m-${c * 8 + j}`);
-    clusters.push({
-      apiVersion: "nico.homystack.com/v1alpha1",
-      kind: "KubernetesCluster",
-      metadata: { name, namespace: NS, uid: `uid-${c}` },
-      spec: {
-        controlPlane: { machines: cp },
-        dataPlane: { machines: dp },
-        fullInstall: false,
-      } as KubernetesCluster["spec"],
-    });
-    for (const m of [...cp, ...dp]) {
-      const machine = machines.find((x) => x.metadata.name === m)!;
-      machine.metadata.labels![CLUSTER_LABEL] = name;
-      configurations.push(ownedConfig(name, m, cp.includes(m) ? "control-plane" : "worker", `uid-${c}`, NS));
-    }
-  }
-  return { machines, configurations, clusters };
-}
-
-/** An AdmissionReview creating cluster `new` in the benchmark namespace with `spec`. */
-export function review(spec: unknown): string {
-  return JSON.stringify({
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: "bench",
-      kind: { group: "nico.homystack.com", version: "v1alpha1", kind: "KubernetesCluster" },
-      operation: "CREATE",
-      namespace: NS,
-      name: "new",
-      object: {
-        apiVersion: "nico.homystack.com/v1alpha1",
-        kind: "KubernetesCluster",
-        metadata: { name: "new", namespace: NS },
-        spec,
-      },
-    },
-  });
-}
-
-/** Child: the server. Prints `{"port":…}` and serves until stdin closes; `POST /stats` answers and resets its handler timings. */
-async function serve(kind: "nico" | "deno-serve"): Promise<void> {
-  const ca = await createCa({ commonName: "bench-ca" });
-  const tls = await issueCert(ca, { commonName: "127.0.0.1", ipAddresses: ["127.0.0.1"], usage: "server", days: 1 });
-  const metrics = new Metrics();
-  const app = webhookApp({
-    lookup: staticLookup(objects()),
-    access: staticAccess([]),
-    defaultGitRepo: "https://git.example.test/flake.git",
-    metrics,
-  });
-  app.get("/bench/metrics", async (c) => c.text(await metrics.text()));
-  let times: number[] = [];
-  app.post("/trivial", (c) => c.json({ ok: true }));
-  app.post("/stats", (c) => {
-    const sorted = times.sort((a, b) => a - b);
-    times = [];
-    return c.json({
-      count: sorted.length,
-      p50: percentile(sorted, 50),
-      p99: percentile(sorted, 99),
-      max: sorted.at(-1) ?? NaN,
-    });
-  });
-  const timed = {
-    fetch: async (req: Request) => {
-      const t0 = performance.now();
-      const res = await app.fetch(req);
-      times.push(performance.now() - t0);
-      return res;
-    },
-  };
-  const server = kind === "deno-serve"
-    ? serveDenoBehindFront({ fetch: timed.fetch, pair: tls, limits: DEFAULT_LIMITS })
-    : await startWebhookServer({ app: timed, hostname: "127.0.0.1", port: 0, tls });
-  console.log(JSON.stringify({ port: server.port, ca: ca.certPem }));
-  for await (const _ of Deno.stdin.readable) { /* wait for EOF */ }
-  await server.stop();
-}
-
-/** The server's own handler timings since the last call. */
-async function serverStats(client: Deno.HttpClient, base: string) {
-  const res = await fetch(`${base}/stats`, { method: "POST", client });
-  return await res.json() as { count: number; p50: number; p99: number; max: number };
-}
-
-interface Target {
-  name: string;
-  path: string;
-  body: string;
-  /** Checks one answer. */
-  ok: (json: { response?: { allowed?: boolean }; ok?: boolean }) => boolean;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
-
-async function send(client: Deno.HttpClient, url: string, t: Target): Promise<void> {
-  const res = await fetch(url, {
-    method: "POST",
-    body: t.body,
-    headers: { "content-type": "application/json" },
-    client,
-  });
-  const json = await res.json();
-  if (res.status !== 200 || !t.ok(json)) {
-    throw new Error(`${t.name}: unexpected answer ${res.status} ${JSON.stringify(json)}`);
-  }
-}
-
-/** Closed loop: `concurrency` in flight until `requests` are done or `seconds` pass. */
-async function closedLoop(
-  client: Deno.HttpClient,
-  url: string,
-  t: Target,
-  concurrency: number,
-  requests: number,
-  seconds: number,
-) {
-  const latencies: number[] = [];
-  const deadline = performance.now() + seconds * 1000;
-  let issued = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (issued < requests && performance.now() < deadline) {
-      issued++;
-      const t0 = performance.now();
-      await send(client, url, t);
-      latencies.push(performance.now() - t0);
-    }
-  }));
-  const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return {
-    rps: latencies.length / elapsed,
-    count: latencies.length,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-  };
-}
-
-/**
- * Open loop at `rate` per second for `seconds`: requests leave on schedule
- * whether or not earlier ones have answered. Latency is measured from the
- * moment each request is sent; `lag` is how late the sender was against the
- * schedule (timer granularity), reported so a slow generator shows.
- */
-async function openLoop(client: Deno.HttpClient, url: string, t: Target, rate: number, seconds: number) {
-  let failed = 0;
-  const total = Math.min(MAX_REQUESTS, Math.round(rate * seconds));
-  const interval = 1000 / rate;
-  const latencies: number[] = [];
-  const lags: number[] = [];
-  const inflight: Promise<void>[] = [];
-  const start = performance.now();
-  let next = 0;
-  while (next < total) {
-    const now = performance.now();
-    while (next < total && start + next * interval <= now) {
-      lags.push(now - (start + next * interval));
-      inflight.push(
-        send(client, url, t).then(() => void latencies.push(performance.now() - now), () => void failed++),
-      );
-      next++;
-    }
-    await new Promise((r) => setTimeout(r, 0));
-  }
-  await Promise.all(inflight);
-  const elapsed = (performance.now() - start) / 1000;
-  latencies.sort((a, b) => a - b);
-  lags.sort((a, b) => a - b);
-  return {
-    achieved: latencies.length / elapsed,
-    failed,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    max: latencies.at(-1) ?? NaN,
-    lagP99: percentile(lags, 99),
-  };
-}
-
-/** The handler alone, without TLS or HTTP: `app.request()` in this process. */
-async function inProcess(t: Target, iterations: number) {
-  const app = webhookApp({
-    lookup: staticLookup(objects()),
-    access: staticAccess([]),
-    defaultGitRepo: "https://git.example.test/flake.git",
-  });
-  app.post("/trivial", (c) => c.json({ ok: true }));
-  const times: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const t0 = performance.now();
-    const res = await app.request(t.path, {
-      method: "POST",
-      body: t.body,
-      headers: { "content-type": "application/json" },
-    });
-    if (!t.ok(await res.json())) throw new Error(`${t.name}: unexpected answer in process`);
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99) };
-}
-
-/** The webhook server in a child process (`--serve`); answers once it listens, with its port and CA. */
+/** The webhook server in a child process (bench/webhook_server.ts); answers once it listens, with its port and CA. */
 async function startServer(server: string, v8Flags: string) {
   const config = new URL("../deno.json", import.meta.url).pathname;
   const child = new Deno.Command(Deno.execPath(), {
@@ -282,8 +50,7 @@ async function startServer(server: string, v8Flags: string) {
       "-A",
       `--config=${config}`,
       ...(v8Flags ? [`--v8-flags=${v8Flags}`] : []),
-      new URL(import.meta.url).pathname,
-      "--serve",
+      new URL("./webhook_server.ts", import.meta.url).pathname,
       `--server=${server}`,
     ],
     stdin: "piped",
@@ -381,7 +148,6 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     args: Deno.args,
     options: {
-      serve: { type: "boolean", default: false },
       concurrency: { type: "string", default: "32" },
       requests: { type: "string", default: "20000" },
       seconds: { type: "string", default: "5" },
@@ -394,7 +160,6 @@ async function main(): Promise<void> {
     },
   });
   if (values.server !== "nico" && values.server !== "deno-serve") throw new Error("--server is nico or deno-serve");
-  if (values.serve) return await serve(values.server);
   const load: Load = {
     concurrency: Math.max(1, Math.min(256, Number(values.concurrency))),
     requests: Math.max(1, Math.min(MAX_REQUESTS, Number(values.requests))),

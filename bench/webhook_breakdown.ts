@@ -25,7 +25,7 @@ import { webhookApp } from "../webhooks/app.ts";
 import { staticLookup } from "../webhooks/lookup.ts";
 import { staticAccess } from "../webhooks/authorize.ts";
 import { VALIDATE_PATH } from "../webhooks/paths.ts";
-import { review } from "./webhook.ts";
+import { review } from "./webhook_server.ts";
 
 const NS = "bench";
 

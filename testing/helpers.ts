@@ -2,19 +2,27 @@
 import { type ControlPlane, type ControlPlaneOptions, startControlPlane } from "./envtest/controlplane.ts";
 import { connectControlPlane, SHARED_CONTROL_PLANE_ENV } from "./envtest/shared.ts";
 
-/** Polls `fn` until it returns a value other than `undefined`/`false`, or fails after `timeoutMs`. */
+/**
+ * Polls `fn` until it returns a value other than `undefined`/`false`, or fails after `timeoutMs`. The window is
+ * a bound on failure, sized for a loaded machine (a wait ends as soon as `fn` holds), never a time to wait.
+ * `NICO_TEST_WAITS=1` prints what each wait waited for and how long.
+ */
 export async function eventually<T>(
   what: string,
   fn: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
   intervalMs = 100,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
+  const t0 = Date.now();
   while (Date.now() < deadline) {
     try {
       const v = await fn();
-      if (v !== undefined && v !== false) return v as T;
+      if (v !== undefined && v !== false) {
+        if (Deno.env.get("NICO_TEST_WAITS")) console.error(`WAIT ${((Date.now() - t0) / 1000).toFixed(1)} s ${what}`);
+        return v as T;
+      }
     } catch (err) {
       lastError = err;
     }

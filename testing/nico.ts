@@ -93,7 +93,7 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
   const done = controller.run(abort.signal);
   return {
     memory,
-    async passAfter(key, resourceVersion, timeoutMs = 20_000) {
+    async passAfter(key, resourceVersion, timeoutMs = 60_000) {
       const outcome = await passes.after(key, resourceVersion ? BigInt(resourceVersion) : undefined, timeoutMs);
       await recorder.flush();
       return outcome;

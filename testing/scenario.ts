@@ -2,23 +2,22 @@
  * A whole NICO scenario on real API servers: a namespace of the management
  * control plane, the simulated NIO, workload clusters (real kube-apiservers
  * on loopback, optionally with kube-controller-manager) and NICO watching
- * them. Used by the workload-cluster scenario tests and usable by the demo.
+ * them: a {@link World} (./world.ts) with workload clusters. Used by the
+ * workload-cluster scenario tests and usable by the demo.
  *
  * @module
  */
-import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
-import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
+import type { KubeClient } from "../lib/kube/client.ts";
 import { MACHINES } from "../core/contract/nio.ts";
 import type { Machine, NioGeneration, NixosConfiguration } from "../core/contract/nio.ts";
 import { CLUSTER_LABEL, ROLE_LABEL } from "../core/contract/labels.ts";
+import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { ControlPlane } from "./envtest/controlplane.ts";
-import { eventually } from "./helpers.ts";
-import { type RunningNico, settled, startNico } from "./nico.ts";
-import { type SimNio, startSimNio } from "./sim-nio.ts";
-import { type WorkloadClusters, workloadClusters } from "./workload.ts";
-import type { CarriedVersion } from "./workload_versions.ts";
+import { machinesDiscovered } from "./nico.ts";
+import { extend, type World, world } from "./world.ts";
 import type { SimEtcdMode } from "./sim-etcd.ts";
+import type { CarriedVersion } from "./workload_versions.ts";
 
 export interface ScenarioOptions {
   /** Machines get hosts 127.0.<block>.<n>: a block per scenario keeps workload API servers apart. */
@@ -36,12 +35,12 @@ export interface ScenarioOptions {
   apiBrokenBy?: (cfg: NixosConfiguration) => boolean;
   /** Nodes name the configuration they run on their Node (default true; see testing/workload.ts). */
   reportConfiguration?: boolean;
+  /** Whether control-plane hosts run etcd NICO can reach (default `contract`; see ./sim-etcd.ts). */
+  etcd?: SimEtcdMode;
   /** Which NIO the simulator plays, and NICO is told (default `v1`). */
   generation?: NioGeneration;
   /** The Kubernetes version each flake commit carries (see testing/workload_versions.ts; default 1.31.0). */
   carriedVersion?: CarriedVersion;
-  /** Whether control-plane hosts run etcd NICO can reach (default `contract`; see ./sim-etcd.ts). */
-  etcd?: SimEtcdMode;
 }
 
 /** A cluster spec as a test writes it: explicit Machine lists, anything else as the CRD takes it. */
@@ -50,29 +49,24 @@ export type ClusterSpecInput = Record<string, unknown> & {
   dataPlane: { machines: string[] };
 };
 
-export interface Scenario {
-  ns: string;
-  client: KubeClient;
-  nio: SimNio;
-  nico: RunningNico;
-  workloads: WorkloadClusters;
+/** A {@link World} with workload clusters, Machines on loopback hosts and one cluster `c` by default. */
+export interface Scenario extends World {
   /** Creates Machines on loopback hosts, with annotations and labels if given. */
   machines(
     names: string[],
     annotations?: Record<string, Record<string, string>>,
     labels?: Record<string, string>,
   ): Promise<void>;
-  /** Creates the Machines `spec` names (explicit lists) and cluster `c` with `spec`. */
+  /**
+   * Creates the Machines `spec` names (explicit lists) and, once NIO found them all, cluster `c` with `spec`: a
+   * cluster created before that would select only the Machines found so far, and the late ones would change
+   * `cluster.nix` under the first nodes (a rollout of its own, which NIO v1 runs node by node).
+   */
   createCluster(spec: ClusterSpecInput): Promise<void>;
-  /** The cluster as stored now. */
-  cluster(name?: string): Promise<KubernetesCluster | undefined>;
-  /** Waits until `pred` holds for the cluster; answers it. */
-  until(what: string, pred: (c: KubernetesCluster) => boolean, timeoutMs?: number): Promise<KubernetesCluster>;
+  /** Waits until NIO (the simulator) found every Machine of `names` (see {@link machinesDiscovered}). */
+  discovered(names: string[]): Promise<void>;
   /** The running workload API server of cluster `name`. */
   workload(name?: string): ControlPlane;
-  /** Makes NICO look at cluster `name` once more and waits for that pass to end (see {@link settled}). */
-  settled(name?: string): Promise<unknown>;
-  stop(): Promise<void>;
 }
 
 /** A condition of a cluster by type. */
@@ -97,86 +91,50 @@ function machineMaker(client: KubeClient, ns: string, hostBlock: number): Scenar
   };
 }
 
-/** The scenario's simulated NIO, telling the workload clusters what the hosts did (and breaking the API if asked). */
-function scenarioNio(client: KubeClient, ns: string, o: ScenarioOptions, workloads: WorkloadClusters): SimNio {
-  return startSimNio(client, {
-    namespace: ns,
-    generation: o.generation ?? "v1",
-    applyDelayMs: o.applyDelayMs ?? 300,
-    removeDelayMs: o.removeDelayMs ?? 300,
-    onBootstrapApplied: workloads.onBootstrapApplied,
-    async onApplied(cfg, machine) {
-      await workloads.onApplied(cfg, machine);
-      if (!o.apiBrokenBy || cfg.metadata.labels?.[ROLE_LABEL] !== "control-plane") return;
-      const cluster = cfg.metadata.labels?.[CLUSTER_LABEL] ?? "";
-      if (o.apiBrokenBy(cfg)) await workloads.stopApi(ns, cluster);
-      else await workloads.startApi(ns, cluster);
-    },
-    onApplyStarted: workloads.onApplyStarted,
-    onRemoved: workloads.onRemoved,
-  });
+/** A control-plane configuration applied: the workload API goes down or comes back, as `apiBrokenBy` says. */
+async function breakApi(w: World, o: ScenarioOptions, cfg: NixosConfiguration): Promise<void> {
+  if (!o.apiBrokenBy || cfg.metadata.labels?.[ROLE_LABEL] !== "control-plane") return;
+  const cluster = cfg.metadata.labels?.[CLUSTER_LABEL] ?? "";
+  if (o.apiBrokenBy(cfg)) await w.workloads.stopApi(w.ns, cluster);
+  else await w.workloads.startApi(w.ns, cluster);
 }
 
-/** Starts the scenario's NIO, workload clusters and NICO in a fresh namespace of `cp`. */
+/**
+ * Starts the scenario's NIO (telling the workload clusters what the hosts did, and breaking the API if asked),
+ * workload clusters and NICO in a fresh namespace of `cp`; `await using` stops them.
+ */
 export async function startScenario(cp: ControlPlane, prefix: string, o: ScenarioOptions): Promise<Scenario> {
-  const client = cp.client;
-  const ns = await cp.namespace(prefix);
-  const workloads = workloadClusters(client, {
-    ...(o.controllers ? { controllers: o.controllers } : {}),
-    ...(o.reportConfiguration === false ? { reportConfiguration: false } : {}),
-    ...(o.carriedVersion ? { carriedVersion: o.carriedVersion } : {}),
-    ...(o.etcd ? { etcd: o.etcd } : {}),
+  let self: World | undefined;
+  const w = self = await world(prefix, {
+    cp,
+    generation: o.generation ?? "v1",
+    workloads: {
+      ...(o.controllers ? { controllers: o.controllers } : {}),
+      ...(o.reportConfiguration === false ? { reportConfiguration: false } : {}),
+      ...(o.carriedVersion ? { carriedVersion: o.carriedVersion } : {}),
+      ...(o.etcd ? { etcd: o.etcd } : {}),
+    },
+    nio: {
+      applyDelayMs: o.applyDelayMs ?? 300,
+      removeDelayMs: o.removeDelayMs ?? 300,
+      onApplied: (cfg) => breakApi(self!, o, cfg),
+    },
+    nico: { workloadProbeMs: 300, nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000 },
   });
-  const nio = scenarioNio(client, ns, o, workloads);
-  const nico = startNico(client, {
-    namespace: ns,
-    workloadProbeMs: 300,
-    nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000,
-    nio: o.generation ?? "v1",
-  });
-  const get = (name = "c") => client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
-  const machines = machineMaker(client, ns, o.hostBlock);
-  return {
-    ns,
-    client,
-    nio,
-    nico,
-    workloads,
+  const machines = machineMaker(w.client, w.ns, o.hostBlock);
+  return await extend(w, () => ({
     machines,
-    async createCluster(spec) {
-      await machines([...spec.controlPlane.machines, ...spec.dataPlane.machines]);
-      await client.create(KUBERNETES_CLUSTERS, { metadata: { name: "c", namespace: ns }, spec });
-    },
-    cluster: get,
-    async until(what, pred, timeoutMs = 60_000) {
-      let last: KubernetesCluster | undefined;
-      try {
-        return await eventually(
-          what,
-          async () => {
-            const c = last = await get();
-            return c && pred(c) ? c : undefined;
-          },
-          timeoutMs,
-          150,
-        );
-      } catch (err) {
-        const conds = (last?.status?.conditions ?? []).map((c) => `  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
-        throw new Error(`${(err as Error).message}\nphase ${last?.status?.phase}\n${conds.join("\n")}`);
-      }
-    },
-    settled(name = "c") {
-      return settled(client, nico, ns, name);
+    discovered: (names: string[]) => machinesDiscovered(w.client, w.ns, names),
+    async createCluster(spec: ClusterSpecInput) {
+      const names = [...spec.controlPlane.machines, ...spec.dataPlane.machines];
+      await machines(names);
+      await machinesDiscovered(w.client, w.ns, names);
+      await w.client.create(KUBERNETES_CLUSTERS, { metadata: { name: "c", namespace: w.ns }, spec });
     },
     workload(name = "c") {
-      const w = workloads.get(ns, name);
-      if (!w) throw new Error(`no workload cluster for ${ns}/${name}`);
-      return w;
+      const running = w.workloads.get(w.ns, name);
+      if (!running) throw new Error(`no workload cluster for ${w.ns}/${name}`);
+      return running;
     },
-    async stop() {
-      await nico.stop();
-      await nio.stop();
-      await workloads.stop();
-    },
-  };
+  }));
 }

@@ -1,5 +1,9 @@
-/** What the remediation scenario tests share: a kubelet that stops for good, the Events, a settled cluster. */
+/**
+ * What the remediation scenario tests share: the clusters they heal (workers by selector with spares, a
+ * control plane of three with a spare), a kubelet that stops for good, the Events, a settled cluster.
+ */
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
+import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { type Machine, MACHINES } from "../core/contract/nio.ts";
 import type { KubeObject } from "../lib/kube/client.ts";
 import { EVENTS } from "../lib/kube/resources.ts";
@@ -33,4 +37,47 @@ export async function remediationEvents(s: Scenario): Promise<{ reason: string; 
   return items.filter((e) => e.reason?.startsWith("Remediation"))
     .sort((a, b) => (a.eventTime ?? "").localeCompare(b.eventTime ?? ""))
     .map((e) => ({ reason: e.reason!, message: e.note ?? "" }));
+}
+
+const V1_REPO = "https://git.example.test/v1.git";
+/** The control-plane scenarios' nodeNotReadyTimeout, in seconds. */
+export const CP_TIMEOUT_S = 4;
+
+/** cp-1 by name; workers by selector, `count` of them from the Machines `workers` (the rest are spares). */
+export async function workerCluster(
+  s: Scenario,
+  workers: string[],
+  count: number,
+  remediation: Record<string, unknown>,
+) {
+  await s.machines(["cp-1"]);
+  await s.machines(workers, {}, { role: "worker" });
+  await s.discovered(["cp-1", ...workers]);
+  await s.client.create(KUBERNETES_CLUSTERS, {
+    metadata: { name: "c", namespace: s.ns },
+    spec: {
+      gitRepo: V1_REPO,
+      controlPlane: { machines: ["cp-1"] },
+      dataPlane: { machineSelector: { matchLabels: { role: "worker" } }, count, remediation },
+    },
+  });
+  return await s.until("Ready", settled, 90_000);
+}
+
+/** A control plane of three by selector (cp-1 … cp-3), cp-4 the free spare; no workers. */
+export async function controlPlaneCluster(s: Scenario) {
+  await s.machines(["cp-1", "cp-2", "cp-3", "cp-4"], {}, { role: "cp" });
+  await s.discovered(["cp-1", "cp-2", "cp-3", "cp-4"]);
+  await s.client.create(KUBERNETES_CLUSTERS, {
+    metadata: { name: "c", namespace: s.ns },
+    spec: {
+      gitRepo: "https://git.example.test/v1.git",
+      controlPlane: {
+        machineSelector: { matchLabels: { role: "cp" } },
+        count: 3,
+        remediation: { nodeNotReadyTimeout: `${CP_TIMEOUT_S}s` },
+      },
+    },
+  });
+  return await s.until("Ready", settled, 120_000);
 }

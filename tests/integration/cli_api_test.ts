@@ -11,11 +11,12 @@ import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
-import { FAIL_APPLY_ANNOTATION, NEVER_FINISH_ANNOTATION, type SimNio, startSimNio } from "../../testing/sim-nio.ts";
-import { binDir } from "../../testing/envtest/controlplane.ts";
+import { FAIL_APPLY_ANNOTATION, NEVER_FINISH_ANNOTATION, type SimNio } from "../../testing/sim-nio.ts";
+import { binDir, type ControlPlane } from "../../testing/envtest/controlplane.ts";
 import { eventually, ownControlPlane } from "../../testing/helpers.ts";
-import { createMachines, type RunningNico, settled, startNico } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered, type RunningNico, settled } from "../../testing/nico.ts";
 import { normalise, runNicoCli } from "../../testing/cli.ts";
+import { world } from "../../testing/world.ts";
 import { configName } from "../../core/contract/names.ts";
 import { assertGolden } from "../golden.ts";
 
@@ -43,6 +44,7 @@ async function ready(client: KubeClient, ns: string, name: string) {
 /** Three clusters in one namespace: `ready`, `rolling` (stuck mid-rollout) and `halted`. */
 async function setUp(client: KubeClient, nico: RunningNico, nio: SimNio, ns: string) {
   await createMachines(client, ns, ["cp-a", "w-a", "cp-r", "w-r1", "w-r2", "w-r3", "cp-h", "w-h1", "w-h2"]);
+  await machinesDiscovered(client, ns, ["cp-a", "w-a", "cp-r", "w-r1", "w-r2", "w-r3", "cp-h", "w-h1", "w-h2"]);
   await cluster(client, ns, "ready", ["cp-a"], ["w-a"]);
   await cluster(client, ns, "rolling", ["cp-r"], ["w-r1", "w-r2", "w-r3"]);
   await cluster(client, ns, "halted", ["cp-h"], ["w-h1", "w-h2"]);
@@ -81,106 +83,118 @@ async function setUp(client: KubeClient, nico: RunningNico, nio: SimNio, ns: str
   for (const name of ["ready", "rolling", "halted"]) await settled(client, nico, ns, name);
 }
 
+/** What the commands print, against golden files (with what moves under a loaded machine normalised). */
+async function goldenOutputs(ns: string, kc: string): Promise<void> {
+  const stable = { [ns]: "cli-xxxxxxxx" };
+  const cases: [string, string[]][] = [
+    ["cli-get.txt", ["get", kc, "-n", ns]],
+    ["cli-get-all-namespaces.txt", ["get", kc, "-A"]],
+    ["cli-describe-ready.txt", ["describe", "ready", kc, "-n", ns]],
+    ["cli-describe-rolling.txt", ["describe", "rolling", kc, "-n", ns]],
+    ["cli-describe-halted.txt", ["describe", "halted", kc, "--namespace", ns]],
+    ["cli-describe-rolling-conditions.txt", ["describe", "rolling", kc, "-n", ns, "--show-conditions", "all"]],
+    ["cli-plan-ready.txt", ["plan", "ready", kc, "-n", ns]],
+    ["cli-plan-rolling.txt", ["plan", "rolling", kc, "-n", ns]],
+    ["cli-plan-halted.txt", ["plan", "halted", kc, "-n", ns]],
+  ];
+  for (const [golden, args] of cases) {
+    const out = await runNicoCli(args);
+    assert.equal(out.code, 0, `nico ${args.join(" ")}: ${out.stderr}`);
+    assert.ok(!out.stdout.includes("\x1b["), "no colour when piped");
+    // A failing run's attempt number moves on while NIO retries it; which run a node is in depends on whether a
+    // scheduled tick came between: the new commit's run, or the tick's.
+    const text = normalise(out.stdout, stable).replace(/attempt \d+/g, "attempt <n>");
+    // Where the halted node's retries stand depends on timing too (on a loaded machine): NIO retrying, Kubernetes
+    // having given up, or the next scheduled run under way.
+    const retry =
+      /; (NIO retries it \(up to 7 attempts\)|Kubernetes gave up after \d+ attempt\(s\)|NIO is running it again \(run [^)]+\))/g;
+    await assertGolden(
+      golden,
+      text.replace(/run [a-z0-9.-]+-day2-[a-z0-9-]+/g, "run <run>").replace(retry, "; <retries>"),
+    );
+  }
+}
+
+/** The facts the golden files must show, checked directly too. */
+async function factsShown(ns: string, kc: string): Promise<void> {
+  const rolling = (await runNicoCli(["describe", "rolling", kc, "-n", ns])).stdout;
+  // NIO v1 says Ready before it ran anything; NICO, reading the run Jobs, says Applying.
+  assert.match(rolling, /Machine\/w-r1 +Applying +Ready +- +updating +NIO is running the switch/);
+  assert.match(rolling, /Machine\/w-r2 .* pending #1/);
+  const halted = (await runNicoCli(["describe", "halted", kc, "-n", ns])).stdout;
+  assert.match(halted, /Machine\/w-h1 +Failed +Ready +- +failed +the switch failed on attempt \d+ of run /);
+  assert.match(halted, /Machine\/w-h2 .* held #1/);
+  const plan = (await runNicoCli(["plan", "rolling", kc, "-n", ns])).stdout;
+  assert.match(plan, /1 +update +w-r2 +w-r1 +at most 1 worker\(s\) unavailable at once/);
+  assert.match(plan, /3 +update +cp-r +w-r3 +control plane waits for the workers \(WorkersFirst\)/);
+}
+
+/** Errors a user can make: a missing cluster, a missing argument, an unknown flag, an unknown context. */
+async function userErrors(ns: string, kc: string): Promise<void> {
+  const missing = await runNicoCli(["describe", "nope", kc, "-n", ns]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, new RegExp(`no KubernetesCluster nope in namespace ${ns}`));
+  const noArg = await runNicoCli(["plan", kc]);
+  assert.equal(noArg.code, 2);
+  assert.match(noArg.stderr, /plan needs one cluster name/);
+  const badFlag = await runNicoCli(["get", "--bogus"]);
+  assert.equal(badFlag.code, 2);
+  assert.match(badFlag.stderr, /unknown flag --bogus/);
+  const badContext = await runNicoCli(["get", kc, "--context", "elsewhere"]);
+  assert.equal(badContext.code, 2);
+  assert.match(badContext.stderr, /context "elsewhere" is not defined \(it has: envtest\)/);
+  const ctx = await runNicoCli(["get", kc, "--context", "envtest", "-n", ns]);
+  assert.equal(ctx.code, 0, ctx.stderr);
+  assert.match(ctx.stdout, /^rolling /m);
+}
+
+/** kubeconfig: stdout, --file (0600), --merge under a context named after the cluster. */
+async function kubeconfigOutputs(cp: ControlPlane, ns: string, kc: string): Promise<void> {
+  const secret = await cp.client.get<KubeObject & { data: { value: string } }>(SECRETS, "ready-kubeconfig", ns);
+  const expected = atob(secret!.data.value);
+  const printed = await runNicoCli(["kubeconfig", "ready", kc, "-n", ns]);
+  assert.equal(printed.code, 0, printed.stderr);
+  assert.equal(printed.stdout, expected);
+  const dir = await Deno.makeTempDir({ prefix: "nico-cli-" });
+  const file = `${dir}/ready.kubeconfig`;
+  const written = await runNicoCli(["kubeconfig", "ready", kc, "-n", ns, "--file", file]);
+  assert.equal(written.code, 0, written.stderr);
+  assert.equal(await Deno.readTextFile(file), expected);
+  assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
+  const mine = `${dir}/config`;
+  await Deno.writeTextFile(mine, await Deno.readTextFile(cp.kubeconfigPath), { mode: 0o644 });
+  const merged = await runNicoCli(["kubeconfig", "ready", kc, "-n", ns, "--merge"], { KUBECONFIG: mine });
+  assert.equal(merged.code, 0, merged.stderr);
+  assert.match(merged.stderr, /merged context ready into/);
+  const doc = parse(await Deno.readTextFile(mine)) as Record<string, { name: string }[] | string>;
+  assert.deepEqual((doc.contexts as { name: string }[]).map((c) => c.name).sort(), ["envtest", "ready"]);
+  assert.equal(doc["current-context"], "envtest", "merging keeps the current context");
+  assert.equal((await Deno.stat(mine)).mode! & 0o777, 0o600);
+  const notYet = await runNicoCli(["kubeconfig", "nope", kc, "-n", ns]);
+  assert.equal(notYet.code, 1);
+  assert.match(notYet.stderr, /no KubernetesCluster nope/);
+  await Deno.remove(dir, { recursive: true });
+}
+
 Deno.test("nico get, describe and plan print the Ready, mid-rollout and halted clusters (golden)", async () => {
-  const cp = await env.get();
-  const ns = await cp.namespace("cli");
   // A simulated NIO minute lasts 10 s: the halted node's failed attempts are 1.7 s, 3.3 s, 6.7 s, … apart, so it is
   // still being retried (NIO's phase still Ready) while the commands run, and no scheduled tick comes between.
   // Each run takes 3 s, long enough to flag w-r1's host as hanging while its run is under way.
-  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 3_000, minuteMs: 10_000 });
+  await using w = await world("cli", {
+    cp: await env.get(),
+    nio: { applyDelayMs: 3_000, minuteMs: 10_000 },
+    nico: false,
+  });
+  const { cp, ns, nio } = w;
   // Every pass writes what it found (progress is not held back), so once NICO settles the status cannot change
   // under the commands.
-  const nico = startNico(cp.client, { namespace: ns, statusDelayMs: 0 });
-  try {
-    await setUp(cp.client, nico, nio, ns);
-    const kc = `--kubeconfig=${cp.kubeconfigPath}`;
-    const stable = { [ns]: "cli-xxxxxxxx" };
-    const cases: [string, string[]][] = [
-      ["cli-get.txt", ["get", kc, "-n", ns]],
-      ["cli-get-all-namespaces.txt", ["get", kc, "-A"]],
-      ["cli-describe-ready.txt", ["describe", "ready", kc, "-n", ns]],
-      ["cli-describe-rolling.txt", ["describe", "rolling", kc, "-n", ns]],
-      ["cli-describe-halted.txt", ["describe", "halted", kc, "--namespace", ns]],
-      ["cli-describe-rolling-conditions.txt", ["describe", "rolling", kc, "-n", ns, "--show-conditions", "all"]],
-      ["cli-plan-ready.txt", ["plan", "ready", kc, "-n", ns]],
-      ["cli-plan-rolling.txt", ["plan", "rolling", kc, "-n", ns]],
-      ["cli-plan-halted.txt", ["plan", "halted", kc, "-n", ns]],
-    ];
-    for (const [golden, args] of cases) {
-      const out = await runNicoCli(args);
-      assert.equal(out.code, 0, `nico ${args.join(" ")}: ${out.stderr}`);
-      assert.ok(!out.stdout.includes("\x1b["), "no colour when piped");
-      // A failing run's attempt number moves on while NIO retries it; which run a node is in depends on whether a
-      // scheduled tick came between: the new commit's run, or the tick's.
-      const text = normalise(out.stdout, stable).replace(/attempt \d+/g, "attempt <n>");
-      // Where the halted node's retries stand depends on timing too (on a loaded machine): NIO retrying, Kubernetes
-      // having given up, or the next scheduled run under way.
-      const retry =
-        /; (NIO retries it \(up to 7 attempts\)|Kubernetes gave up after \d+ attempt\(s\)|NIO is running it again \(run [^)]+\))/g;
-      await assertGolden(
-        golden,
-        text.replace(/run [a-z0-9.-]+-day2-[a-z0-9-]+/g, "run <run>").replace(retry, "; <retries>"),
-      );
-    }
-
-    // The facts the golden files must show, checked directly too.
-    const rolling = (await runNicoCli(["describe", "rolling", kc, "-n", ns])).stdout;
-    // NIO v1 says Ready before it ran anything; NICO, reading the run Jobs, says Applying.
-    assert.match(rolling, /Machine\/w-r1 +Applying +Ready +- +updating +NIO is running the switch/);
-    assert.match(rolling, /Machine\/w-r2 .* pending #1/);
-    const halted = (await runNicoCli(["describe", "halted", kc, "-n", ns])).stdout;
-    assert.match(halted, /Machine\/w-h1 +Failed +Ready +- +failed +the switch failed on attempt \d+ of run /);
-    assert.match(halted, /Machine\/w-h2 .* held #1/);
-    const plan = (await runNicoCli(["plan", "rolling", kc, "-n", ns])).stdout;
-    assert.match(plan, /1 +update +w-r2 +w-r1 +at most 1 worker\(s\) unavailable at once/);
-    assert.match(plan, /3 +update +cp-r +w-r3 +control plane waits for the workers \(WorkersFirst\)/);
-
-    // Errors a user can make: a missing cluster, a missing argument, an unknown flag, an unknown context.
-    const missing = await runNicoCli(["describe", "nope", kc, "-n", ns]);
-    assert.equal(missing.code, 1);
-    assert.match(missing.stderr, new RegExp(`no KubernetesCluster nope in namespace ${ns}`));
-    const noArg = await runNicoCli(["plan", kc]);
-    assert.equal(noArg.code, 2);
-    assert.match(noArg.stderr, /plan needs one cluster name/);
-    const badFlag = await runNicoCli(["get", "--bogus"]);
-    assert.equal(badFlag.code, 2);
-    assert.match(badFlag.stderr, /unknown flag --bogus/);
-    const badContext = await runNicoCli(["get", kc, "--context", "elsewhere"]);
-    assert.equal(badContext.code, 2);
-    assert.match(badContext.stderr, /context "elsewhere" is not defined \(it has: envtest\)/);
-    const ctx = await runNicoCli(["get", kc, "--context", "envtest", "-n", ns]);
-    assert.equal(ctx.code, 0, ctx.stderr);
-    assert.match(ctx.stdout, /^rolling /m);
-
-    // kubeconfig: stdout, --file (0600), --merge under a context named after the cluster.
-    const secret = await cp.client.get<KubeObject & { data: { value: string } }>(SECRETS, "ready-kubeconfig", ns);
-    const expected = atob(secret!.data.value);
-    const printed = await runNicoCli(["kubeconfig", "ready", kc, "-n", ns]);
-    assert.equal(printed.code, 0, printed.stderr);
-    assert.equal(printed.stdout, expected);
-    const dir = await Deno.makeTempDir({ prefix: "nico-cli-" });
-    const file = `${dir}/ready.kubeconfig`;
-    const written = await runNicoCli(["kubeconfig", "ready", kc, "-n", ns, "--file", file]);
-    assert.equal(written.code, 0, written.stderr);
-    assert.equal(await Deno.readTextFile(file), expected);
-    assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
-    const mine = `${dir}/config`;
-    await Deno.writeTextFile(mine, await Deno.readTextFile(cp.kubeconfigPath), { mode: 0o644 });
-    const merged = await runNicoCli(["kubeconfig", "ready", kc, "-n", ns, "--merge"], { KUBECONFIG: mine });
-    assert.equal(merged.code, 0, merged.stderr);
-    assert.match(merged.stderr, /merged context ready into/);
-    const doc = parse(await Deno.readTextFile(mine)) as Record<string, { name: string }[] | string>;
-    assert.deepEqual((doc.contexts as { name: string }[]).map((c) => c.name).sort(), ["envtest", "ready"]);
-    assert.equal(doc["current-context"], "envtest", "merging keeps the current context");
-    assert.equal((await Deno.stat(mine)).mode! & 0o777, 0o600);
-    const notYet = await runNicoCli(["kubeconfig", "nope", kc, "-n", ns]);
-    assert.equal(notYet.code, 1);
-    assert.match(notYet.stderr, /no KubernetesCluster nope/);
-    await Deno.remove(dir, { recursive: true });
-  } finally {
-    await nico.stop();
-    await nio.stop();
-  }
+  const nico = await w.startNico({ statusDelayMs: 0 });
+  await setUp(cp.client, nico, nio, ns);
+  const kc = `--kubeconfig=${cp.kubeconfigPath}`;
+  await goldenOutputs(ns, kc);
+  await factsShown(ns, kc);
+  await userErrors(ns, kc);
+  await kubeconfigOutputs(cp, ns, kc);
 });
 
 Deno.test("kubectl nico: the binary answers as a kubectl plugin when installed as kubectl-nico", async () => {

@@ -23,7 +23,7 @@ Deno.test({
   sanitizeOps: false,
   fn: async () => {
     const block = 63;
-    const s = await startScenario(await env.get(), "etcd-orphan", { hostBlock: block });
+    await using s = await startScenario(await env.get(), "etcd-orphan", { hostBlock: block });
     const watch = { current: undefined as Awaited<ReturnType<typeof etcdWatcher>> | undefined };
     try {
       await s.machines(["cp-1", "cp-2", "cp-3"]);
@@ -61,7 +61,6 @@ Deno.test({
       await s.until("Ready again, etcd of 3", etcdSettled(3), 120_000);
     } finally {
       await watch.current?.stop();
-      await s.stop();
     }
   },
 });
@@ -73,36 +72,32 @@ for (const generation of ["v1", "older"] as NioGeneration[]) {
     sanitizeResources: false,
     sanitizeOps: false,
     fn: async () => {
-      const s = await startScenario(await env.get(), `etcd-none-${generation}`, {
+      await using s = await startScenario(await env.get(), `etcd-none-${generation}`, {
         hostBlock: generation === "v1" ? 64 : 65,
         generation,
         etcd: "none",
       });
-      try {
-        await s.createCluster({
-          gitRepo: "https://git.example.test/v1.git",
-          controlPlane: { machines: ["cp-1", "cp-2", "cp-3"] },
-          dataPlane: { machines: ["w-1"] },
-        });
-        await s.until("Ready", settled, 120_000);
-        await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, {
-          spec: { gitRepo: "https://git.example.test/v2.git" },
-        });
-        const done = await s.until("Ready on v2", (c) =>
-          settled(c) && c.status?.revision === undefined &&
-          c.metadata.generation === c.status?.observedGeneration, 120_000);
-        const e = condition(done, "EtcdHealthy");
-        assert.equal(`${e?.status} ${e?.reason}`, "Unknown EtcdUnreachable");
-        assert.match(
-          e?.message ?? "",
-          /no member answers: etcd https:\/\/127\.0\.\d+\.\d+:2379 cluster\/member\/list: .*; the rollout keeps to the Node-based rules/,
-        );
-        assert.equal(done.status?.etcd, undefined);
-        assert.equal(done.status?.rollout?.etcdHeld, undefined);
-        assert.deepEqual(await etcdEvents(s), [], "no membership change without etcd");
-      } finally {
-        await s.stop();
-      }
+      await s.createCluster({
+        gitRepo: "https://git.example.test/v1.git",
+        controlPlane: { machines: ["cp-1", "cp-2", "cp-3"] },
+        dataPlane: { machines: ["w-1"] },
+      });
+      await s.until("Ready", settled, 120_000);
+      await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, {
+        spec: { gitRepo: "https://git.example.test/v2.git" },
+      });
+      const done = await s.until("Ready on v2", (c) =>
+        settled(c) && c.status?.revision === undefined &&
+        c.metadata.generation === c.status?.observedGeneration, 120_000);
+      const e = condition(done, "EtcdHealthy");
+      assert.equal(`${e?.status} ${e?.reason}`, "Unknown EtcdUnreachable");
+      assert.match(
+        e?.message ?? "",
+        /no member answers: etcd https:\/\/127\.0\.\d+\.\d+:2379 cluster\/member\/list: .*; the rollout keeps to the Node-based rules/,
+      );
+      assert.equal(done.status?.etcd, undefined);
+      assert.equal(done.status?.rollout?.etcdHeld, undefined);
+      assert.deepEqual(await etcdEvents(s), [], "no membership change without etcd");
     },
   });
 }

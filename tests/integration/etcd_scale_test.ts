@@ -28,7 +28,10 @@ for (const generation of ["v1", "older"] as NioGeneration[]) {
     sanitizeOps: false,
     fn: async () => {
       const block = generation === "v1" ? 61 : 62;
-      const s = await startScenario(await env.get(), `etcd-scale-${generation}`, { hostBlock: block, generation });
+      await using s = await startScenario(await env.get(), `etcd-scale-${generation}`, {
+        hostBlock: block,
+        generation,
+      });
       let watch: EtcdWatch | undefined;
       try {
         await s.machines(CP);
@@ -69,7 +72,6 @@ for (const generation of ["v1", "older"] as NioGeneration[]) {
         assert.match(c?.status?.etcd?.counted ?? "", /^3\/3 healthy voting members \(quorum 2\): cp-1, cp-2, cp-3$/);
       } finally {
         await watch?.stop();
-        await s.stop();
       }
     },
   });

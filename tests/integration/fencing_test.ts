@@ -12,9 +12,9 @@ import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernet
 import type { Lease } from "../../lib/leader.ts";
 import { LEASES } from "../../lib/kube/resources.ts";
 import { startControlPlane } from "../../testing/envtest/controlplane.ts";
-import { startSimNio } from "../../testing/sim-nio.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
+import { world } from "../../testing/world.ts";
 
 const USERS = { a: "nico-a", b: "nico-b" } as const;
 
@@ -34,12 +34,14 @@ function letThrough(log: string, before: number): string[] {
 
 Deno.test("a leader paused past its renew deadline writes nothing after it resumes", async () => {
   const tmp = await Deno.makeTempDir({ prefix: "nico-fencing-" });
+  await using removeTmp = new AsyncDisposableStack(); // last: the control plane's audit log is in there
+  removeTmp.defer(() => Deno.remove(tmp, { recursive: true }).catch(() => {}));
   const policy = `${tmp}/audit-policy.yaml`;
   const auditLog = `${tmp}/audit.log`;
   await Deno.writeTextFile(policy, auditPolicy(Object.values(USERS)));
-  const cp = await startControlPlane({ apiserverArgs: auditFlags(policy, auditLog) });
-  const ns = await cp.namespace("fencing");
-  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 100 });
+  await using cp = await startControlPlane({ apiserverArgs: auditFlags(policy, auditLog) });
+  await using w = await world("fencing", { cp, nio: { applyDelayMs: 100 }, nico: false });
+  const { ns } = w;
   const kubeconfigs = {
     a: await cp.userKubeconfig(USERS.a, ["system:masters"]),
     b: await cp.userKubeconfig(USERS.b, ["system:masters"]),
@@ -49,64 +51,61 @@ Deno.test("a leader paused past its renew deadline writes nothing after it resum
     a: startReplica(kubeconfigs.a, USERS.a, logs.a, ["--log-level=debug"]),
     b: startReplica(kubeconfigs.b, USERS.b, logs.b, ["--log-level=debug"]),
   };
-  const ready = (name: string) => async () =>
-    (await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns))?.status?.phase === "Ready";
-  try {
-    const holder = async () => (await cp.client.get<Lease>(LEASES, "nico-leader", "kube-system"))?.spec?.holderIdentity;
-    const first = await eventually("a leader", async () => {
-      const h = await holder();
-      return h === USERS.a || h === USERS.b ? h : undefined;
-    }, 60_000);
-    const [old, standby] = first === USERS.a ? ["a", "b"] as const : ["b", "a"] as const;
-    await createMachines(cp.client, ns, ["cp-1", "cp-2", "w-1", "w-2"]);
-    await cp.client.create(KUBERNETES_CLUSTERS, {
-      metadata: { name: "one", namespace: ns },
-      spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },
-    } as KubernetesCluster);
-    await eventually("cluster one Ready", ready("one"), 30_000);
-
-    // Pause the leader, then give it work it will see (from its open watches) when it resumes.
-    const stoppedAt = Date.now();
-    await replicas[old].kill("SIGSTOP");
-    await cp.client.create(KUBERNETES_CLUSTERS, {
-      metadata: { name: "two", namespace: ns },
-      spec: { controlPlane: { machines: ["cp-2"] }, dataPlane: { machines: ["w-2"] } },
-    } as KubernetesCluster);
-    await cp.client.mergePatch(KUBERNETES_CLUSTERS, "one", ns, { spec: { rollout: { maxUnavailable: 2 } } });
-    await eventually("the standby leads", async () => (await holder()) === USERS[standby], 40_000, 200);
-    await eventually("cluster two Ready (by the standby)", ready("two"), 30_000);
-
-    const resumedAt = Date.now();
-    await replicas[old].kill("SIGCONT");
-    const status = await exitWithin(replicas[old].exited, 30_000);
-    const exitedAfter = (Date.now() - resumedAt) / 1000;
-    assert.ok(status, `the old leader did not exit within 30 s of its resume:\n${await replicas[old].tail(20)}`);
-    assert.equal(status.code, 1, "a leader that lost its lease exits with 1");
-
-    const audit = await readAudit(auditLog);
-    const before = audit.filter((r) => r.user === USERS[old] && r.at < resumedAt);
-    const after = audit.filter((r) => r.user === USERS[old] && r.at >= resumedAt);
-    const refused = (await Deno.readTextFile(logs[old])).split("\n")
-      .filter((l) => l.includes("may no longer be the leader")).length;
-    console.log(
-      `old leader (${USERS[old]}): ${tally(before).writes} writes before the pause; after the resume ` +
-        `${after.length} requests, ${after.filter(isWrite).length} writes ` +
-        `${JSON.stringify(tally(after).byVerbResource)}; ${refused} log lines of writes refused by the fence; ` +
-        `exited ${exitedAfter.toFixed(1)} s after SIGCONT`,
-    );
-    assert.ok(before.some(isWrite), "the audit log attributes the leader's writes to its user (sanity check)");
-    // A write the fence let through just before the stop leaves the process only when it resumes; the old leader's
-    // log says when it was let through. Any other write after the resume is a breach.
-    const log = await Deno.readTextFile(logs[old]);
-    const inFlight = letThrough(log, stoppedAt);
-    const late = after.filter(isWrite).filter((r) => !inFlight.some((path) => r.uri.split("?")[0] === path));
-    assert.deepEqual(late.map((r) => `${r.verb} ${r.resource} ${r.code}`), []);
-    assert.match(log, /lost the lease \(renew deadline passed\)/);
-  } finally {
+  w.defer(async () => {
     await replicas.a.stop();
     await replicas.b.stop();
-    await nio.stop();
-    await cp.stop();
-    await Deno.remove(tmp, { recursive: true }).catch(() => {});
-  }
+  });
+  const ready = (name: string) => async () =>
+    (await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns))?.status?.phase === "Ready";
+  const holder = async () => (await cp.client.get<Lease>(LEASES, "nico-leader", "kube-system"))?.spec?.holderIdentity;
+  const first = await eventually("a leader", async () => {
+    const h = await holder();
+    return h === USERS.a || h === USERS.b ? h : undefined;
+  }, 60_000);
+  const [old, standby] = first === USERS.a ? ["a", "b"] as const : ["b", "a"] as const;
+  await createMachines(cp.client, ns, ["cp-1", "cp-2", "w-1", "w-2"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "cp-2", "w-1", "w-2"]);
+  await cp.client.create(KUBERNETES_CLUSTERS, {
+    metadata: { name: "one", namespace: ns },
+    spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },
+  } as KubernetesCluster);
+  await eventually("cluster one Ready", ready("one"), 30_000);
+
+  // Pause the leader, then give it work it will see (from its open watches) when it resumes.
+  const stoppedAt = Date.now();
+  await replicas[old].kill("SIGSTOP");
+  await cp.client.create(KUBERNETES_CLUSTERS, {
+    metadata: { name: "two", namespace: ns },
+    spec: { controlPlane: { machines: ["cp-2"] }, dataPlane: { machines: ["w-2"] } },
+  } as KubernetesCluster);
+  await cp.client.mergePatch(KUBERNETES_CLUSTERS, "one", ns, { spec: { rollout: { maxUnavailable: 2 } } });
+  await eventually("the standby leads", async () => (await holder()) === USERS[standby], 40_000, 200);
+  await eventually("cluster two Ready (by the standby)", ready("two"), 30_000);
+
+  const resumedAt = Date.now();
+  await replicas[old].kill("SIGCONT");
+  const status = await exitWithin(replicas[old].exited, 30_000);
+  const exitedAfter = (Date.now() - resumedAt) / 1000;
+  assert.ok(status, `the old leader did not exit within 30 s of its resume:\n${await replicas[old].tail(20)}`);
+  assert.equal(status.code, 1, "a leader that lost its lease exits with 1");
+
+  const audit = await readAudit(auditLog);
+  const before = audit.filter((r) => r.user === USERS[old] && r.at < resumedAt);
+  const after = audit.filter((r) => r.user === USERS[old] && r.at >= resumedAt);
+  const refused = (await Deno.readTextFile(logs[old])).split("\n")
+    .filter((l) => l.includes("may no longer be the leader")).length;
+  console.log(
+    `old leader (${USERS[old]}): ${tally(before).writes} writes before the pause; after the resume ` +
+      `${after.length} requests, ${after.filter(isWrite).length} writes ` +
+      `${JSON.stringify(tally(after).byVerbResource)}; ${refused} log lines of writes refused by the fence; ` +
+      `exited ${exitedAfter.toFixed(1)} s after SIGCONT`,
+  );
+  assert.ok(before.some(isWrite), "the audit log attributes the leader's writes to its user (sanity check)");
+  // A write the fence let through just before the stop leaves the process only when it resumes; the old leader's
+  // log says when it was let through. Any other write after the resume is a breach.
+  const log = await Deno.readTextFile(logs[old]);
+  const inFlight = letThrough(log, stoppedAt);
+  const late = after.filter(isWrite).filter((r) => !inFlight.some((path) => r.uri.split("?")[0] === path));
+  assert.deepEqual(late.map((r) => `${r.verb} ${r.resource} ${r.code}`), []);
+  assert.match(log, /lost the lease \(renew deadline passed\)/);
 });

@@ -38,7 +38,7 @@ Deno.test("envtest: the informer sees add, update and delete, and its cache matc
     await cp.client.create(CONFIGMAPS, configMap(ns, "b", "1", { app: "y" }));
     await cp.client.mergePatch(CONFIGMAPS, "a", ns, { data: { v: "2" } });
     await cp.client.delete(CONFIGMAPS, "pre", ns);
-    await eventually("five events", () => events.length >= 5, 10_000);
+    await eventually("five events", () => events.length >= 5, 30_000);
     assert.deepEqual(events, ["add pre 1", "add a 1", "add b 1", "update a 2 was 1", "delete pre 1"]);
 
     assert.deepEqual(cacheState(informer, ns), await serverState(cp.client, CONFIGMAPS, ns));
@@ -59,7 +59,7 @@ Deno.test("envtest: the informer sees add, update and delete, and its cache matc
     await using _ = started(witness);
     await witness.synced();
     await cp.client.create(CONFIGMAPS, configMap(ns, "after", "1"));
-    await eventually("the witness to see the change", () => witness.get(ns, "after"), 10_000, 10);
+    await eventually("the witness to see the change", () => witness.get(ns, "after"), 30_000, 10);
   }
   assert.equal(events.length, 5, "a stopped informer still received events");
   assert.equal(informer.stats().lists, 1);
@@ -80,7 +80,7 @@ Deno.test("envtest: a label-selected informer drops objects that stop matching",
     await cp.client.create(CONFIGMAPS, configMap(ns, "a", "1", { app: "x" }));
     await cp.client.create(CONFIGMAPS, configMap(ns, "other", "1", { app: "y" }));
     await cp.client.mergePatch(CONFIGMAPS, "a", ns, { metadata: { labels: { app: "y" } } });
-    await eventually("add then delete", () => events.length >= 2, 10_000);
+    await eventually("add then delete", () => events.length >= 2, 30_000);
   }
   assert.deepEqual(events, ["add a 1", "delete a 1"]);
   assert.deepEqual(informer.list(), []);
@@ -101,11 +101,11 @@ Deno.test("envtest: the informer resumes watches the server ends, without relist
     await informer.synced();
     await eventually("three watches", () => informer.stats().watches >= 3, 20_000);
     await cp.client.create(CONFIGMAPS, configMap(ns, "a", "1"));
-    await eventually("the add", () => events.length >= 1, 10_000);
+    await eventually("the add", () => events.length >= 1, 30_000);
     const rvAfterAdd = informer.resourceVersion;
-    await eventually("a watch from after the add", () => client.watches.at(-1)?.resourceVersion === rvAfterAdd, 10_000);
+    await eventually("a watch from after the add", () => client.watches.at(-1)?.resourceVersion === rvAfterAdd, 30_000);
     await cp.client.mergePatch(CONFIGMAPS, "a", ns, { data: { v: "2" } });
-    await eventually("the update", () => events.length >= 2, 10_000);
+    await eventually("the update", () => events.length >= 2, 30_000);
   }
   assert.deepEqual(events, ["add a 1", "update a 2 was 1"], "events were lost or replayed across watch restarts");
   const stats = informer.stats();
@@ -131,7 +131,7 @@ Deno.test({
     {
       await using _ = started(informer);
       await informer.synced();
-      await eventually("the held watch", () => client.watches.length === 1, 10_000);
+      await eventually("the held watch", () => client.watches.length === 1, 30_000);
       assert.deepEqual(events.sort(), ["add change 1", "add keep 1", "add remove 1"]);
       events.length = 0;
       const listedAt = Number(informer.resourceVersion);
@@ -144,9 +144,9 @@ Deno.test({
       client.hold = undefined;
       release();
 
-      await eventually("the relist", () => informer.stats().lists === 2, 10_000);
+      await eventually("the relist", () => informer.stats().lists === 2, 30_000);
       await cp.client.create(SECRETS, secret(ns, "later", "1"));
-      await eventually("the event after the relist", () => events.includes("add later 1"), 10_000);
+      await eventually("the event after the relist", () => events.includes("add later 1"), 30_000);
     }
     assert.deepEqual(events, ["delete remove 1", "update change 2 was 1", "add new 1", "add later 1"]);
     assert.equal(informer.stats().gone, 1, "the server answered 410 once");

@@ -30,15 +30,15 @@ Deno.test("envtest: a 410 thrown by a watch relists, and unchanged objects give 
   {
     await using _ = started(informer);
     await informer.synced();
-    await eventually("the held watch", () => client.watches.length === 1, 10_000);
+    await eventually("the held watch", () => client.watches.length === 1, 30_000);
     events.length = 0;
     await cp.client.mergePatch(CONFIGMAPS, "change", ns, { data: { v: "2" } });
     await cp.client.create(CONFIGMAPS, configMap(ns, "new", "1"));
     client.hold = undefined;
     release();
-    await eventually("the relist", () => informer.stats().lists === 2, 10_000);
+    await eventually("the relist", () => informer.stats().lists === 2, 30_000);
     await cp.client.delete(CONFIGMAPS, "keep", ns);
-    await eventually("the delete after the relist", () => events.includes("delete keep 1"), 10_000);
+    await eventually("the delete after the relist", () => events.includes("delete keep 1"), 30_000);
   }
   assert.deepEqual(events, ["update change 2 was 1", "add new 1", "delete keep 1"]);
   assert.equal(informer.stats().gone, 1);
@@ -63,9 +63,9 @@ Deno.test("envtest: list and watch errors are retried with capped backoff", asyn
     await using _ = started(informer);
     await informer.synced();
     assert.equal(client.lists, 3, "two failed lists, then one that worked");
-    await eventually("the watch to come up", () => client.watches.length >= 8, 10_000);
+    await eventually("the watch to come up", () => client.watches.length >= 8, 30_000);
     await cp.client.create(CONFIGMAPS, configMap(ns, "a", "1"));
-    await eventually("the add", () => events.length >= 1, 10_000);
+    await eventually("the add", () => events.length >= 1, 30_000);
   }
   assert.deepEqual(events, ["add a 1"]);
   assert.equal(informer.stats().errors, 9);
@@ -88,7 +88,7 @@ Deno.test("envtest: resync re-emits every cached object as an update without cal
   {
     await using _ = started(informer);
     await informer.synced();
-    await eventually("two resyncs", () => informer.stats().resyncs >= 2, 10_000);
+    await eventually("two resyncs", () => informer.stats().resyncs >= 2, 30_000);
   }
   const resyncs = informer.stats().resyncs;
   assert.deepEqual(events.slice(0, 2).sort(), ["add a 1", "add b 1"]);
@@ -126,12 +126,12 @@ Deno.test("envtest: a controller reconciles from its informer, retries errors bu
   try {
     await informer.synced();
     for (const name of ["ok", "flaky", "broken"]) await cp.client.create(CONFIGMAPS, configMap(ns, name, "1"));
-    await eventually("flaky reconciled", () => calls.get(key("flaky"))?.length === 3, 10_000);
-    await eventually("ok and before reconciled", () => calls.has(key("ok")) && calls.has(key("before")), 10_000);
+    await eventually("flaky reconciled", () => calls.get(key("flaky"))?.length === 3, 30_000);
+    await eventually("ok and before reconciled", () => calls.has(key("ok")) && calls.has(key("before")), 30_000);
     await cp.client.mergePatch(CONFIGMAPS, "ok", ns, { data: { v: "2" } });
-    await eventually("ok reconciled again", () => calls.get(key("ok"))?.at(-1) === "2", 10_000);
+    await eventually("ok reconciled again", () => calls.get(key("ok"))?.at(-1) === "2", 30_000);
     await cp.client.delete(CONFIGMAPS, "before", ns);
-    await eventually("the delete reconciled", () => calls.get(key("before"))?.length === 2, 10_000);
+    await eventually("the delete reconciled", () => calls.get(key("before"))?.length === 2, 30_000);
     // Nothing queued, running or scheduled for later: no reconcile can come without a new event.
     await eventually(
       "the queue to be idle",
@@ -139,7 +139,7 @@ Deno.test("envtest: a controller reconciles from its informer, retries errors bu
         const q = ctrl.queue.stats();
         return q.depth === 0 && q.processing === 0 && q.delayed === 0;
       },
-      10_000,
+      30_000,
       10,
     );
   } finally {

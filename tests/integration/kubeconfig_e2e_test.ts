@@ -4,63 +4,43 @@
  * bootstrap node's address, serving a certificate from the cluster CA.
  */
 import assert from "node:assert/strict";
-import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
-import { startSimNio } from "../../testing/sim-nio.ts";
-import { workloadClusters } from "../../testing/workload.ts";
-import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
-import { createMachines, startNico } from "../../testing/nico.ts";
-
-const env = sharedControlPlane();
+import { eventually } from "../../testing/helpers.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
+import { world } from "../../testing/world.ts";
 
 Deno.test("kubectl --kubeconfig <the Secret's value> get nodes sees every node", async () => {
-  const cp = await env.get();
-  const ns = await cp.namespace("e2e");
-  const workloads = workloadClusters(cp.client);
-  const nio = startSimNio(cp.client, {
-    namespace: ns,
-    applyDelayMs: 100,
-    onBootstrapApplied: workloads.onBootstrapApplied,
-    onApplied: workloads.onApplied,
+  await using w = await world("e2e", { workloads: true, nio: { applyDelayMs: 100 } });
+  const { cp, ns } = w;
+  await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+  await cp.client.create(KUBERNETES_CLUSTERS, {
+    metadata: { name: "edge", namespace: ns },
+    spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } },
   });
-  const nico = startNico(cp.client, { namespace: ns });
+  const cluster = await w.until("Ready", (c) => c.status?.phase === "Ready", 60_000, "edge");
+  assert.equal(cluster.status!.endpoint, "https://127.0.10.2:6443");
+  const secret = await cp.client.get<{ metadata: { name: string }; data: { value: string } }>(
+    SECRETS,
+    cluster.status!.kubeconfigSecret!,
+    ns,
+  );
+  const path = await Deno.makeTempFile({ suffix: ".kubeconfig" });
   try {
-    await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
-    await cp.client.create(KUBERNETES_CLUSTERS, {
-      metadata: { name: "edge", namespace: ns },
-      spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } },
+    await Deno.writeTextFile(path, atob(secret!.data.value));
+    const out = await eventually("three nodes", async () => {
+      const r = await cp.kubectl(["get", "nodes", "--no-headers"], { kubeconfig: path });
+      return r.code === 0 && r.stdout.trim().split("\n").length === 3 ? r : undefined;
     });
-    const cluster = await eventually("Ready", async () => {
-      const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "edge", ns);
-      return c?.status?.phase === "Ready" ? c : undefined;
-    }, 60_000);
-    assert.equal(cluster.status!.endpoint, "https://127.0.10.2:6443");
-    const secret = await cp.client.get<{ metadata: { name: string }; data: { value: string } }>(
-      SECRETS,
-      cluster.status!.kubeconfigSecret!,
-      ns,
-    );
-    const path = await Deno.makeTempFile({ suffix: ".kubeconfig" });
-    try {
-      await Deno.writeTextFile(path, atob(secret!.data.value));
-      const out = await eventually("three nodes", async () => {
-        const r = await cp.kubectl(["get", "nodes", "--no-headers"], { kubeconfig: path });
-        return r.code === 0 && r.stdout.trim().split("\n").length === 3 ? r : undefined;
-      });
-      const names = out.stdout.trim().split("\n").map((l) => l.split(/\s+/)[0]).sort();
-      assert.deepEqual(names, ["cp-1", "w-1", "w-2"]);
-      assert.match(out.stdout, /cp-1\s+Ready\s+control-plane/);
-      const who = await cp.kubectl(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"], {
-        kubeconfig: path,
-      });
-      assert.equal(who.stdout, "nico-admin");
-    } finally {
-      await Deno.remove(path);
-    }
+    const names = out.stdout.trim().split("\n").map((l) => l.split(/\s+/)[0]).sort();
+    assert.deepEqual(names, ["cp-1", "w-1", "w-2"]);
+    assert.match(out.stdout, /cp-1\s+Ready\s+control-plane/);
+    const who = await cp.kubectl(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"], {
+      kubeconfig: path,
+    });
+    assert.equal(who.stdout, "nico-admin");
   } finally {
-    await nico.stop();
-    await nio.stop();
-    await workloads.stop();
+    await Deno.remove(path);
   }
 });

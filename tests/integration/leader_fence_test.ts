@@ -44,7 +44,7 @@ Deno.test("a leader whose Lease is taken stops at its renew deadline, and its ga
     },
   }, stop.signal);
   try {
-    await eventually("leading", () => leadingSignal !== undefined && fence.holds(), 10_000, 20);
+    await eventually("leading", () => leadingSignal !== undefined && fence.holds(), 30_000, 20);
     // While leading, the gated client writes.
     await gated.create(KUBERNETES_CLUSTERS, {
       metadata: { name: "written-while-leading", namespace: ns },

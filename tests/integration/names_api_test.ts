@@ -10,49 +10,39 @@ import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import { CLUSTER_LABEL, FINALIZER, ROLE_LABEL } from "../../core/contract/labels.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import { configName, legacyConfigName } from "../../core/contract/names.ts";
-import { startSimNio } from "../../testing/sim-nio.ts";
-import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
-import { createMachines, startNico } from "../../testing/nico.ts";
+import { sharedControlPlane } from "../../testing/helpers.ts";
+import { createMachines } from "../../testing/nico.ts";
+import { type World, world } from "../../testing/world.ts";
 import { isUnprocessable } from "../../lib/kube/errors.ts";
 
 const env = sharedControlPlane();
 const REPO = "https://git.example.test/flake.git";
 
-const ready = async (client: Awaited<ReturnType<typeof env.get>>["client"], ns: string, name: string) =>
-  await eventually(`cluster ${name} Ready`, async () => {
-    const c = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, ns);
-    return c?.status?.phase === "Ready" ? c : undefined;
-  }, 30_000);
+const ready = (w: World, name: string) =>
+  w.until(`cluster ${name} Ready`, (c) => c.status?.phase === "Ready", 30_000, name);
 
 Deno.test("clusters x (Machine y-z) and x-y (Machine z) both come up: their children's names differ", async () => {
-  const cp = await env.get();
-  const ns = await cp.namespace("names");
-  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 100 });
-  const nico = startNico(cp.client, { namespace: ns });
-  try {
-    await createMachines(cp.client, ns, ["y-z", "z"]);
-    await cp.client.create(KUBERNETES_CLUSTERS, {
-      metadata: { name: "x", namespace: ns },
-      spec: { gitRepo: REPO, controlPlane: { machines: ["y-z"] } },
-    });
-    await cp.client.create(KUBERNETES_CLUSTERS, {
-      metadata: { name: "x-y", namespace: ns },
-      spec: { gitRepo: REPO, controlPlane: { machines: ["z"] } },
-    });
-    await ready(cp.client, ns, "x");
-    await ready(cp.client, ns, "x-y");
-    const cfgs = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
-    const owners = Object.fromEntries(cfgs.map((c) => [c.metadata.name, c.metadata.labels?.[CLUSTER_LABEL]]));
-    assert.deepEqual(owners, { "x.y-z": "x", "x-y.z": "x-y" });
-  } finally {
-    await nico.stop();
-    await nio.stop();
-  }
+  await using w = await world("names", { nio: { applyDelayMs: 100 } });
+  const { cp, ns } = w;
+  await createMachines(cp.client, ns, ["y-z", "z"]);
+  await cp.client.create(KUBERNETES_CLUSTERS, {
+    metadata: { name: "x", namespace: ns },
+    spec: { gitRepo: REPO, controlPlane: { machines: ["y-z"] } },
+  });
+  await cp.client.create(KUBERNETES_CLUSTERS, {
+    metadata: { name: "x-y", namespace: ns },
+    spec: { gitRepo: REPO, controlPlane: { machines: ["z"] } },
+  });
+  await ready(w, "x");
+  await ready(w, "x-y");
+  const cfgs = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items;
+  const owners = Object.fromEntries(cfgs.map((c) => [c.metadata.name, c.metadata.labels?.[CLUSTER_LABEL]]));
+  assert.deepEqual(owners, { "x.y-z": "x", "x-y.z": "x-y" });
 });
 
 Deno.test("an upgrade keeps children made under the old <cluster>-<machine> names: adopted, not renamed", async () => {
-  const cp = await env.get();
-  const ns = await cp.namespace("adopt");
+  await using w = await world("adopt", { nio: false, nico: false });
+  const { cp, ns } = w;
   await createMachines(cp.client, ns, ["cp-1", "w-1"]);
   // The cluster as an older NICO left it: finalizer in place, one child under the old name.
   const c = await cp.client.create<KubernetesCluster>(KUBERNETES_CLUSTERS, {
@@ -82,23 +72,18 @@ Deno.test("an upgrade keeps children made under the old <cluster>-<machine> name
       additionalFiles: [],
     },
   });
-  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 100 });
-  const nico = startNico(cp.client, { namespace: ns });
-  try {
-    const up = await ready(cp.client, ns, "old");
-    const names = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items.map((x) =>
-      x.metadata.name
-    )
-      .sort();
-    assert.deepEqual(names, [legacy, configName("old", "w-1")], "the old child is kept; the new one has the new name");
-    const kept = (await cp.client.get<NixosConfiguration>(NIXOS_CONFIGURATIONS, legacy, ns))!;
-    assert.equal(kept.metadata.uid !== undefined && kept.metadata.deletionTimestamp, undefined);
-    assert.ok(kept.spec.additionalFiles.some((f) => f.path === "cluster.nix"), "the adopted child got NICO's spec");
-    assert.deepEqual(up.status!.controlPlane!.readyMachines, ["cp-1"]);
-  } finally {
-    await nico.stop();
-    await nio.stop();
-  }
+  await w.startNio({ applyDelayMs: 100 });
+  await w.startNico();
+  const up = await ready(w, "old");
+  const names = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items.map((x) =>
+    x.metadata.name
+  )
+    .sort();
+  assert.deepEqual(names, [legacy, configName("old", "w-1")], "the old child is kept; the new one has the new name");
+  const kept = (await cp.client.get<NixosConfiguration>(NIXOS_CONFIGURATIONS, legacy, ns))!;
+  assert.equal(kept.metadata.uid !== undefined && kept.metadata.deletionTimestamp, undefined);
+  assert.ok(kept.spec.additionalFiles.some((f) => f.path === "cluster.nix"), "the adopted child got NICO's spec");
+  assert.deepEqual(up.status!.controlPlane!.readyMachines, ["cp-1"]);
 });
 
 Deno.test("the CRD refuses a cluster name with a dot, and says why", async () => {

@@ -11,9 +11,9 @@ import { KubeClient, type KubeObject } from "../../lib/kube/client.ts";
 import { ApiError } from "../../lib/kube/errors.ts";
 import { LEASES, MUTATING_WEBHOOKS, SECRETS, VALIDATING_WEBHOOKS } from "../../lib/kube/resources.ts";
 import { freePort } from "../../testing/envtest/process.ts";
-import { startSimNio } from "../../testing/sim-nio.ts";
 import { eventually, ownControlPlane } from "../../testing/helpers.ts";
-import { createMachines } from "../../testing/nico.ts";
+import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
+import { world } from "../../testing/world.ts";
 import { applyRbac, serviceAccountKubeconfig, type Variant, VARIANTS } from "../../testing/deploy.ts";
 import type { Lease } from "../../lib/leader.ts";
 import { type WebhookConfiguration, webhookConfigurations } from "../../webhooks/configurations.ts";
@@ -26,8 +26,9 @@ async function clusterLife(variant: Variant): Promise<void> {
   const cp = await env.get();
   await applyRbac(cp, variant);
   const kubeconfig = await serviceAccountKubeconfig(cp);
-  const ns = VARIANTS[variant].namespace ?? await cp.namespace("rbac");
-  const nio = startSimNio(cp.client, { namespace: ns, applyDelayMs: 100 });
+  const namespace = VARIANTS[variant].namespace;
+  await using w = await world("rbac", { cp, namespace, nio: { applyDelayMs: 100 }, nico: false });
+  const { ns } = w;
   const webhookPort = freePort();
   const metricsPort = freePort();
   // NICO may not create webhook configurations: deploy/ ships them, here in their local (URL) form.
@@ -54,51 +55,50 @@ async function clusterLife(variant: Variant): Promise<void> {
     ],
     log,
   );
-  try {
-    await eventually("webhook configurations carry NICO's CA bundle", async () => {
-      const v = await cp.client.get<WebhookConfiguration>(VALIDATING_WEBHOOKS, "nico");
-      const m = await cp.client.get<WebhookConfiguration>(MUTATING_WEBHOOKS, "nico");
-      return v?.webhooks[0]?.clientConfig.caBundle && m?.webhooks[0]?.clientConfig.caBundle;
-    }, 60_000);
-    await createMachines(cp.client, ns, ["cp-1", "w-1"]);
-    const created = await eventually(
-      "cluster accepted by the webhook",
-      () =>
-        cp.client.create<KubernetesCluster>(KUBERNETES_CLUSTERS, {
-          metadata: { name: "c", namespace: ns },
-          spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },
-        } as KubernetesCluster),
-      30_000,
-    );
-    assert.equal(created.spec.gitRepo, "https://git.example.test/flake.git", "defaulted by the webhook");
-    await eventually("Ready", async () => {
-      const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
-      return c?.status?.phase === "Ready";
-    }, 60_000);
-    const lease = await cp.client.get<Lease>(LEASES, "nico-leader", "nico-system");
-    assert.equal(lease?.spec?.holderIdentity, "nico-rbac-test");
-    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    assert.match(metrics, /nico_clusters\{phase="Ready"\} 1/);
-    await cp.client.delete(KUBERNETES_CLUSTERS, "c", ns);
-    await eventually("deleted", async () => (await cp.client.get(KUBERNETES_CLUSTERS, "c", ns)) === undefined, 30_000);
-
-    await nico.kill("SIGTERM");
-    const status = await nico.exited;
-    assert.equal(status.code, 0, await nico.tail(20));
-    const released = await cp.client.get<Lease>(LEASES, "nico-leader", "nico-system");
-    assert.equal(released?.spec?.holderIdentity ?? "", "", "the lease is released on SIGTERM");
-    const text = await Deno.readTextFile(log);
-    assert.doesNotMatch(
-      text,
-      /forbidden|Forbidden/,
-      `NICO hit an RBAC refusal:\n${text.split("\n").filter((l) => /orbidden/.test(l)).slice(0, 5).join("\n")}`,
-    );
-  } finally {
+  w.defer(async () => {
     await nico.stop();
-    await nio.stop();
     await cp.client.delete(VALIDATING_WEBHOOKS, "nico");
     await cp.client.delete(MUTATING_WEBHOOKS, "nico");
-  }
+  });
+  await eventually("webhook configurations carry NICO's CA bundle", async () => {
+    const v = await cp.client.get<WebhookConfiguration>(VALIDATING_WEBHOOKS, "nico");
+    const m = await cp.client.get<WebhookConfiguration>(MUTATING_WEBHOOKS, "nico");
+    return v?.webhooks[0]?.clientConfig.caBundle && m?.webhooks[0]?.clientConfig.caBundle;
+  }, 60_000);
+  await createMachines(cp.client, ns, ["cp-1", "w-1"]);
+  await machinesDiscovered(cp.client, ns, ["cp-1", "w-1"]);
+  const created = await eventually(
+    "cluster accepted by the webhook",
+    () =>
+      cp.client.create<KubernetesCluster>(KUBERNETES_CLUSTERS, {
+        metadata: { name: "c", namespace: ns },
+        spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },
+      } as KubernetesCluster),
+    30_000,
+  );
+  assert.equal(created.spec.gitRepo, "https://git.example.test/flake.git", "defaulted by the webhook");
+  await eventually("Ready", async () => {
+    const c = await cp.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", ns);
+    return c?.status?.phase === "Ready";
+  }, 60_000);
+  const lease = await cp.client.get<Lease>(LEASES, "nico-leader", "nico-system");
+  assert.equal(lease?.spec?.holderIdentity, "nico-rbac-test");
+  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  assert.match(metrics, /nico_clusters\{phase="Ready"\} 1/);
+  await cp.client.delete(KUBERNETES_CLUSTERS, "c", ns);
+  await eventually("deleted", async () => (await cp.client.get(KUBERNETES_CLUSTERS, "c", ns)) === undefined, 30_000);
+
+  await nico.kill("SIGTERM");
+  const status = await nico.exited;
+  assert.equal(status.code, 0, await nico.tail(20));
+  const released = await cp.client.get<Lease>(LEASES, "nico-leader", "nico-system");
+  assert.equal(released?.spec?.holderIdentity ?? "", "", "the lease is released on SIGTERM");
+  const text = await Deno.readTextFile(log);
+  assert.doesNotMatch(
+    text,
+    /forbidden|Forbidden/,
+    `NICO hit an RBAC refusal:\n${text.split("\n").filter((l) => /orbidden/.test(l)).slice(0, 5).join("\n")}`,
+  );
 }
 
 /** Answers "allowed" or "refused" (403); any other failure fails the test. */

@@ -3,11 +3,9 @@
  * workload cluster, simulated kubelets, the simulated NIO): a dead member of
  * three is replaced by a spare without two members ever down at once (an
  * independent watcher on the workload cluster's Nodes and the simulator's
- * own record of switches proves it), and with two of three dead nothing is
- * touched and the condition says quorum is lost and what to do.
+ * own record of switches proves it). With two of three dead: remediation_quorum_test.ts.
  */
 import assert from "node:assert/strict";
-import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
 import type { NioGeneration } from "../../core/contract/nio.ts";
 import type { KubeNode } from "../../core/nodes/workload.ts";
@@ -17,27 +15,9 @@ import { silentLogger } from "../../lib/runtime/log.ts";
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { changingSwitches, switchWindows } from "../../testing/switches.ts";
-import { killKubelet, machineOf, remediationEvents, settled } from "../remediation_kit.ts";
+import { controlPlaneCluster, killKubelet, machineOf, remediationEvents, settled } from "../remediation_kit.ts";
 
 const env = sharedControlPlane();
-const TIMEOUT_S = 4;
-
-/** A control plane of three by selector (cp-1 … cp-3), cp-4 the free spare; no workers. */
-async function controlPlaneCluster(s: Scenario) {
-  await s.machines(["cp-1", "cp-2", "cp-3", "cp-4"], {}, { role: "cp" });
-  await s.client.create(KUBERNETES_CLUSTERS, {
-    metadata: { name: "c", namespace: s.ns },
-    spec: {
-      gitRepo: "https://git.example.test/v1.git",
-      controlPlane: {
-        machineSelector: { matchLabels: { role: "cp" } },
-        count: 3,
-        remediation: { nodeNotReadyTimeout: `${TIMEOUT_S}s` },
-      },
-    },
-  });
-  return await s.until("Ready", settled, 120_000);
-}
 
 /**
  * Watches the workload cluster's control-plane Nodes: how many members were down at once (a Node that was
@@ -66,83 +46,43 @@ for (const generation of ["v1", "older"] as NioGeneration[]) {
     sanitizeOps: false,
     fn: async () => {
       const cp = await env.get();
-      const s = await startScenario(cp, `heal-cp-${generation}`, {
+      await using s = await startScenario(cp, `heal-cp-${generation}`, {
         hostBlock: generation === "v1" ? 56 : 57,
         generation,
       });
-      try {
-        await controlPlaneCluster(s);
-        const watcher = nodeWatcher(s);
-        watcher.informer.start();
-        await watcher.informer.synced();
-        const died = Date.now();
-        await killKubelet(s, "cp-2");
-        const healed = await s.until(
-          "cp-4 Ready in cp-2's place, settled",
-          (c) => settled(c) && (c.status?.controlPlane?.readyMachines ?? []).join() === "cp-1,cp-3,cp-4",
-          120_000,
-        );
-        await watcher.informer.stop();
-        console.log(`NIO ${generation}: control plane whole again ${((Date.now() - died) / 1000).toFixed(1)} s after`);
-        assert.equal(condition(healed, "Remediating")?.reason, "NoUnhealthyNodes");
-        const cp2 = await machineOf(s, "cp-2");
-        assert.match(cp2.metadata.annotations?.[REMEDIATED_ANNOTATION] ?? "", /^c\/control-plane at \S+: NodeNotReady/);
-        assert.equal(cp2.metadata.labels?.[CLUSTER_LABEL], undefined, "cp-2 released");
-        // The independent witnesses: the workload Nodes, and what the simulated hosts ran.
-        assert.ok(watcher.worst().length <= 1, `control-plane members down at once: ${watcher.worst()}`);
-        const gone = watcher.deletedAt.get("cp-2");
-        assert.ok(gone, "cp-2's Node was never deleted");
-        const windows = changingSwitches(switchWindows(s.nio.history)).filter((w) => w.start >= died);
-        const spareFirst = windows.find((w) => w.config === "c.cp-4")!;
-        const removal = windows.find((w) => w.config === "c.cp-2" && w.removal);
-        const live = windows.filter((w) => (w.config === "c.cp-1" || w.config === "c.cp-3") && !w.removal);
-        assert.ok(spareFirst, "the spare never switched");
-        if (removal) assert.ok(spareFirst.start < removal.start, "cp-2 left before its replacement joined (3 → 4 → 3)");
-        assert.ok(live.length >= 2, `the live members never took the new member list: ${JSON.stringify(windows)}`);
-        for (const w of live) {
-          assert.ok(w.start > gone!, `${w.config} switched while cp-2's Node (and etcd member) was still there`);
-        }
-        const reasons = (await remediationEvents(s)).map((e) => e.reason);
-        assert.ok(reasons.includes("RemediationStarted") && reasons.includes("RemediationFinished"), `${reasons}`);
-      } finally {
-        await s.stop();
+      await controlPlaneCluster(s);
+      const watcher = nodeWatcher(s);
+      watcher.informer.start();
+      await watcher.informer.synced();
+      const died = Date.now();
+      await killKubelet(s, "cp-2");
+      const healed = await s.until(
+        "cp-4 Ready in cp-2's place, settled",
+        (c) => settled(c) && (c.status?.controlPlane?.readyMachines ?? []).join() === "cp-1,cp-3,cp-4",
+        120_000,
+      );
+      await watcher.informer.stop();
+      console.log(`NIO ${generation}: control plane whole again ${((Date.now() - died) / 1000).toFixed(1)} s after`);
+      assert.equal(condition(healed, "Remediating")?.reason, "NoUnhealthyNodes");
+      const cp2 = await machineOf(s, "cp-2");
+      assert.match(cp2.metadata.annotations?.[REMEDIATED_ANNOTATION] ?? "", /^c\/control-plane at \S+: NodeNotReady/);
+      assert.equal(cp2.metadata.labels?.[CLUSTER_LABEL], undefined, "cp-2 released");
+      // The independent witnesses: the workload Nodes, and what the simulated hosts ran.
+      assert.ok(watcher.worst().length <= 1, `control-plane members down at once: ${watcher.worst()}`);
+      const gone = watcher.deletedAt.get("cp-2");
+      assert.ok(gone, "cp-2's Node was never deleted");
+      const windows = changingSwitches(switchWindows(s.nio.history)).filter((w) => w.start >= died);
+      const spareFirst = windows.find((w) => w.config === "c.cp-4")!;
+      const removal = windows.find((w) => w.config === "c.cp-2" && w.removal);
+      const live = windows.filter((w) => (w.config === "c.cp-1" || w.config === "c.cp-3") && !w.removal);
+      assert.ok(spareFirst, "the spare never switched");
+      if (removal) assert.ok(spareFirst.start < removal.start, "cp-2 left before its replacement joined (3 → 4 → 3)");
+      assert.ok(live.length >= 2, `the live members never took the new member list: ${JSON.stringify(windows)}`);
+      for (const w of live) {
+        assert.ok(w.start > gone!, `${w.config} switched while cp-2's Node (and etcd member) was still there`);
       }
+      const reasons = (await remediationEvents(s)).map((e) => e.reason);
+      assert.ok(reasons.includes("RemediationStarted") && reasons.includes("RemediationFinished"), `${reasons}`);
     },
   });
 }
-
-Deno.test({
-  name: "two of three control-plane members dead: nothing is remediated, the condition says quorum is lost",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    const cp = await env.get();
-    const s = await startScenario(cp, "heal-quorum", { hostBlock: 58 });
-    try {
-      await controlPlaneCluster(s);
-      await Promise.all([killKubelet(s, "cp-2"), killKubelet(s, "cp-3")]);
-      const named =
-        /cp-2 \(NodeNotReady: .*\), cp-3 \(NodeNotReady: .*\): 1 of 3 control-plane members are healthy and etcd needs 2 for quorum: NICO replaces none.*bring a member back.*restore etcd from a backup/;
-      // Quorum is lost as soon as one is past its timeout while the other is down; both are named once both are.
-      await s.until(
-        "QuorumWouldBeLost, naming both",
-        (c) =>
-          condition(c, "Remediating")?.reason === "QuorumWouldBeLost" &&
-          named.test(condition(c, "Remediating")!.message),
-        60_000,
-      );
-      await s.settled();
-      for (const m of ["cp-1", "cp-2", "cp-3", "cp-4"]) {
-        assert.equal((await machineOf(s, m)).metadata.annotations?.[REMEDIATED_ANNOTATION], undefined, m);
-      }
-      assert.equal((await machineOf(s, "cp-4")).metadata.labels?.[CLUSTER_LABEL], undefined, "the spare stays free");
-      const c = await s.cluster();
-      assert.deepEqual(c?.status?.controlPlane?.machines, ["cp-1", "cp-2", "cp-3"]);
-      assert.ok(
-        (await remediationEvents(s)).some((e) => e.reason === "RemediationRefused" && /quorum/.test(e.message)),
-      );
-    } finally {
-      await s.stop();
-    }
-  },
-});

@@ -85,7 +85,7 @@ for (const generation of GENERATIONS) {
         assert.equal(condition(fixed, "Stalled")?.reason, "NotStalled");
         assert.deepEqual([await repoOf(s, "w-2"), await repoOf(s, "cp-1")], [V2, V2]);
       } finally {
-        await s.stop();
+        await s[Symbol.asyncDispose]();
       }
     },
   });
@@ -127,7 +127,7 @@ for (const generation of GENERATIONS) {
         );
         assert.equal(condition(failed, "Stalled")?.reason, "NodeFailed");
       } finally {
-        await s.stop();
+        await s[Symbol.asyncDispose]();
       }
     },
   });
@@ -219,7 +219,7 @@ Deno.test({
         await webhook.stop();
       }
     } finally {
-      await s.stop();
+      await s[Symbol.asyncDispose]();
     }
   },
 });
@@ -256,7 +256,7 @@ Deno.test({
         .map((e) => e.name);
       assert.deepEqual([...new Set(order)], ["c.w-1", "c.w-2", "c.cp-1"], "WorkersFirst, as spec.rollout.order says");
     } finally {
-      await s.stop();
+      await s[Symbol.asyncDispose]();
     }
   },
 });

@@ -65,7 +65,7 @@ for (const generation of ["v1", "older"] as NioGeneration[]) {
         assert.match(table.stdout, /\bVERSION\b/);
         assert.match(table.stdout, /Ready\s+3\/3\s+2\/2\s+1\.31\.0\s/, table.stdout);
       } finally {
-        await s.stop();
+        await s[Symbol.asyncDispose]();
       }
     },
   });
@@ -108,7 +108,7 @@ Deno.test({
         "v1.33.0+sim",
       ]);
     } finally {
-      await s.stop();
+      await s[Symbol.asyncDispose]();
     }
   },
 });

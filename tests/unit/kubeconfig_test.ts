@@ -64,42 +64,81 @@ Deno.test("endpointUrl brackets IPv6 addresses", () => {
   assert.equal(endpointUrl("api.example", 443), "https://api.example:443");
 });
 
+const b64 = btoa;
+const keys = { certPem: "CERT", keyPem: "KEY" };
+const inline = (cert: string) => ({ "client-certificate-data": b64(cert), "client-key-data": b64("KEY") });
+/** A key in the unreadable cases: it must never appear in an error. */
+const SECRET = "c2VjcmV0LWtleQ==";
+
+// Two clusters, the current context naming the second: a reader that takes the first server it sees is wrong.
+const twoClusters = JSON.stringify({
+  clusters: [
+    { name: "old", cluster: { server: "https://127.0.0.9:6443", "certificate-authority-data": b64("OLD-CA") } },
+    { name: "c", cluster: { server: "https://127.0.0.1:6443", "certificate-authority-data": b64("CA") } },
+  ],
+  users: [{ name: "old", user: inline("OLD-CERT") }, { name: "c-admin", user: inline("CERT") }],
+  contexts: [{ name: "old", context: { cluster: "old", user: "old" } }, {
+    name: "c",
+    context: { cluster: "c", user: "c-admin" },
+  }],
+  "current-context": "c",
+});
+
+/** Kubeconfigs the reader takes, and what it reads from each. */
+const READABLE: [string, string, { server: string; certPem: string }][] = [
+  ["as NICO renders it", renderKubeconfig("c", "https://127.0.0.1:6443", "CA", keys), {
+    server: "https://127.0.0.1:6443",
+    certPem: "CERT",
+  }],
+  ["the current context's cluster, not the first", twoClusters, {
+    server: "https://127.0.0.1:6443",
+    certPem: "CERT",
+  }],
+  [
+    "quoted values (as kubectl may write them)",
+    renderKubeconfig("c", "https://[::1]:6443", "CA", keys).replace(
+      "server: https://[::1]:6443",
+      'server: "https://[::1]:6443"',
+    ),
+    { server: "https://[::1]:6443", certPem: "CERT" },
+  ],
+];
+
+/** Kubeconfigs the reader refuses, and what the refusal says. */
+const UNREADABLE: [string, string, RegExp][] = [
+  ["not YAML", "{{{", /cannot be parsed/],
+  [
+    "no current context",
+    renderKubeconfig("c", "https://127.0.0.1:6443", "CA", keys).replace(/current-context: c\n/, ""),
+    /names no server/,
+  ],
+  [
+    "a token instead of a client certificate",
+    JSON.stringify({
+      clusters: [{
+        name: "c",
+        cluster: { server: "https://127.0.0.1:6443", "certificate-authority-data": b64("CA") },
+      }],
+      users: [{ name: "u", user: { token: SECRET } }],
+      contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+      "current-context": "c",
+    }),
+    /lacks the inline CA or client certificate/,
+  ],
+  [
+    "a certificate file path",
+    JSON.stringify({
+      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443", "certificate-authority": "/etc/ca" } }],
+      users: [{ name: "u", user: { "client-certificate": "/etc/cert", "client-key-data": SECRET } }],
+      contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+      "current-context": "c",
+    }),
+    /lacks the inline CA or client certificate/,
+  ],
+];
+
 Deno.test("one reader of the published kubeconfig follows current-context and takes only inline data", async (t) => {
-  const b64 = btoa;
-  const keys = { certPem: "CERT", keyPem: "KEY" };
-  const inline = (cert: string) => ({ "client-certificate-data": b64(cert), "client-key-data": b64("KEY") });
-  // Two clusters, the current context naming the second: a reader that takes the first server it sees is wrong.
-  const twoClusters = JSON.stringify({
-    clusters: [
-      { name: "old", cluster: { server: "https://127.0.0.9:6443", "certificate-authority-data": b64("OLD-CA") } },
-      { name: "c", cluster: { server: "https://127.0.0.1:6443", "certificate-authority-data": b64("CA") } },
-    ],
-    users: [{ name: "old", user: inline("OLD-CERT") }, { name: "c-admin", user: inline("CERT") }],
-    contexts: [{ name: "old", context: { cluster: "old", user: "old" } }, {
-      name: "c",
-      context: { cluster: "c", user: "c-admin" },
-    }],
-    "current-context": "c",
-  });
-  const ok: [string, string, { server: string; certPem: string }][] = [
-    ["as NICO renders it", renderKubeconfig("c", "https://127.0.0.1:6443", "CA", keys), {
-      server: "https://127.0.0.1:6443",
-      certPem: "CERT",
-    }],
-    ["the current context's cluster, not the first", twoClusters, {
-      server: "https://127.0.0.1:6443",
-      certPem: "CERT",
-    }],
-    [
-      "quoted values (as kubectl may write them)",
-      renderKubeconfig("c", "https://[::1]:6443", "CA", keys).replace(
-        "server: https://[::1]:6443",
-        'server: "https://[::1]:6443"',
-      ),
-      { server: "https://[::1]:6443", certPem: "CERT" },
-    ],
-  ];
-  for (const [name, text, want] of ok) {
+  for (const [name, text, want] of READABLE) {
     await t.step(name, () => {
       assert.deepEqual(readKubeconfig(text), want);
       const kc = parseIssuedKubeconfig(text);
@@ -108,46 +147,14 @@ Deno.test("one reader of the published kubeconfig follows current-context and ta
       assert.equal(client.server, want.server);
     });
   }
-  const secret = "c2VjcmV0LWtleQ=="; // must never appear in an error
-  const bad: [string, string, RegExp][] = [
-    ["not YAML", "{{{", /cannot be parsed/],
-    [
-      "no current context",
-      renderKubeconfig("c", "https://127.0.0.1:6443", "CA", keys).replace(/current-context: c\n/, ""),
-      /names no server/,
-    ],
-    [
-      "a token instead of a client certificate",
-      JSON.stringify({
-        clusters: [{
-          name: "c",
-          cluster: { server: "https://127.0.0.1:6443", "certificate-authority-data": b64("CA") },
-        }],
-        users: [{ name: "u", user: { token: secret } }],
-        contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-        "current-context": "c",
-      }),
-      /lacks the inline CA or client certificate/,
-    ],
-    [
-      "a certificate file path",
-      JSON.stringify({
-        clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443", "certificate-authority": "/etc/ca" } }],
-        users: [{ name: "u", user: { "client-certificate": "/etc/cert", "client-key-data": secret } }],
-        contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-        "current-context": "c",
-      }),
-      /lacks the inline CA or client certificate/,
-    ],
-  ];
-  for (const [name, text, want] of bad) {
+  for (const [name, text, want] of UNREADABLE) {
     await t.step(`refused: ${name}`, () => {
       assert.equal(readKubeconfig(text), undefined);
       for (const read of [() => parseIssuedKubeconfig(text), () => workloadClient(text, { policy: "loopback" })]) {
         assert.throws(
           read,
           (err: Error) =>
-            err instanceof KubeconfigUnreadable && want.test(err.message) && !err.message.includes(secret),
+            err instanceof KubeconfigUnreadable && want.test(err.message) && !err.message.includes(SECRET),
         );
       }
     });

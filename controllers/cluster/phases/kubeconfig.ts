@@ -21,7 +21,9 @@ export interface KubeconfigTarget {
 
 /**
  * What the kubeconfig is to name: none until the bootstrap node has applied its configuration (applied is enough
- * here: the kubeconfig is what NICO needs to look inside the cluster at all) and the endpoint is known.
+ * here: the kubeconfig is what NICO needs to look inside the cluster at all) and the endpoint is known. Once a
+ * kubeconfig is published there always is one, also while the bootstrap node applies a new configuration (a
+ * rollout that moves the endpoint, say): it keeps the server it names, and `KubeconfigCurrent` keeps saying so.
  */
 export function kubeconfigTarget(
   s: ClusterScope,
@@ -29,7 +31,8 @@ export function kubeconfigTarget(
   endpoint: string | undefined,
 ): KubeconfigTarget | undefined {
   const bootstrapReady = nodes.some((n) => n.machine === s.bootstrap && (n.applied ?? n.state === "Ready"));
-  return bootstrapReady && endpoint ? publishedTarget(s, nodes, endpoint) : undefined;
+  const published = s.cache.secret(kubeconfigSecret(s.name)) !== undefined;
+  return (bootstrapReady || published) && endpoint ? publishedTarget(s, nodes, endpoint) : undefined;
 }
 
 /**

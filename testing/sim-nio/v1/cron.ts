@@ -22,7 +22,7 @@ import { JOBS, NIX_CRON_JOBS } from "../../../core/contract/nio.ts";
 import { timestamp } from "../../../lib/kube/meta.ts";
 import { isNotFound } from "../../../lib/kube/errors.ts";
 import { keyOf, type SimContext } from "../context.ts";
-import { fakeRevision, mergePatchOf, setCondition, stableJson } from "../status.ts";
+import { covers, fakeRevision, mergePatchOf, setCondition, stableJson } from "../status.ts";
 import { deleteJobAndPods } from "./runner.ts";
 import { batchCronJob, type Obj, runJob, scheduledRun } from "./shapes.ts";
 
@@ -136,8 +136,9 @@ async function project(ctx: SimContext, ncj: Obj, revision: string): Promise<Cro
     ctx.counters.writes++;
     return await ctx.kube.create<Cron>(CRONJOBS, want);
   }
+  // The API server fills in defaults (history limits, the pod's DNS policy, …): what the template sets is what counts.
+  if (covers(have.spec, want.spec)) return have;
   const spec = { ...have.spec, ...want.spec };
-  if (stableJson(spec) === stableJson(have.spec)) return have;
   ctx.counters.writes++;
   return await ctx.kube.replace<Cron>(CRONJOBS, { ...have, spec });
 }
