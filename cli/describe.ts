@@ -19,6 +19,7 @@ import {
   showCluster,
 } from "./observe.ts";
 import { age, type Cell, type Paint, paint, type Row, stdoutStyle, type Style, table, tableWidth } from "./term.ts";
+import { clusterVersionCell, showsVersions, versionCell } from "./versions.ts";
 
 const FLAGS: FlagSpec[] = [
   {
@@ -70,6 +71,8 @@ function conditionText(c: AnyCondition): string {
 interface Entry {
   cells: Cell[];
   below: string;
+  /** Its VERSION cell, when the status lists versions (the cluster's row and each node's). */
+  version?: string;
 }
 
 function conditionRows(prefix: string, conds: AnyCondition[], o: DescribeOptions): Entry[] {
@@ -167,6 +170,7 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
   const phase = s?.phase ?? "Provisioning";
   rows.push({
     below: "│ ",
+    version: clusterVersionCell(v),
     cells: [
       `KubernetesCluster/${c.metadata.name}`,
       { text: phase, paint: STATE_PAINT[phase] },
@@ -201,22 +205,36 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
       rows.push({
         cells: nodeRow(`${indent}${lastNode ? "└─" : "├─"}`, n, c.metadata.name, o),
         below: `${indent}${lastNode ? "  " : "│ "}`,
+        version: versionCell(v, n),
       });
       if (all) rows.push(...conditionRows(`${indent}${lastNode ? "  " : "│ "}`, n.config?.status?.conditions ?? [], o));
     });
   });
-  const header = ["NAME", "STATE", "NIO PHASE", "REVISION", "ROLLOUT", "SINCE", "CONDITION"];
+  // With versions in the status, a VERSION column after ROLLOUT (the cluster's lowest, each node's own).
+  const versions = showsVersions(v);
+  for (const r of versions ? rows : []) if (r.cells.length > 5) r.cells.splice(5, 0, r.version ?? "");
+  const cols = versions ? 6 : 5;
+  const header = [
+    "NAME",
+    "STATE",
+    "NIO PHASE",
+    "REVISION",
+    "ROLLOUT",
+    ...(versions ? ["VERSION"] : []),
+    "SINCE",
+    "CONDITION",
+  ];
   const footer = `\n${paint(style, "gray", `NIO ${v.nio.generation} (from ${v.nio.source})`)}`;
   const wide = table({ ...style, width: Infinity }, header, rows.map((r) => r.cells));
   if (tableWidth(wide) <= style.width) return wide + footer;
   // Too wide for the terminal: the condition goes on a line of its own under its row.
   const narrow: Row[] = [];
   for (const r of rows) {
-    narrow.push(r.cells.slice(0, 5));
-    const [since, note] = [r.cells[5], r.cells[6]].map((x) => (typeof x === "object" ? x.text : x ?? ""));
+    narrow.push(r.cells.slice(0, cols));
+    const [since, note] = [r.cells[cols], r.cells[cols + 1]].map((x) => (typeof x === "object" ? x.text : x ?? ""));
     if (note) narrow.push({ line: `${r.below}  ${since ? paint(style, "gray", `${since} `) : ""}${note}` });
   }
-  return table(style, header.slice(0, 5), narrow) + footer;
+  return table(style, header.slice(0, cols), narrow) + footer;
 }
 
 /** Entry point of `nico describe`; answers the exit code. */

@@ -1,7 +1,8 @@
 /**
  * `nico plan <cluster>`: the pending rollout in order, and why each step
  * waits. It runs NICO's own planner (core/rollout/plan.ts) over the cluster as
- * it is now (core/rollout/steps.ts), so it says what NICO will do.
+ * it is now (core/rollout/steps.ts), so it says what NICO will do; with
+ * `spec.version`, every step of the way there too (cli/versions.ts).
  *
  * @module
  */
@@ -9,6 +10,7 @@ import { type RolloutSteps, rolloutSteps } from "../core/rollout/steps.ts";
 import { commandHelp, type FlagSpec } from "./flags.ts";
 import { type ClusterView, rolloutDrains, rolloutInput, showCluster } from "./observe.ts";
 import { type Cell, paint, stdoutStyle, type Style, table } from "./term.ts";
+import { rolloutVersionsOf, versionLines } from "./versions.ts";
 
 const FLAGS: FlagSpec[] = [
   { name: "color", choices: ["auto", "always", "never"], help: "colour: auto (on a terminal, unless NO_COLOR)" },
@@ -49,7 +51,14 @@ function stepRows(steps: RolloutSteps): Cell[][] {
 
 /** The plan, as text. Pure apart from the style. */
 export function renderPlan(v: ClusterView, style: Style): string {
-  const input = rolloutInput(v);
+  // The planner's version rules read what the status says the nodes report and are asked for.
+  const { versions, changing } = rolloutVersionsOf(v);
+  const base = rolloutInput(v);
+  const input = {
+    ...base,
+    nodes: base.nodes.map((n) => (changing.has(n.machine) ? { ...n, versionChange: true } : n)),
+    ...(versions ? { versions } : {}),
+  };
   const steps = rolloutSteps(input, rolloutDrains(v));
   const c = v.cluster;
   const r = c.status?.rollout;
@@ -75,6 +84,8 @@ export function renderPlan(v: ClusterView, style: Style): string {
     lines.push(what);
     if (steps.unfinished.length) lines.push(`Held, in order: ${steps.unfinished.join(", ")}`);
   }
+  const chain = versionLines(v, input);
+  if (chain.length) lines.push("", ...chain);
   const rows = stepRows(steps);
   if (rows.length) {
     lines.push("", table(style, ["STEP", "ACTION", "NODE", "WAITS FOR", "WHY"], rows));

@@ -75,6 +75,12 @@ function printerColumns(): JsonObject[] {
       description: "Ready/total workers (Ready: applied by NIO and its Node Ready).",
     },
     {
+      name: "Version",
+      type: "string",
+      jsonPath: ".status.version",
+      description: "The lowest Kubernetes version running in the cluster, as its nodes report it.",
+    },
+    {
       name: "CP Applied",
       type: "integer",
       jsonPath: ".status.controlPlane.applied",

@@ -13,6 +13,7 @@ import { durationPattern, parseDuration } from "../lib/duration.ts";
 import { NioSettings } from "./nio.ts";
 import { Remediation, Spares } from "./remediation.ts";
 import type { KubernetesClusterStatus } from "./status.ts";
+import { SPEC_VERSION_MESSAGE, SPEC_VERSION_PATTERN, SpecVersion } from "./version.ts";
 
 export {
   Condition,
@@ -228,6 +229,10 @@ export const KubernetesClusterSpec = z.object({
     ),
   nio: NioSettings.optional(),
   etcd: EtcdSettings.optional(),
+  version: SpecVersion.optional().meta(cel({
+    rule: `self.matches('${SPEC_VERSION_PATTERN.source.replaceAll("\\", "\\\\")}')`,
+    message: `spec.version ${SPEC_VERSION_MESSAGE}`,
+  })),
   controlPlane: ControlPlane,
   dataPlane: DataPlane.default({}),
   paused: z.boolean().default(false)

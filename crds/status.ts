@@ -5,6 +5,7 @@
  * @module
  */
 import { z } from "zod";
+import { StatusVersion, VersionsStatus } from "./version.ts";
 
 export const ConditionStatus = z.enum(["True", "False", "Unknown"]);
 
@@ -76,6 +77,8 @@ export const KubernetesClusterStatus = z.object({
   kubeconfigSecret: z.string().optional()
     .describe("Secret (key value) holding an admin kubeconfig; set only once the Secret exists."),
   revision: z.string().optional().describe("The commit of gitRepo that nodes are pinned to, when NICO resolved ref."),
+  version: StatusVersion.optional(),
+  versions: VersionsStatus.optional(),
   rollout: z.object({
     specHash: z.string().optional().describe("Hash of the cluster-wide desired configuration being rolled out."),
     upToDate: z.int().min(0).describe(

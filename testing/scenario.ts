@@ -17,6 +17,7 @@ import type { ControlPlane } from "./envtest/controlplane.ts";
 import { machinesDiscovered } from "./nico.ts";
 import { extend, type World, world } from "./world.ts";
 import type { SimEtcdMode } from "./sim-etcd.ts";
+import type { CarriedVersion } from "./workload_versions.ts";
 
 export interface ScenarioOptions {
   /** Machines get hosts 127.0.<block>.<n>: a block per scenario keeps workload API servers apart. */
@@ -38,6 +39,8 @@ export interface ScenarioOptions {
   etcd?: SimEtcdMode;
   /** Which NIO the simulator plays, and NICO is told (default `v1`). */
   generation?: NioGeneration;
+  /** The Kubernetes version each flake commit carries (see testing/workload_versions.ts; default 1.31.0). */
+  carriedVersion?: CarriedVersion;
 }
 
 /** A cluster spec as a test writes it: explicit Machine lists, anything else as the CRD takes it. */
@@ -108,6 +111,7 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
     workloads: {
       ...(o.controllers ? { controllers: o.controllers } : {}),
       ...(o.reportConfiguration === false ? { reportConfiguration: false } : {}),
+      ...(o.carriedVersion ? { carriedVersion: o.carriedVersion } : {}),
       ...(o.etcd ? { etcd: o.etcd } : {}),
     },
     nio: {

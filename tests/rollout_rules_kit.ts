@@ -48,6 +48,8 @@ export interface Want {
   reasons?: string[];
   halted?: string;
   held?: string;
+  /** The order the pass ended with, when a rule changed it. */
+  order?: string;
 }
 
 export interface Row {
@@ -76,5 +78,6 @@ export function ruleOutcome(row: Row): Want {
     reasons,
     ...(plan.halted ? { halted: plan.halted.machine } : {}),
     ...(plan.held ? { held: plan.held.machine } : {}),
+    ...(draft.order !== row.input.order ? { order: draft.order } : {}),
   };
 }

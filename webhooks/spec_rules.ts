@@ -34,7 +34,9 @@ export function schemaProblems(spec: unknown): { spec: Spec; errors: [] } | { sp
   return {
     errors: parsed.error.issues.map((issue) => {
       const where = formatPath("spec", issue.path);
-      const message = issue.code === "invalid_format" && issue.format === "regex" ? NAME_RULE : issue.message;
+      // A pattern without a message of its own is a name's (the schema gives every other pattern its message).
+      const bare = issue.code === "invalid_format" && issue.format === "regex" && /^Invalid string/.test(issue.message);
+      const message = bare ? NAME_RULE : issue.message;
       return `${where}: ${message}`;
     }),
   };

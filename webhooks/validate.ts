@@ -7,7 +7,11 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { ClusterRef } from "../core/machines/selection.ts";
-import type { KubernetesCluster, KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
+import {
+  type KubernetesCluster,
+  type KubernetesClusterSpec,
+  KubernetesClusterStatus,
+} from "../crds/kubernetescluster.ts";
 import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 import { type Findings, machineFindings, quorumWarnings } from "./machine_rules.ts";
 import type { HostPolicy } from "../lib/git/hosts.ts";
@@ -20,6 +24,7 @@ import {
   selectorProblems,
 } from "./spec_rules.ts";
 import { updateProblems } from "./update_rules.ts";
+import { versionProblems } from "./version_rules.ts";
 
 /** Whether the requesting user may read the credentialsRef Secret, or why that is unknown. */
 export type SecretAccess = { allowed: boolean; user: string } | { error: string };
@@ -50,7 +55,7 @@ export type Verdict = Findings;
 interface RawCluster {
   metadata?: { name?: unknown; uid?: unknown; deletionTimestamp?: unknown };
   spec?: unknown;
-  status?: { bootstrapNode?: unknown };
+  status?: { bootstrapNode?: unknown } & Record<string, unknown>;
 }
 
 const asRaw = (o: unknown): RawCluster => (typeof o === "object" && o !== null ? o as RawCluster : {});
@@ -150,6 +155,9 @@ export function validateCluster(input: ValidationInput): Verdict {
     });
     verdict.errors.push(...update.errors);
     verdict.warnings.push(...update.warnings);
+    const versions = versionProblems(spec, oldSpec, KubernetesClusterStatus.safeParse(old?.status).data);
+    verdict.errors.push(...versions.errors);
+    verdict.warnings.push(...versions.warnings);
   }
 
   if (spec.credentialsRef) {

@@ -21,6 +21,7 @@ import { observeEtcd } from "./phases/etcd.ts";
 import { answerKeptRekey, reconcileSecrets } from "./phases/secrets.ts";
 import { REKEY_KUBECONFIG_REASON } from "../../core/render/identity.ts";
 import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
+import { observeVersions, type VersionsView } from "./versions.ts";
 import type { Requeue } from "./requeue.ts";
 import type { ClusterScope } from "./scope.ts";
 import {
@@ -40,6 +41,8 @@ export interface PassRecord {
   /** NIO v1: why each failing run failed, by Job name. */
   runFailures?: Map<string, string> | undefined;
   workload?: WorkloadView | undefined;
+  /** The Kubernetes versions the nodes report and are to be asked for. */
+  versions?: VersionsView | undefined;
   /** What the pass sees of etcd. */
   etcd?: EtcdView | undefined;
   planned?: Planned | undefined;
@@ -72,8 +75,9 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   await reconcileClaims(s);
   const runFailures = rec.runFailures = await observeRuns(s);
   const workload = rec.workload = observeWorkload(s);
+  const versions = rec.versions = observeVersions(s, workload);
   const etcd = rec.etcd = await observeEtcd(s, identity);
-  const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures, etcd });
+  const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures, versions, etcd });
   const wrote = await writeConfigurations(s, planned, rec.written);
   const releases = rec.releases = await reconcileReleases(s);
   const members = passMembers(s, rec);
@@ -96,6 +100,7 @@ export function viewOf(rec: PassRecord): PassView {
     runFailures: rec.runFailures,
     written: rec.written,
     wantedSpec: rec.planned?.wantedSpec ?? new Map(),
+    apiServers: rec.versions?.apiServers,
     etcd: rec.etcd,
   };
 }

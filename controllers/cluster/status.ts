@@ -99,6 +99,10 @@ export function passStatusInput(
         ? workloadConditions({ workload: rec.workload, server: planned?.endpoint, nodes, now: s.now })
         : []),
     ],
+    versions: rec.versions && {
+      status: rec.versions.versions.status,
+      downgrade: rec.versions.versions.plan.downgrade ? rec.versions.versions.plan.waiting : undefined,
+    },
     etcd: rec.etcd?.sight.kind === "seen" ? etcdStatus(rec.etcd.sight.members, rec.etcd.nodes) : undefined,
     workloadApi: rec.workload && !rec.workload.disabled
       ? { available: rec.workload.api.state === "Available", message: rec.workload.api.message }

@@ -50,6 +50,8 @@ export interface PassView {
   written: ReadonlyMap<string, NixosConfiguration>;
   /** The spec each configuration should carry, by name (none before they were rendered). */
   wantedSpec: ReadonlyMap<string, NixosConfiguration["spec"]>;
+  /** Each control-plane node's API server version as answered since its last apply, by machine. */
+  apiServers?: ReadonlyMap<string, string> | undefined;
   /** What the pass sees of etcd; absent before it was looked at. */
   etcd?: EtcdView | undefined;
 }
@@ -115,7 +117,14 @@ function gathered(s: ClusterScope, v: PassView, machine: string, plane: Plane): 
     nio: s.deps.nio,
     runs: s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(machine), v.runFailures) : undefined,
   });
-  const facts: NodeFacts = { machine, run, ...configurationFacts(config), node: v.workload?.nodes?.get(machine) };
+  const apiServer = v.apiServers?.get(machine);
+  const facts: NodeFacts = {
+    machine,
+    run,
+    ...configurationFacts(config),
+    node: v.workload?.nodes?.get(machine),
+    ...(apiServer ? { apiServer } : {}),
+  };
   if (plane === "controlPlane") facts.etcd = etcdFacts(v, nodeAddress(s.machines.get(machine), machine));
   return { facts, config };
 }

@@ -9,6 +9,8 @@
  */
 import { CONFIGURATION_ANNOTATION } from "../contract/labels.ts";
 import type { NixosConfiguration } from "../contract/nio.ts";
+import { askedVersion, clusterNixOf } from "../render/clusternix.ts";
+import { type KubeVersion, parseSpecVersion } from "../versions/version.ts";
 import { type NodeReport, specChangedAt } from "./readiness.ts";
 import type { NodeView } from "./workload.ts";
 
@@ -25,6 +27,13 @@ export interface NodeFacts {
   expected?: string | undefined;
   /** Its Node as last seen in the workload cluster (the one named like the Machine), if listed and registered. */
   node?: NodeView | undefined;
+  /** The Kubernetes version its configuration asks for (`cluster.nix` `kubernetesVersion`); absent: none. */
+  asked?: KubeVersion | undefined;
+  /**
+   * A control-plane node: what its own API server answered on `/version` (`gitVersion`) since it last applied
+   * (an older answer is not its version any more); absent: no answer, or not asked.
+   */
+  apiServer?: string | undefined;
   /**
    * What etcd's last look said of a control-plane node's member (the one on the node's address), where NICO sees
    * etcd and its members sit where the flake contract puts them: when that look began, and the member (absent:
@@ -40,10 +49,11 @@ export interface NodeFacts {
 }
 
 /** The facts a node's configuration gives: when it was changed and created, and what it should run. */
-export type ConfigurationFacts = Pick<NodeFacts, "changedAt" | "createdAt" | "expected">;
+export type ConfigurationFacts = Pick<NodeFacts, "changedAt" | "createdAt" | "expected" | "asked">;
 
 /**
- * The facts of a node's configuration (none before it exists).
+ * The facts of a node's configuration (none before it exists); `asked` only when its `cluster.nix` asks for a
+ * version.
  *
  * @example
  * ```ts
@@ -66,9 +76,11 @@ export type ConfigurationFacts = Pick<NodeFacts, "changedAt" | "createdAt" | "ex
 export function configurationFacts(cfg: NixosConfiguration | undefined): ConfigurationFacts {
   if (!cfg) return {};
   const created = cfg.metadata.creationTimestamp;
+  const asked = parseSpecVersion(askedVersion(clusterNixOf(cfg)) ?? "");
   return {
     changedAt: specChangedAt(cfg),
     createdAt: created ? new Date(created) : undefined,
     expected: cfg.metadata.annotations?.[CONFIGURATION_ANNOTATION],
+    ...(asked ? { asked } : {}),
   };
 }

@@ -11,6 +11,7 @@
 import type { NodeFacts } from "./facts.ts";
 import type { NodeReport } from "./readiness.ts";
 import type { NodeView } from "./workload.ts";
+import { versionNotReported } from "./versioned.ts";
 
 /** What NICO knows about the workload cluster in this pass. */
 export interface WorkloadFacts {
@@ -192,9 +193,9 @@ function overdue(since: Date | undefined, j: { now: Date; timeoutMs: number }): 
 }
 
 /**
- * An applied node judged by `node`, its Node: missing, not Ready, Ready but naming another configuration, or
- * Joined. A node that ran its change before the API came back is only settling until it shows itself or its
- * deadline passes.
+ * An applied node judged by `node`, its Node: missing, not Ready, Ready but naming another configuration or
+ * reporting another Kubernetes version than its configuration asks for (core/nodes/versioned.ts), or Joined. A
+ * node that ran its change before the API came back is only settling until it shows itself or its deadline passes.
  */
 function byNode(f: NodeFacts, node: NodeView | undefined, j: Judging): NodeReport {
   const r = f.run;
@@ -206,9 +207,8 @@ function byNode(f: NodeFacts, node: NodeView | undefined, j: Judging): NodeRepor
     ? nodeNotReady(f, node, applied, j)
     : want && node.configuration !== want
     ? configurationNotReported(f, node, want, applied, j)
-    : etcdWait(f)
-    ? etcdMemberNotReady(f, etcdWait(f)!, applied, j)
-    : joined(node, want, applied, j);
+    : versionNotReported(f, node, applied, reportDeadline(f, j)) ??
+      (etcdWait(f) ? etcdMemberNotReady(f, etcdWait(f)!, applied, j) : joined(node, want, applied, j));
   const settling = j.returned && r.appliedAt !== undefined && r.appliedAt < j.returned && !overdue(j.returned, j);
   return settling && out.state === "Joining" ? { ...out, settling: true } : out;
 }
@@ -304,6 +304,11 @@ function nodeNotReady(f: NodeFacts, node: NodeView, applied: NodeReport, j: Judg
   };
 }
 
+/** The deadline of an applied node to report what it runs: the node timeout after its change or apply. */
+function reportDeadline(f: NodeFacts, j: Judging): { late: boolean; timeout: string } {
+  return { late: overdue(back(latest(f.changedAt, f.run.appliedAt), j), j), timeout: seconds(j.timeoutMs) };
+}
+
 function configurationNotReported(
   f: NodeFacts,
   node: NodeView,
@@ -312,7 +317,7 @@ function configurationNotReported(
   j: Judging,
 ): NodeReport {
   const says = node.configuration ? `still names configuration ${node.configuration}` : "names no configuration";
-  if (overdue(back(latest(f.changedAt, f.run.appliedAt), j), j)) {
+  if (reportDeadline(f, j).late) {
     return {
       ...applied,
       state: "Failed",

@@ -13,6 +13,7 @@ export interface KubeNode {
   spec?: { unschedulable?: boolean };
   status?: {
     conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
+    nodeInfo?: { kubeletVersion?: string };
   };
 }
 
@@ -37,6 +38,8 @@ export interface NodeView {
   drainStarted?: Date | undefined;
   /** The configuration the node says it runs (its `nico.homystack.com/configuration` annotation), if it says. */
   configuration?: string | undefined;
+  /** The version its kubelet reports (`status.nodeInfo.kubeletVersion`, such as `v1.31.4+k3s1`), if any. */
+  kubeletVersion?: string | undefined;
 }
 
 /**
@@ -67,6 +70,7 @@ export function viewNode(n: KubeNode, drainAnnotation: string): NodeView {
     cordoned: n.spec?.unschedulable === true,
     drainStarted: drain ? new Date(drain) : undefined,
     configuration: n.metadata.annotations?.[CONFIGURATION_ANNOTATION] || undefined,
+    ...(n.status?.nodeInfo?.kubeletVersion ? { kubeletVersion: n.status.nodeInfo.kubeletVersion } : {}),
   };
 }
 

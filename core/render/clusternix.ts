@@ -1,10 +1,13 @@
 /**
  * `cluster.nix`: the one file every node of a cluster receives, identical on
- * all of them. A plain Nix attribute set that `import ./cluster.nix`
- * evaluates without nixpkgs. The format is documented in docs/cluster-nix.md.
+ * all of them but for `kubernetesVersion`, which differs between nodes at
+ * different steps of an upgrade. A plain Nix attribute set that
+ * `import ./cluster.nix` evaluates without nixpkgs. The format is documented
+ * in docs/cluster-nix.md; {@link askedVersion} reads back what a node was asked for.
  *
  * @module
  */
+import type { NixosConfiguration } from "../contract/nio.ts";
 
 export interface ClusterNode {
   name: string;
@@ -20,6 +23,8 @@ export interface ClusterNixInput {
   workers: ClusterNode[];
   /** Where stacked etcd serves clients (absent for a cluster NICO issued no etcd CA). */
   etcd?: { clientPort: number } | undefined;
+  /** The Kubernetes version this node is asked to run (`1.31`, `1.31.4`); absent: left out (the flake decides). */
+  kubernetesVersion?: string | undefined;
   /** What the cluster's nodes should run, as one id (see `configurationId` in core/render/desired.ts); absent: left out. */
   configuration?: string | undefined;
 }
@@ -78,8 +83,41 @@ export function renderClusterNix(c: ClusterNixInput): string {
     `  controlPlane = ${nodeList(c.controlPlane, "  ")};`,
     `  workers = ${nodeList(c.workers, "  ")};`,
     ...(c.etcd ? [`  etcd = { clientPort = ${c.etcd.clientPort}; };`] : []),
+    ...(c.kubernetesVersion ? [`  kubernetesVersion = ${nixString(c.kubernetesVersion)};`] : []),
     ...(c.configuration ? [`  configuration = ${nixString(c.configuration)};`] : []),
     "}",
     "",
   ].join("\n");
+}
+
+/**
+ * The `cluster.nix` a configuration carries (Inline, under any folder), as the node reads it.
+ *
+ * @example
+ * ```ts
+ * import { clusterNixOf } from "./clusternix.ts";
+ * const cfg = { metadata: { name: "c.w-1" }, spec: { additionalFiles: [{ path: "sub/cluster.nix", valueType: "Inline", inline: "{ }" }] } };
+ * clusterNixOf(cfg as never); // "{ }"
+ * ```
+ */
+export function clusterNixOf(cfg: NixosConfiguration): string | undefined {
+  // A configuration read from the API may lack the list its type promises.
+  const files = cfg.spec.additionalFiles ?? [];
+  const file = files.find((f) => f.path === "cluster.nix" || f.path.endsWith("/cluster.nix"));
+  return file?.valueType === "Inline" ? file.inline : undefined;
+}
+
+/**
+ * The `kubernetesVersion` a `cluster.nix` text asks for, as {@link renderClusterNix} wrote it (undefined: none).
+ *
+ * @example
+ * ```ts
+ * import { askedVersion, renderClusterNix } from "./clusternix.ts";
+ * const c = { name: "c", namespace: "ns", endpoint: { host: "127.0.0.1", port: 6443 }, bootstrapNode: "cp-1", controlPlane: [], workers: [] };
+ * askedVersion(renderClusterNix({ ...c, kubernetesVersion: "1.31" })); // "1.31"
+ * askedVersion(renderClusterNix(c)); // undefined
+ * ```
+ */
+export function askedVersion(clusterNix: string | undefined): string | undefined {
+  return clusterNix === undefined ? undefined : /^ {2}kubernetesVersion = "([^"\\]*)";$/m.exec(clusterNix)?.[1];
 }

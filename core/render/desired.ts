@@ -27,6 +27,9 @@ import {
   SSH_KEY_SECRET_KEY,
 } from "../contract/nio.ts";
 import { type ClusterNode, renderClusterNix } from "./clusternix.ts";
+import { specHash } from "./hash.ts";
+
+export { clusterHash, specHash } from "./hash.ts";
 import { normalizeHost } from "../contract/hosts.ts";
 import {
   agentTokenSecret,
@@ -67,6 +70,11 @@ export interface DesiredInput {
    * every node's `cluster.nix`, so a re-key reaches every node through an ordered rollout.
    */
   identity?: string | undefined;
+  /**
+   * The Kubernetes version each node is asked for now (`1.31`, `1.31.4`), by machine (core/versions/chain.ts);
+   * a node left out is asked for none, and its `cluster.nix` has no `kubernetesVersion`.
+   */
+  versions?: ReadonlyMap<string, string> | undefined;
   /**
    * NICO issued the cluster an etcd CA: control-plane nodes receive it (`etcd-ca.crt`, `etcd-ca.key`) and
    * `cluster.nix` says on which port etcd serves clients. Absent for a cluster brought up before NICO issued etcd
@@ -142,7 +150,7 @@ export function resolveEndpoint(
 }
 
 /**
- * The `cluster.nix` text for the current membership.
+ * The `cluster.nix` text for the current membership (as `machine` receives it: its `kubernetesVersion`).
  *
  * @example
  * ```ts
@@ -159,12 +167,12 @@ export function resolveEndpoint(
  * text.includes('{ name = "cp-1"; address = "127.0.0.1"; }'); // true
  * ```
  */
-export function clusterNixFor(input: DesiredInput): string {
-  return clusterNixAndId(input).text;
+export function clusterNixFor(input: DesiredInput, machine?: string): string {
+  return clusterNixAndId(input, machine === undefined ? undefined : input.versions?.get(machine)).text;
 }
 
-/** `cluster.nix` and its `configuration` id. */
-function clusterNixAndId(input: DesiredInput): { text: string; id: string } {
+/** `cluster.nix` and its `configuration` id, for a node asked for `version` (none: no `kubernetesVersion`). */
+function clusterNixAndId(input: DesiredInput, version: string | undefined): { text: string; id: string } {
   const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));
   const node = (name: string): ClusterNode => ({ name, address: nodeAddress(byName.get(name), name) });
   const body = {
@@ -175,6 +183,7 @@ function clusterNixAndId(input: DesiredInput): { text: string; id: string } {
     controlPlane: [...input.selection.controlPlane.members].sort().map(node),
     workers: [...input.selection.dataPlane.members].sort().map(node),
     ...(input.etcd ? { etcd: input.etcd } : {}),
+    ...(version ? { kubernetesVersion: version } : {}),
   };
   const id = configurationId(input, renderClusterNix(body));
   return { text: renderClusterNix({ ...body, configuration: id }), id };
@@ -203,30 +212,6 @@ export function configurationId(input: DesiredInput, clusterNixBody: string): st
     nio,
   };
   return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
-}
-
-/**
- * A stable hash of a rendered spec: sorted keys, SHA-256, first 16 hex digits.
- *
- * @example
- * ```ts
- * import { specHash } from "./desired.ts";
- * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", fullInstall: false, additionalFiles: [] };
- * const { machineRef, ...rest } = spec;
- * specHash(spec).length; // 16
- * specHash({ ...rest, machineRef }) === specHash(spec); // true: key order does not matter
- * ```
- */
-export function specHash(spec: NixosConfigurationSpec): string {
-  // The schedule is when NIO runs, not what the host runs: NICO changes it without a rollout.
-  const { dayTwoSchedule: _schedule, ...content } = spec;
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(canonical)
-      : v && typeof v === "object"
-      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
-      : v;
-  return createHash("sha256").update(JSON.stringify(canonical(content))).digest("hex").slice(0, 16);
 }
 
 function nodeSpec(
@@ -288,19 +273,6 @@ function nodeSpec(
 }
 
 /**
- * A short hash of every node's spec hash: the cluster-wide revision being rolled out.
- *
- * @example
- * ```ts
- * import { clusterHash } from "./desired.ts";
- * clusterHash(["b", "a"]) === clusterHash(["a", "b"]); // true: the order of nodes does not matter
- * ```
- */
-export function clusterHash(nodeHashes: string[]): string {
-  return createHash("sha256").update([...nodeHashes].sort().join(",")).digest("hex").slice(0, 12);
-}
-
-/**
  * One NixosConfiguration per selected node, sorted by name.
  *
  * @example
@@ -322,12 +294,20 @@ export function clusterHash(nodeHashes: string[]): string {
 export function desiredConfigurations(input: DesiredInput): NixosConfiguration[] {
   const { cluster } = input;
   const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));
-  const { text: clusterNix, id } = clusterNixAndId(input);
+  // One cluster.nix per version asked (nodes at different steps of an upgrade differ only there).
+  const byVersion = new Map<string | undefined, { text: string; id: string }>();
+  const rendered = (machine: string) => {
+    const version = input.versions?.get(machine);
+    let r = byVersion.get(version);
+    if (!r) byVersion.set(version, r = clusterNixAndId(input, version));
+    return r;
+  };
   const nodes: [string, Role][] = [
     ...input.selection.controlPlane.members.map((n): [string, Role] => [n, "control-plane"]),
     ...input.selection.dataPlane.members.map((n): [string, Role] => [n, "worker"]),
   ];
   return nodes.map(([machine, role]) => {
+    const { text: clusterNix, id } = rendered(machine);
     const spec = nodeSpec(input, machine, role, clusterNix, byName.get(machine));
     return {
       apiVersion: "nio.homystack.com/v1alpha1",

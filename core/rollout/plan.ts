@@ -5,6 +5,9 @@
  * The planner asks its rules (core/rollout/rules.ts) in order; the first that
  * decides ends the choosing, and the limits then narrow what was chosen:
  * - `paused`: touch nothing;
+ * - `versionChangesControlPlaneFirst`: while a control-plane node's pending
+ *   change changes its Kubernetes version, the pass is `ControlPlaneFirst`
+ *   whatever `rollout.order` says (core/rollout/version_rules.ts);
  * - `parallelFirstBringUp`: Parallel provisioning, during the first bring-up
  *   only: every missing node is created at once (the flake's joins retry
  *   until the bootstrap server answers); once all exist, the rules below apply;
@@ -32,7 +35,10 @@
  * - the limit `outageHold`: while the workload cluster cannot be observed
  *   (`hold`), nothing is updated or removed (every node would look down and
  *   "cost nothing"), except a suspect of the outage, toward a newer spec
- *   (fix forward).
+ *   (fix forward);
+ * - the limit `versionSkewGuard`: a step that would break Kubernetes' version
+ *   skew policy is not taken, and a break that exists halts the rollout
+ *   (`VersionSkew`), but for control-plane steps that fix it forward.
  *
  * Pure; golden-tested by simulating many rounds (tests/unit/rollout_test.ts),
  * each rule on its own by a table (tests/unit/rollout_rules_test.ts). The

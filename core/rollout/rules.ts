@@ -11,34 +11,24 @@
  *
  * @module
  */
-import type { DepartingNode, PlanNode, RolloutInput, RolloutPlan } from "./types.ts";
+import type {
+  DepartingNode,
+  Draft,
+  PlanNode,
+  RolloutInput,
+  RolloutPass,
+  RolloutPlan,
+  Rule,
+  RuleAnswer,
+} from "./types.ts";
+import { versionChangesControlPlaneFirst, versionSkewGuard } from "./version_rules.ts";
 
-/** What a rule answers: it decided the pass (the rules after it are not asked), or it passes. */
-export type RuleAnswer = "decided" | "pass";
-
-/** The pass being planned, as every rule reads it: the input, and its nodes in the order the planner takes them. */
-export interface RolloutPass {
-  readonly i: RolloutInput;
-  /** Control-plane nodes, the bootstrap node first while it is missing, otherwise last; the rest by name. */
-  readonly cp: readonly PlanNode[];
-  /** Workers by name. */
-  readonly workers: readonly PlanNode[];
-  /** Departed nodes NIO is not done with yet, by name: no removal starts until they are released. */
-  readonly releasing: readonly string[];
-}
-
-/** What the rules build: the plan's moves, and each rule's reason for holding something back (`plan.waiting`). */
-export interface Draft {
-  readonly plan: RolloutPlan;
-  readonly reasons: string[];
-}
-
-/** One rule of the planner. */
-export type Rule = (p: RolloutPass, d: Draft) => RuleAnswer;
+export type { Draft, RolloutPass, Rule, RuleAnswer } from "./types.ts";
 
 /** The rules that choose the moves, in order: the first that decides ends the choosing. */
 export const RULES: readonly Rule[] = [
   paused,
+  versionChangesControlPlaneFirst,
   parallelFirstBringUp,
   bootstrapFirst,
   failedHalts,
@@ -51,7 +41,7 @@ export const RULES: readonly Rule[] = [
 ];
 
 /** The rules that narrow what {@link RULES} chose, in order, asked however those ended. */
-export const LIMITS: readonly Rule[] = [outageHold];
+export const LIMITS: readonly Rule[] = [outageHold, versionSkewGuard];
 
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -97,7 +87,7 @@ export function rolloutPass(i: RolloutInput): { pass: RolloutPass; draft: Draft 
       .sort(byName),
   };
   const releasing = [...(i.releasing ?? [])].sort(byName);
-  return { pass: { i, cp, workers, releasing }, draft: { plan, reasons: [] } };
+  return { pass: { i, cp, workers, releasing }, draft: { plan, reasons: [], order: i.order } };
 }
 
 /** Creates a node that is missing, updates one that exists. */
@@ -174,7 +164,7 @@ export function workersWithinBudget(p: RolloutPass, d: Draft): RuleAnswer {
   const { i, workers } = p;
   const outdated = workers.filter((n) => n.exists && !n.upToDate);
   const cpSettled = p.cp.every((n) => n.exists && n.upToDate && n.available);
-  if (i.order === "ControlPlaneFirst" && !cpSettled) {
+  if (d.order === "ControlPlaneFirst" && !cpSettled) {
     if (outdated.length) d.reasons.push("workers wait for the control plane (ControlPlaneFirst)");
     return "pass";
   }
@@ -221,7 +211,7 @@ export function controlPlaneOneAtATime(p: RolloutPass, d: Draft): RuleAnswer {
   } else if (downLeaving && next.exists) {
     // Its replacement may join (above); a running member restarted now would leave etcd one vote short.
     d.reasons.push(`control plane: ${downLeaving.machine} is down and leaves before another member changes`);
-  } else if (next.exists && i.order === "WorkersFirst" && !workersSettled) {
+  } else if (next.exists && d.order === "WorkersFirst" && !workersSettled) {
     d.reasons.push("control plane waits for the workers (WorkersFirst)");
   } else {
     act(d, next);

@@ -6,6 +6,8 @@
  * @module
  */
 import type { Plane } from "../machines/selection.ts";
+import type { NodeVersions } from "../versions/policy.ts";
+import type { KubeVersion } from "../versions/version.ts";
 import type { EtcdHold } from "../etcd/membership.ts";
 
 export type RolloutOrder = "WorkersFirst" | "ControlPlaneFirst";
@@ -32,6 +34,8 @@ export interface PlanNode {
   settling?: boolean;
   /** Changed while the workload API was away: in flight until it is seen working (core/nodes/joined.ts). */
   changedInOutage?: boolean;
+  /** Its pending change changes the Kubernetes version it is asked for (core/versions/chain.ts). */
+  versionChange?: boolean;
 }
 
 export interface DepartingNode {
@@ -66,6 +70,20 @@ export interface RolloutInput {
    * flake may still run): no further removal starts until they are released.
    */
   releasing?: string[];
+  /** The Kubernetes versions the nodes report, for the skew guard (core/rollout/version_rules.ts); absent: none known. */
+  versions?: RolloutVersions | undefined;
+}
+
+/** What the skew guard judges: what each node reports, and what each is asked for. */
+export interface RolloutVersions {
+  /** What each node reports now (a node that reports nothing is not judged). */
+  nodes: NodeVersions[];
+  /** The version each node's configuration is to ask for, where `spec.version` sets one, by machine. */
+  asks: ReadonlyMap<string, KubeVersion>;
+  /** `spec.version` is set: a control-plane step can only fix a break forward. */
+  target: boolean;
+  /** Where an upgrade stands, for people (core/versions/chain.ts), while one is under way. */
+  waiting?: string | undefined;
 }
 
 /** A node the plan would change or remove, held back until its drain finishes (core/rollout/drainhold.ts). */
@@ -79,8 +97,8 @@ export interface RolloutPlan {
   create: string[];
   update: string[];
   remove: string[];
-  /** The rollout is halted at this node. */
-  halted?: { machine: string; detail: string } | undefined;
+  /** The rollout is halted at this node (`VersionSkew`: by the skew guard, the node's versions break the policy). */
+  halted?: { machine: string; detail: string; reason?: "VersionSkew" | undefined } | undefined;
   /** Why nothing more happens in this pass, for people. */
   waiting?: string | undefined;
   /** Everything left to create or update, in the order the planner will do it. */
@@ -96,3 +114,28 @@ export interface RolloutPlan {
   /** Control-plane nodes the planner chose that wait for etcd (core/rollout/etcdhold.ts), with why. */
   etcdHeld?: EtcdHold[] | undefined;
 }
+
+/** What a rule answers: it decided the pass (the rules after it are not asked), or it passes. */
+export type RuleAnswer = "decided" | "pass";
+
+/** The pass being planned, as every rule reads it: the input, and its nodes in the order the planner takes them. */
+export interface RolloutPass {
+  readonly i: RolloutInput;
+  /** Control-plane nodes, the bootstrap node first while it is missing, otherwise last; the rest by name. */
+  readonly cp: readonly PlanNode[];
+  /** Workers by name. */
+  readonly workers: readonly PlanNode[];
+  /** Departed nodes NIO is not done with yet, by name: no removal starts until they are released. */
+  readonly releasing: readonly string[];
+}
+
+/** What the rules build: the plan's moves, each rule's reason for holding something back (`plan.waiting`), the order. */
+export interface Draft {
+  readonly plan: RolloutPlan;
+  readonly reasons: string[];
+  /** The order of this pass: `spec.rollout.order`, unless a rule says otherwise (a Kubernetes version change). */
+  order: RolloutOrder;
+}
+
+/** One rule of the planner. */
+export type Rule = (p: RolloutPass, d: Draft) => RuleAnswer;

@@ -159,6 +159,7 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
     blocked: i.blocked,
     unresolved: i.unresolved,
     remediating: i.extra?.find((c) => c.type === "Remediating"),
+    downgrade: i.versions?.downgrade,
   });
   const observed = i.evaluated === false ? i.previous?.observedGeneration : i.generation;
   const conditions = mergeConditions(
@@ -178,6 +179,7 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
     ...(i.endpoint ? { endpoint: i.endpoint } : {}),
     ...(i.kubeconfigSecret ? { kubeconfigSecret: i.kubeconfigSecret } : {}),
     ...(i.revision ? { revision: i.revision } : {}),
+    ...i.versions?.status,
     ...(r
       ? {
         rollout: {

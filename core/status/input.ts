@@ -63,6 +63,13 @@ export interface StatusInput {
   extra?: ConditionInput[];
   /** The rollout planner's view of this pass. */
   rollout?: { plan: RolloutPlan; paused: boolean; specHash: string; controlPlaneSize: number } | undefined;
+  /**
+   * The Kubernetes versions (core/versions/cluster.ts): `status.version` and `status.versions`, and why
+   * `spec.version` is not rolled out when it asks for a downgrade.
+   */
+  versions?:
+    | { status: Pick<KubernetesClusterStatus, "version" | "versions">; downgrade?: string | undefined }
+    | undefined;
   /** `status.etcd`, where NICO sees etcd (core/etcd/health.ts). */
   etcd?: EtcdStatus | undefined;
   /** The workload API, when NICO watches workload clusters: the cluster is Ready only while it answers. */

@@ -6,7 +6,7 @@
  *
  * The rules: `Stalled=True` when NICO cannot go on without the user (a
  * problem the user must fix, a failed node, a halted rollout, a ref that does
- * not resolve); otherwise `Reconciling=True` while anything is in progress
+ * not resolve, a `spec.version` lower than the control plane runs); otherwise `Reconciling=True` while anything is in progress
  * (provisioning, a rollout, a ref being resolved, Machines awaited, a paused
  * change, a remediation in flight); never both. A health problem with
  * nothing to roll out (a Node NotReady, the workload API away) is neither:
@@ -69,6 +69,8 @@ export interface ProgressInput {
   unresolved?: Unresolved | undefined;
   /** The `Remediating` condition, when remediation is on: True makes the cluster Reconciling. */
   remediating?: ConditionInput | undefined;
+  /** Why `spec.version` is not rolled out: it asks for a lower minor than the control plane runs. */
+  downgrade?: string | undefined;
 }
 
 /**
@@ -130,7 +132,11 @@ function stalledCondition(i: ProgressInput): ConditionInput {
     const names = listNames(failed.map((n) => `${n.machine} (${n.detail})`));
     return condition(type, "True", "NodeFailed", `failed: ${names}${haltedAt ? `; ${haltedAt}` : ""}`);
   }
+  if (halted?.reason === "VersionSkew") {
+    return condition(type, "True", "VersionSkew", `${halted.detail}; ${haltedAt}`);
+  }
   if (halted) return condition(type, "True", "RolloutHalted", `${halted.detail}; ${haltedAt}`);
+  if (i.downgrade) return condition(type, "True", "VersionDowngrade", i.downgrade);
   return condition(type, "False", "NotStalled", "nothing stands in NICO's way");
 }
 

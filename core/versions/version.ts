@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { SPEC_VERSION_PATTERN } from "../../crds/version.ts";
 
 /** A Kubernetes version: always major 1; the patch is absent when only a minor was asked for. */
 export interface KubeVersion {
@@ -13,14 +14,11 @@ export interface KubeVersion {
   patch?: number | undefined;
 }
 
-/** What `spec.version` must look like: `1.31`, `1.31.4`, `v1.31.4` (no pre-release or build suffix). */
-export const SPEC_VERSION_PATTERN = /^v?1\.(0|[1-9]\d{0,2})(?:\.(0|[1-9]\d{0,3}))?$/;
-
 /** What a component may report: `v1.31.4`, `1.31.4+k3s1`, `v1.32.0-rc.1`, `v1.30.2-eks-1234`. */
 const REPORTED = /^v?1\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,3})(?:[-+][0-9A-Za-z.+-]*)?$/;
 
 /**
- * Reads `spec.version`; undefined when it is not a Kubernetes version as a spec writes one.
+ * Reads `spec.version`; undefined when it is not a Kubernetes version as a spec writes one (crds/version.ts).
  *
  * @example
  * ```ts

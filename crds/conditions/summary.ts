@@ -65,7 +65,8 @@ const NODE_FAILED = {
   NodeFailed: {
     means: "NIO reported a node `Degraded`/`Stalled`, a node was not applied within `spec.rollout.nodeTimeout`, or " +
       "its Node stayed missing or NotReady that long after it applied (`NodeNotReady` in the message: a failed " +
-      "join, kubelet down, a Node not named like its Machine)",
+      "join, kubelet down, a Node not named like its Machine), or kept reporting another Kubernetes version than " +
+      "its cluster.nix asks for (`VersionMismatch`: the flake does not run the version asked)",
     todo: "`kubectl describe nixconf <cluster>.<machine>` and `kubectl get nodes` in the cluster (the Node must be " +
       "named like the Machine: flake contract); fix the flake or the host; the cluster recovers by itself once NIO " +
       "applies and the Node is Ready",
@@ -224,6 +225,24 @@ export const STALLED = {
       "now",
       "the rollout is halted at a node that has not failed: a drain ran past `spec.rollout.drain.timeout`",
       "as for `RolloutStalled` in `RollingOut`",
+    ),
+    VersionSkew: reason(
+      "True",
+      "stalled",
+      "now",
+      "the nodes' Kubernetes versions break the version skew policy (a kubelet newer than its API server, API " +
+        "servers more than one minor apart, a kubelet too far behind); the message names the node, both versions " +
+        "and the fix. The rollout is halted there: only control-plane steps that fix it forward go on",
+      "roll the control plane first (`spec.rollout.order: ControlPlaneFirst`) or set `spec.version` (NICO then " +
+        "upgrades the control plane first, one minor at a time); see docs/upgrades.md",
+    ),
+    VersionDowngrade: reason(
+      "True",
+      "stalled",
+      "now",
+      "`spec.version` asks for a lower minor than the control plane runs; Kubernetes does not support going back a " +
+        "minor, so NICO asks no node for it (other changes still roll out)",
+      "set `spec.version` to the control plane's minor or later (the webhook refuses such a change when it runs)",
     ),
     ...written(asIn(USER_BLOCKS, "Ready", STOPS), "True", "stalled", "now"),
     ...written(asIn(PROBLEMS, "Ready", STOPS), "True", "stalled", "now"),

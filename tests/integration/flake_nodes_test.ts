@@ -296,7 +296,10 @@ Deno.test({
         { clusterFile: await writeCluster(single) },
       );
       assert.equal(r.ok, false);
-      assert.match(r.stderr, /unknown paths tokenPath; known: agentTokenFile, caCert, caKey, dataDir, etcdCaCert, etcdCaKey, tokenFile/);
+      assert.match(
+        r.stderr,
+        /unknown paths tokenPath; known: agentTokenFile, caCert, caKey, dataDir, etcdCaCert, etcdCaKey, tokenFile/,
+      );
     });
   },
 });

@@ -18,6 +18,7 @@ import { reconcileClaims } from "../../controllers/cluster/phases/claims.ts";
 import { planConfigurations, writeConfigurations } from "../../controllers/cluster/phases/configurations.ts";
 import { reconcileSecrets } from "../../controllers/cluster/phases/secrets.ts";
 import { observeWorkload } from "../../controllers/cluster/phases/workload.ts";
+import { observeVersions } from "../../controllers/cluster/versions.ts";
 import { ClusterProblem } from "../../controllers/cluster/problem.ts";
 import { buildScope, clusterDeps, type ClusterScope } from "../../controllers/cluster/scope.ts";
 import { IdentityLostError, type Secret } from "../../controllers/cluster/secrets.ts";
@@ -96,7 +97,9 @@ Deno.test("secrets and configurations phases alone: one configuration per member
   // The etcd CA is made with the identity of a new cluster (issue 30).
   assert.deepEqual(secrets, ["c-agent-token", "c-ca", "c-ca-key", "c-etcd-ca", "c-etcd-ca-key", "c-join-token"]);
 
-  const planned = await planConfigurations(s, { identity, workload: observeWorkload(s), runFailures: undefined });
+  const workload = observeWorkload(s);
+  const versions = observeVersions(s, workload);
+  const planned = await planConfigurations(s, { identity, workload, runFailures: undefined, versions });
   const written = new Map<string, NixosConfiguration>();
   await writeConfigurations(s, planned, written);
   assert.equal(planned.blocked, undefined);
@@ -148,7 +151,9 @@ Deno.test("configurations phase alone: a foreign configuration of the same name 
   } as any);
   await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] } });
   const s = await scopeOf(cp.client, ns, "c");
-  const input = { identity: await reconcileSecrets(s), workload: observeWorkload(s), runFailures: undefined };
+  const workload = observeWorkload(s);
+  const versions = observeVersions(s, workload);
+  const input = { identity: await reconcileSecrets(s), workload, runFailures: undefined, versions };
   const write = async () => await writeConfigurations(s, await planConfigurations(s, input), new Map());
   const err = await write().then(() => undefined, (e) => e);
   assert.ok(err instanceof ClusterProblem, `expected a ClusterProblem, got ${err}`);

@@ -64,7 +64,7 @@ Deno.test({
     assert.equal(stalled.status!.dataPlane!.applied, 3);
     assert.match(condition(stalled, "NodesHealthy")!.message, /NotReady: w-1 \(False: KubeletNotReady/);
     const table = await cp.kubectl(["get", "kcluster", "c", "-n", s.ns, "-o", "wide"]);
-    assert.match(table.stdout, /Failed\s+1\/1\s+2\/3\s+1\s+3/, table.stdout);
+    assert.match(table.stdout, /Failed\s+1\/1\s+2\/3\s+1\.31\.0\s+1\s+3/, table.stdout);
 
     // Nothing after w-1 is touched, even by a later pass.
     await s.settled();

@@ -15,7 +15,7 @@ Deno.test("generated CRD has the names, columns and subresources users rely on",
   assert.deepEqual(version.subresources, { status: {} });
   assert.deepEqual(
     version.additionalPrinterColumns.map((c: { name: string }) => c.name),
-    ["Phase", "Control Plane", "Workers", "CP Applied", "Workers Applied", "Endpoint", "Age"],
+    ["Phase", "Control Plane", "Workers", "Version", "CP Applied", "Workers Applied", "Endpoint", "Age"],
   );
 });
 

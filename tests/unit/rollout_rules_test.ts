@@ -19,6 +19,7 @@ import {
   workersWithinBudget,
 } from "../../core/rollout/rules.ts";
 import { converging, input, leaving, missing, n, outdated, type Row, ruleOutcome } from "../rollout_rules_kit.ts";
+import { VERSION_ROWS } from "../rollout_version_rows.ts";
 
 const HOLD = "the workload API cannot be read";
 
@@ -288,6 +289,7 @@ const rows: Row[] = [
     before: { update: ["w-1"] },
     want: { answer: "pass", update: ["w-1"] },
   },
+  ...VERSION_ROWS,
 ];
 
 Deno.test("each rule of the planner, on its own", async (t) => {

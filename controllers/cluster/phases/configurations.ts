@@ -24,12 +24,15 @@ import { drainBeforeChange } from "./workload.ts";
 import { etcdBeforeChange, lookForWaiting } from "./etcd.ts";
 import type { MembershipPlan } from "../../../core/etcd/membership.ts";
 import { type Requeue, soonest } from "../requeue.ts";
+import type { VersionsView } from "../versions.ts";
 
 /** What the configurations phase is given by the phases before it. */
 export interface ConfigurationsInput {
   identity: Identity;
   workload: WorkloadView;
   runFailures: Map<string, string> | undefined;
+  /** The Kubernetes versions: what each node's cluster.nix asks for, and what the skew guard judges. */
+  versions: VersionsView;
   /** What the pass sees of etcd (phases/etcd.ts); absent: nothing (the Node-based rules alone). */
   etcd?: EtcdView | undefined;
 }
@@ -93,14 +96,16 @@ export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput
     revision: pinned.revision,
     nio: s.deps.nio,
     identity: i.identity.digest,
+    versions: i.versions.versions.render,
     etcd: i.identity.etcd?.ca ? { clientPort: spec.etcd?.clientPort ?? ETCD_CLIENT_PORT } : undefined,
   });
   const wantedHash = new Map(desired.map((d) => [d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!]));
   const wantedSpec = new Map(desired.map((d) => [d.metadata.name, d.spec]));
-  const members = gatherMembers(s, { ...i, written: new Map(), wantedSpec });
+  const members = gatherMembers(s, { ...i, written: new Map(), wantedSpec, apiServers: i.versions.apiServers });
   const reports = reportsOf(members);
+  const { changing, rollout: versions } = i.versions.versions;
   const planned = planRollout({
-    nodes: reports.map(planNodeOf),
+    nodes: reports.map(planNodeOf).map((n) => (changing.has(n.machine) ? { ...n, versionChange: true } : n)),
     departing: departingNodes(s, i.workload),
     bootstrap,
     order: spec.rollout.order,
@@ -112,6 +117,7 @@ export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput
     firstBringUp: !s.cluster.status?.kubeconfigSecret,
     hold: workloadHold(i.workload),
     releasing: stillReleasing(s),
+    versions,
   });
   const base = { ...none, endpoint, wantedHash, wantedSpec, members, plan: planned };
   // Paused: nothing is written, except that a node asked to run every minute gets its resting schedule back.

@@ -25,6 +25,8 @@ export interface WorkloadCacheOptions {
   requestTimeoutMs?: number;
   /** Stop watching Pods this long after the last drain (default 2 min). */
   podsIdleMs?: number;
+  /** How often each control-plane node's own `/version` is asked again (default 15 s; also after each apply). */
+  versionIntervalMs?: number;
   now?: () => Date;
 }
 
@@ -95,10 +97,8 @@ export class WorkloadCache {
 
   #open(key: string, kubeconfig: string, now: Date): Entry {
     try {
-      const client = workloadClient(kubeconfig, {
-        policy: this.#policy,
-        ...(this.#o.requestTimeoutMs ? { timeoutMs: this.#o.requestTimeoutMs } : {}),
-      });
+      const timeouts = this.#o.requestTimeoutMs ? { timeoutMs: this.#o.requestTimeoutMs } : {};
+      const client = workloadClient(kubeconfig, { policy: this.#policy, ...timeouts });
       const opts: ConnectionOptions = {
         client,
         onChange: () => this.#o.onChange(key),
@@ -106,6 +106,8 @@ export class WorkloadCache {
         podsIdleMs: this.#o.podsIdleMs ?? 120_000,
         log: withFields(this.#o.log, { workload: key }),
         now: this.#now,
+        nodeClient: (server) => workloadClient(kubeconfig, { policy: this.#policy, ...timeouts, server }),
+        versionIntervalMs: this.#o.versionIntervalMs,
       };
       const conn = new WorkloadConnection(opts);
       conn.start();

@@ -16,13 +16,17 @@ export interface WorkloadClientOptions {
   policy: TargetPolicy;
   /** Deadline of one request (default 5 s): a slow workload API never holds a reconcile long. */
   timeoutMs?: number;
+  /** Another server of the cluster than the kubeconfig's (a control-plane node's own API server), checked the same way. */
+  server?: string | undefined;
 }
 
 /** A client for the kubeconfig text, or an error naming why NICO may not connect. */
 export function workloadClient(kubeconfig: string, o: WorkloadClientOptions): KubeClient {
   const kc = parseIssuedKubeconfig(kubeconfig, (server) => refusedTarget(server, o.policy));
+  const refused = o.server === undefined ? undefined : refusedTarget(o.server, o.policy);
+  if (refused) throw new Error(refused);
   return new KubeClient({
-    server: kc.server.replace(/\/+$/, ""),
+    server: (o.server ?? kc.server).replace(/\/+$/, ""),
     context: kc.context || "workload",
     caCerts: [kc.caPem],
     clientCert: { cert: kc.certPem, key: kc.keyPem },

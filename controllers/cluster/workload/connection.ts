@@ -1,8 +1,9 @@
 /**
  * One connection to a workload cluster: a background `/readyz` probe with
- * NICO's credentials, an informer on Nodes, and one on Pods only while a
- * drain asks for them. Everything a reconcile reads is in memory, with the
- * time it was last confirmed: a slow or absent workload API never blocks it.
+ * NICO's credentials, an informer on Nodes, one on Pods only while a drain
+ * asks for them, and each control-plane node's own `/version`
+ * (./versions.ts). Everything a reconcile reads is in memory, with the time
+ * it was last confirmed: a slow or absent workload API never blocks it.
  *
  * @module
  */
@@ -13,6 +14,7 @@ import { errorMessage, type Logger } from "../../../lib/runtime/log.ts";
 import { sleep } from "../../../lib/runtime/sleep.ts";
 import { DRAIN_STARTED_ANNOTATION } from "../../../core/contract/labels.ts";
 import { type KubeNode, type KubePod, type NodeView, viewNode } from "../../../core/nodes/workload.ts";
+import { type ApiServerAnswer, type ApiServerTarget, ApiServerVersions } from "./versions.ts";
 
 export type ApiState = "Available" | "Unavailable" | "Unknown";
 
@@ -46,6 +48,10 @@ export interface ConnectionOptions {
   podsIdleMs: number;
   log: Logger;
   now: () => Date;
+  /** A client for one control-plane node's own API server (`https://host:6443`); absent: none is asked. */
+  nodeClient?: ((server: string) => KubeClient) | undefined;
+  /** How often each control-plane node's `/version` is asked again (default 15 s). */
+  versionIntervalMs?: number | undefined;
 }
 
 /** A live connection; made and closed by {@link WorkloadCache}. */
@@ -63,12 +69,21 @@ export class WorkloadConnection {
   /** The Nodes as last seen when the API went away. */
   #nodesAtOutage: Map<string, NodeView> | undefined;
   #loop: Promise<void> | undefined;
+  readonly #versions: ApiServerVersions | undefined;
+  #versionLoop: Promise<void> | undefined;
 
   constructor(o: ConnectionOptions) {
     this.#o = o;
     this.client = o.client;
     this.#api = { state: "Unknown", message: "connecting", since: o.now() };
     this.#nodes = new Informer<KubeNode>(o.client, NODES, this.#informerOptions());
+    this.#versions = o.nodeClient && new ApiServerVersions({
+      client: o.nodeClient,
+      timeoutMs: Math.min(2_000, o.probeIntervalMs),
+      now: o.now,
+      onChange: o.onChange,
+      log: o.log,
+    });
   }
 
   #informerOptions() {
@@ -81,6 +96,23 @@ export class WorkloadConnection {
     this.#nodes.onEvent(() => this.#o.onChange());
     this.#nodes.start(this.#abort.signal);
     this.#loop = this.#probeLoop();
+    if (this.#versions) this.#versionLoop = this.#askVersions(this.#versions);
+  }
+
+  async #askVersions(versions: ApiServerVersions): Promise<void> {
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      await sleep(this.#o.versionIntervalMs ?? 15_000, signal);
+      if (!signal.aborted) await versions.askAll();
+    }
+  }
+
+  /**
+   * The last answer of each control-plane node's own API server to `/version`, by machine; `targets` are the
+   * nodes to ask from now on (see ./versions.ts). Never waits on the network.
+   */
+  apiServerVersions(targets: readonly ApiServerTarget[]): Map<string, ApiServerAnswer> {
+    return this.#versions?.answers(targets) ?? new Map();
   }
 
   async #probeLoop(): Promise<void> {
@@ -196,7 +228,13 @@ export class WorkloadConnection {
   /** Stops the probe and informers and closes the connections. */
   async close(): Promise<void> {
     this.#abort.abort();
-    await Promise.all([this.#loop, this.#nodes.stop(), ...[...this.#pods.values()].map((p) => p.informer.stop())]);
+    await Promise.all([
+      this.#loop,
+      this.#versionLoop,
+      this.#versions?.close(),
+      this.#nodes.stop(),
+      ...[...this.#pods.values()].map((p) => p.informer.stop()),
+    ]);
     await this.client.close();
   }
 }

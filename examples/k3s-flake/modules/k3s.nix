@@ -1,5 +1,6 @@
 # k3s on a node, from cluster.nix: the role and command line come from the
-# pure lib/k3s-node.nix, the unit's scripts from lib/k3s-scripts.nix.
+# pure lib/k3s-node.nix, the unit's scripts from lib/k3s-scripts.nix, the
+# package (the Kubernetes version cluster.nix asks for) from lib/k3s-package.nix.
 # Uses its own systemd unit (not nixpkgs' services.k3s) so that the command
 # line is exactly the one lib/k3s-node.nix computes and the tests check.
 { config, lib, pkgs, ... }:
@@ -17,9 +18,10 @@ let
       etcdCaKey = "${cfg.secrets.dir}/etcd-ca.key";
     };
   };
+  k3s = import ../lib/k3s-package.nix { cluster = cfg.cluster; inherit pkgs; };
   scripts = import ../lib/k3s-scripts.nix {
     inherit node;
-    k3s = "${pkgs.k3s}/bin/k3s";
+    k3s = "${k3s}/bin/k3s";
     configuration = cfg.cluster.configuration or null;
   };
 in
@@ -39,7 +41,7 @@ in
   networking.firewall.allowedTCPPorts = (if node.controlPlane then [ node.apiPort 2379 2380 ] else [ ]) ++ [ 10250 ];
   networking.firewall.allowedUDPPorts = [ 8472 ];
 
-  environment.systemPackages = [ pkgs.k3s ];
+  environment.systemPackages = [ k3s ];
 
   systemd.services.k3s = {
     description = "k3s ${node.role} ${node.name} of NICO cluster ${cfg.cluster.namespace}/${cfg.cluster.name}";
