@@ -183,12 +183,17 @@ function passLog() {
   };
 }
 
-/** Creates Machines (newer NIO shape) with labels and an SSH key Secret reference. */
+/**
+ * Creates Machines (newer NIO shape) with labels and an SSH key Secret reference, on hosts 127.0.<block>.2, .3, …
+ * The default block 10 is shared by every file that binds nothing on its Machines' addresses; a test that runs
+ * workload clusters (API servers, etcd members on the hosts' addresses) passes a block of its own.
+ */
 export async function createMachines(
   client: KubeClient,
   namespace: string,
   names: string[],
   labels: Record<string, string> = {},
+  block = 10,
 ): Promise<void> {
   let i = 0;
   for (const name of names) {
@@ -196,7 +201,7 @@ export async function createMachines(
     await client.create<Machine>(MACHINES, {
       metadata: { name, namespace, labels },
       spec: {
-        host: `127.0.${10 + Math.floor(i / 200)}.${(i % 200) + 1}`,
+        host: `127.0.${block + Math.floor(i / 200)}.${(i % 200) + 1}`,
         sshUser: "root",
         sshKeySecretRef: { name: `${name}-ssh` },
       },

@@ -43,7 +43,7 @@ Deno.test("a cluster is registered with Argo CD, in step with its kubeconfig, an
   const nico = startNico(cp.client, { namespace: ns, argoCdNamespace: argo });
   const argoSecret = () => cp.client.get<Secret>(SECRETS, argoCdSecretName(ns, "edge"), argo);
   try {
-    await createMachines(cp.client, ns, ["cp-1", "w-1"]);
+    await createMachines(cp.client, ns, ["cp-1", "w-1"], {}, 92);
     await cp.client.create(KUBERNETES_CLUSTERS, {
       metadata: { name: "edge", namespace: ns, labels: { env: "test" } },
       spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } },
@@ -55,7 +55,7 @@ Deno.test("a cluster is registered with Argo CD, in step with its kubeconfig, an
     const first = await eventually("the Argo CD cluster Secret", argoSecret, 30_000);
     assert.deepEqual(argoCdSecretProblems(first), []);
     assert.equal(atob(first.data!.name!), `${ns}/edge`);
-    assert.equal(atob(first.data!.server!), "https://127.0.10.2:6443");
+    assert.equal(atob(first.data!.server!), "https://127.0.92.2:6443");
     assert.equal(first.metadata.labels?.env, "test", "the cluster's labels, for ApplicationSet selectors");
 
     // Argo CD connects with the server, the CA and the client certificate: so does kubectl here.

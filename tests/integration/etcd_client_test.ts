@@ -10,7 +10,7 @@ import { createCa, issueCert, type KeyPair } from "../../lib/pki.ts";
 import { etcdClientUrl, type EtcdMemberProcess, etcdPeerUrl, startEtcdMember } from "../../testing/etcd.ts";
 import { eventually } from "../../testing/helpers.ts";
 
-const HOSTS = ["127.0.71.1", "127.0.71.2", "127.0.71.3"];
+const HOSTS = ["127.0.91.1", "127.0.91.2", "127.0.91.3"];
 
 /** A running three-member cluster, a client NICO would hold, and the members' client URLs. */
 interface Three {
@@ -49,14 +49,14 @@ async function changesMembership({ client, endpoints }: Three, list: EtcdMember[
   // etcd refuses a new member until the cluster has been healthy for a few seconds: a join retries.
   const added = await eventually(
     "the member added",
-    () => client.call(endpoints[0]!, "cluster/member/add", { peerURLs: [etcdPeerUrl("127.0.71.4")], isLearner: true }),
+    () => client.call(endpoints[0]!, "cluster/member/add", { peerURLs: [etcdPeerUrl("127.0.91.4")], isLearner: true }),
   );
   const addedId = (added.member as { ID: string }).ID;
   const withLearner = await client.members(endpoints[1]!);
   assert.deepEqual(withLearner.find((m) => m.id === addedId), {
     id: addedId,
     name: "",
-    peerURLs: [etcdPeerUrl("127.0.71.4")],
+    peerURLs: [etcdPeerUrl("127.0.91.4")],
     clientURLs: [],
     isLearner: true,
   });

@@ -13,14 +13,14 @@ import { world } from "../../testing/world.ts";
 Deno.test("kubectl --kubeconfig <the Secret's value> get nodes sees every node", async () => {
   await using w = await world("e2e", { workloads: true, nio: { applyDelayMs: 100 } });
   const { cp, ns } = w;
-  await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"]);
+  await createMachines(cp.client, ns, ["cp-1", "w-1", "w-2"], {}, 93);
   await machinesDiscovered(cp.client, ns, ["cp-1", "w-1", "w-2"]);
   await cp.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "edge", namespace: ns },
     spec: { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2"] } },
   });
   const cluster = await w.until("Ready", (c) => c.status?.phase === "Ready", 60_000, "edge");
-  assert.equal(cluster.status!.endpoint, "https://127.0.10.2:6443");
+  assert.equal(cluster.status!.endpoint, "https://127.0.93.2:6443");
   const secret = await cp.client.get<{ metadata: { name: string }; data: { value: string } }>(
     SECRETS,
     cluster.status!.kubeconfigSecret!,
