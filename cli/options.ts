@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { durationPattern, formatDuration, parseDuration } from "../lib/duration.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
+import { SHARD_NAME_PATTERN } from "../core/contract/shards.ts";
 
 const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
 const address = z.string().regex(
@@ -23,6 +24,10 @@ export const RunOptions = z.object({
     "Accept a kubeconfig with insecure-skip-tls-verify (Deno must also run with --unsafely-ignore-certificate-errors).",
   ),
   namespace: z.string().optional().describe("Watch only this namespace; default all namespaces."),
+  shard: z.string().regex(SHARD_NAME_PATTERN, "expected a shard name (lower-case letters, digits and '-', at most 40)")
+    .optional().describe(
+      "Reconcile only the clusters labelled nico.homystack.com/shard=<name>, with a leader Lease of the shard's own; default (or 'default'): the clusters without the label.",
+    ),
   workers: z.coerce.number().int().min(1).max(64).default(2).describe("Concurrent reconciles."),
   defaultGitRepo: z.string().min(1).optional().describe("gitRepo for clusters that name none."),
   resolveRefs: bool.default(true).describe(
@@ -94,6 +99,7 @@ const ENV: Record<string, string> = {
   context: "NICO_KUBE_CONTEXT",
   allowInsecureKubeconfig: "NICO_ALLOW_INSECURE_KUBECONFIG",
   namespace: "NICO_NAMESPACE",
+  shard: "NICO_SHARD",
   workers: "NICO_WORKERS",
   defaultGitRepo: "NICO_DEFAULT_GIT_REPO",
   nodeTimeout: "NICO_NODE_TIMEOUT",

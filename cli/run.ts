@@ -16,16 +16,14 @@ import { LeaderFence, runLeaderElection } from "../lib/leader.ts";
 import { Metrics } from "../lib/metrics.ts";
 import { sleep } from "../lib/runtime/sleep.ts";
 import { errorMessage, jsonLogger, type Logger, type LogLevel, textLogger } from "../lib/runtime/log.ts";
-import { listenOn, OptionsError, parseRunOptions, type RunOptions, usage, workloadWatching } from "./options.ts";
-import type { ClusterInformers } from "../controllers/cluster/reconciler.ts";
-import { runWebhookCertificates, serviceDnsNames } from "../webhooks/certificates.ts";
-import { webhookApp } from "../webhooks/app.ts";
-import { type AdmissionLookup, informerLookup } from "../webhooks/lookup.ts";
-import type { Informer } from "../lib/runtime/informer.ts";
-import { subjectAccessReviews } from "../webhooks/authorize.ts";
+import { OptionsError, parseRunOptions, type RunOptions, usage, workloadWatching } from "./options.ts";
+import { runWebhookCertificates } from "../webhooks/certificates.ts";
+import { startWebhook, webhookNames } from "./webhook.ts";
+import { Informer } from "../lib/runtime/informer.ts";
+import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../crds/kubernetescluster.ts";
+import { DEFAULT_SHARD, namedShard, shardLeaseName } from "../core/contract/shards.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
-import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
-import { fileTls, secretTls } from "../webhooks/tls.ts";
+import type { WebhookServer } from "../webhooks/server.ts";
 import type { HttpServer } from "../lib/http/server.ts";
 import { serveProbes } from "./probes.ts";
 import denoJson from "../deno.json" with { type: "json" };
@@ -35,69 +33,6 @@ export const USER_AGENT = `nico/${denoJson.version}`;
 /** A logger in the chosen format: JSON lines, or `time level message key=value`. */
 export function makeLogger(level: LogLevel, format: "json" | "text"): Logger {
   return format === "json" ? jsonLogger({ level }) : textLogger({ level });
-}
-
-/** Names the webhook's serving certificate covers: the Service's, or the host of --webhook-url. */
-export function webhookNames(
-  o: Pick<RunOptions, "webhookUrl" | "webhookService" | "leaseNamespace">,
-): { dnsNames: string[]; ipAddresses: string[] } {
-  if (!o.webhookUrl) return { dnsNames: serviceDnsNames(o.webhookService, o.leaseNamespace), ipAddresses: [] };
-  const host = new URL(o.webhookUrl).hostname.replace(/^\[|\]$/g, "");
-  const isIp = /^[\d.]+$/.test(host) || host.includes(":");
-  return isIp ? { dnsNames: [], ipAddresses: [host] } : { dnsNames: [host], ipAddresses: [] };
-}
-
-/** The admission webhook on this replica, counted in the metrics; resolves once it serves. */
-/** Admission's reads from the caches; a NIO resource the API server does not serve has no objects to read. */
-function servedLookup(informers: ClusterInformers, served: readonly Informer[]): AdmissionLookup {
-  const lookup = informerLookup({
-    machines: informers.machines,
-    configs: informers.configs,
-    clusters: informers.clusters,
-  });
-  const has = (i: { resource: unknown }) => served.some((s) => s.resource === i.resource);
-  return {
-    machines: has(informers.machines) ? lookup.machines : () => [],
-    configurations: has(informers.configs) ? lookup.configurations : () => [],
-    clusters: lookup.clusters,
-  };
-}
-
-async function startWebhook(
-  o: RunOptions,
-  client: KubeClient,
-  informers: ClusterInformers,
-  served: readonly Informer[],
-  metrics: Metrics,
-  log: Logger,
-  signal: AbortSignal,
-): Promise<WebhookServer> {
-  const app = webhookApp({
-    lookup: servedLookup(informers, served),
-    access: subjectAccessReviews(client),
-    gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
-    ...(o.defaultGitRepo ? { defaultGitRepo: o.defaultGitRepo } : {}),
-    metrics,
-    log,
-  });
-  const tls = o.webhookCertMode === "cert-manager"
-    ? fileTls(`${o.webhookCertDir}/tls.crt`, `${o.webhookCertDir}/tls.key`)
-    : secretTls(client, o.leaseNamespace);
-  const clientCaPem = o.webhookClientCa ? await Deno.readTextFile(o.webhookClientCa) : undefined;
-  const server = await startWebhookServer({
-    app,
-    ...listenOn(o.webhookAddr),
-    tls,
-    ...(clientCaPem ? { clientCaPem } : {}),
-    log,
-    signal,
-  });
-  log.info("webhook serving", {
-    address: `${server.hostname}:${server.port}`,
-    certificates: o.webhookCertMode,
-    clientCertificates: clientCaPem ? "required" : "not asked",
-  });
-  return server;
 }
 
 /** The options of `nico run`, or the exit code when there is nothing to run (`--help`, or bad options). */
@@ -147,6 +82,8 @@ interface Replica {
   leading: boolean;
   /** The admission webhook, once it serves. */
   webhook?: WebhookServer | undefined;
+  /** Every cluster, whatever its shard: admission reads them (the controller's cache holds its shard's only). */
+  allClusters?: Informer<KubernetesCluster> | undefined;
   /** The webhook and its certificates, waited for at shutdown. */
   background: Promise<unknown>[];
 }
@@ -194,6 +131,7 @@ function startReplica(
     nio,
     nioMissing,
     argoCdNamespace: o.argocdNamespace,
+    shard: namedShard(o.shard),
     ...(o.workloadConnections ? workloadWatching(o) : {}),
   });
   // Not the informers of NIO resources the API server does not serve: they would fail every 30 s and never sync.
@@ -211,14 +149,21 @@ function startReplica(
     leading: !o.leaderElect,
     background: [],
   };
-  if (o.webhookCertMode !== "off") serveWebhook(r, writer);
+  if (o.webhookCertMode !== "off") {
+    r.allClusters = new Informer<KubernetesCluster>(client, KUBERNETES_CLUSTERS, {
+      logger: log,
+      ...(o.namespace ? { namespace: o.namespace } : {}),
+    });
+    r.allClusters.start(stop.signal);
+    serveWebhook(r, writer, r.allClusters);
+  }
   return r;
 }
 
 /** The admission webhook and, when self-signed, the certificates it serves with (renewed by the leader). */
-function serveWebhook(r: Replica, writer: KubeClient): void {
+function serveWebhook(r: Replica, writer: KubeClient, allClusters: Informer<KubernetesCluster>): void {
   const { o, log, stop } = r;
-  const serving = startWebhook(o, r.client, r.parts.informers, r.parts.caches, r.metrics, log, stop.signal)
+  const serving = startWebhook(o, r.client, r.parts.informers, allClusters, r.parts.caches, r.metrics, log, stop.signal)
     .then((w) => (r.webhook = w));
   r.background.push(serving);
   if (o.webhookCertMode !== "self-signed") return;
@@ -242,28 +187,29 @@ function serveWebhook(r: Replica, writer: KubeClient): void {
 /** Runs the controllers: at once, or while this replica holds the Lease. Answers the exit code (1: lease lost). */
 async function lead(r: Replica): Promise<number> {
   const { o } = r;
+  const leaseName = shardLeaseName(o.leaseName, namedShard(o.shard));
   if (!o.leaderElect) {
     await r.parts.controller.run(r.stop.signal);
     return 0;
   }
   // 0 until this replica leads: with every replica a standby, `sum(leader_election_master_status) == 0` (NicoNoLeader)
   // needs their zeros, not silence.
-  r.metrics.leader.set({ name: o.leaseName }, 0);
+  r.metrics.leader.set({ name: leaseName }, 0);
   const outcome = await runLeaderElection({
     client: r.client,
     namespace: o.leaseNamespace,
-    name: o.leaseName,
+    name: leaseName,
     identity: r.identity,
     log: r.log,
     fence: r.fence,
     onStartedLeading: async (signal) => {
       r.leading = true;
-      r.metrics.leader.set({ name: o.leaseName }, 1);
+      r.metrics.leader.set({ name: leaseName }, 1);
       await r.parts.controller.run(signal);
     },
     onStoppedLeading: () => {
       r.leading = false;
-      r.metrics.leader.set({ name: o.leaseName }, 0);
+      r.metrics.leader.set({ name: leaseName }, 0);
       r.parts.memory.forgetAll(); // another replica reconciles the clusters now: nothing of them stays behind
     },
   }, r.stop.signal);
@@ -276,6 +222,7 @@ async function shutDown(r: Replica, servers: HttpServer[]): Promise<void> {
   await Promise.allSettled(r.background);
   await r.webhook?.stop();
   await Promise.all(Object.values(r.parts.informers).map((i) => i.stop()));
+  await r.allClusters?.stop();
   await r.parts.revisions?.stop();
   await r.parts.workloads?.closeAll();
   await r.parts.memory.closeEtcd();
@@ -315,7 +262,9 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     o,
     r.metrics,
     r.parts.informers,
-    () => r.parts.caches.every((i) => i.hasSynced()) && (o.webhookCertMode === "off" || (r.webhook?.ready() ?? false)),
+    () =>
+      r.parts.caches.every((i) => i.hasSynced()) && (r.allClusters?.hasSynced() ?? true) &&
+      (o.webhookCertMode === "off" || (r.webhook?.ready() ?? false)),
     stop.signal,
     log,
   );
@@ -323,6 +272,7 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
     version: denoJson.version,
     namespace: o.namespace ?? "(all)",
     leaderElect: o.leaderElect,
+    shard: namedShard(o.shard) ?? DEFAULT_SHARD,
     identity: r.identity,
     nio: `${nio.generation} (${nio.source})`,
   });

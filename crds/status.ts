@@ -107,6 +107,9 @@ export const KubernetesClusterStatus = z.object({
     })).optional().describe("Control-plane nodes held back in this pass for etcd; absent when none is."),
   }).optional().describe("Progress of the current rollout."),
   etcd: EtcdStatus.optional(),
+  shard: z.string().optional().describe(
+    "The shard that reconciles this cluster (its nico.homystack.com/shard label, run with nico run --shard); absent: the default shard.",
+  ),
   conditions: z.array(Condition).optional().describe(
     "Ready (the summary), Reconciling and Stalled (the kstatus conditions: in progress, or stuck until the user acts), ControlPlaneReady, DataPlaneReady, MachinesAvailable, RollingOut, UpToDate and others.",
   )

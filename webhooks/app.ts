@@ -19,6 +19,8 @@ import type { Metrics } from "../lib/metrics.ts";
 import { type AdmissionRequest, allow, BadReview, deny, parseReview } from "./admission.ts";
 import type { SecretAccessCheck } from "./authorize.ts";
 import { defaultingPatch } from "./defaults.ts";
+import { SHARD_LABEL } from "../core/contract/labels.ts";
+import { shardLabelProblem } from "../core/contract/shards.ts";
 import { MAX_BODY_BYTES, MUTATE_PATH, VALIDATE_PATH } from "./paths.ts";
 
 export { MAX_BODY_BYTES };
@@ -130,6 +132,11 @@ async function validate(c: Context<Env>, opts: WebhookAppOptions): Promise<Respo
   const bad = wrongResource(req);
   if (bad) return answer(c, deny(req.uid, [bad], [], 400));
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return answer(c, allow(req.uid));
+  const shardProblem = newShardLabelProblem(req.object, req.oldObject);
+  if (shardProblem) {
+    log.info("refused", { ...fields, problems: [shardProblem] });
+    return answer(c, deny(req.uid, [shardProblem]));
+  }
   // Metadata-only updates and updates during deletion pass without reading any cache.
   if (!needsValidation(req.operation, req.object, req.oldObject)) return answer(c, allow(req.uid));
   const ns = req.namespace ?? "";
@@ -157,6 +164,13 @@ async function validate(c: Context<Env>, opts: WebhookAppOptions): Promise<Respo
   }
   log.debug("allowed", { ...fields, warnings: warnings.length, ms });
   return answer(c, allow(req.uid, warnings));
+}
+
+/** What is wrong with a shard label the request sets or changes (one it leaves as it was is not judged again). */
+function newShardLabelProblem(object: unknown, oldObject: unknown): string | undefined {
+  const labels = (o: unknown) => (o as { metadata?: { labels?: Record<string, string> } } | null)?.metadata?.labels;
+  if (labels(object)?.[SHARD_LABEL] === labels(oldObject)?.[SHARD_LABEL]) return undefined;
+  return shardLabelProblem(labels(object));
 }
 
 /** `POST /mutate-kubernetescluster`: the defaults, as a JSON patch. */

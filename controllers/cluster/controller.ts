@@ -19,6 +19,7 @@ import {
   NIXOS_CONFIGURATIONS,
 } from "../../core/contract/nio.ts";
 import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
+import { shardSelector } from "../../core/contract/shards.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
 import type { BatchJob } from "../../core/nodes/runs.ts";
 import { Controller, type ControllerHooks } from "../../lib/runtime/controller.ts";
@@ -77,6 +78,8 @@ export interface ClusterControllerOptions {
    * every cluster says so.
    */
   nioMissing?: readonly string[] | undefined;
+  /** The shard this controller reconciles (core/contract/shards.ts); undefined: the default shard. */
+  shard?: string | undefined;
 }
 
 /**
@@ -97,10 +100,15 @@ export function clusterInformers(
   resyncMs?: number,
   nio: NioGeneration = "v1",
   nioMissing: readonly string[] = [],
+  shard?: string,
 ): ClusterInformers {
   const opts = { logger: log, ...(namespace ? { namespace } : {}), ...(resyncMs !== undefined ? { resyncMs } : {}) };
   return {
-    clusters: new Informer<KubernetesCluster>(client, KUBERNETES_CLUSTERS, opts),
+    // Only the shard's clusters: one relabelled away leaves this cache (the API server sends its deletion).
+    clusters: new Informer<KubernetesCluster>(client, KUBERNETES_CLUSTERS, {
+      ...opts,
+      labelSelector: shardSelector(shard),
+    }),
     machines: new Informer<Machine>(client, MACHINES, opts),
     configs: new Informer<NixosConfiguration>(client, NIXOS_CONFIGURATIONS, opts),
     // Only the Secrets NICO labels: never every Secret of the cluster.
@@ -154,7 +162,15 @@ export interface ClusterControllerParts {
 /** A ready-to-run controller for KubernetesClusters, with its informers. */
 export function clusterController(opts: ClusterControllerOptions): ClusterControllerParts {
   const nio = opts.nio ?? "v1";
-  const informers = clusterInformers(opts.client, opts.log, opts.namespace, opts.resyncMs, nio, opts.nioMissing);
+  const informers = clusterInformers(
+    opts.client,
+    opts.log,
+    opts.namespace,
+    opts.resyncMs,
+    nio,
+    opts.nioMissing,
+    opts.shard,
+  );
   // Revision and workload events run only after the controller below exists: both start in reconciles.
   const revisions = opts.resolveRefs
     ? revisionResolver(opts, (key) => {
@@ -187,6 +203,7 @@ export function clusterController(opts: ClusterControllerOptions): ClusterContro
     statusDelayMs: opts.statusDelayMs,
     argoCdNamespace: opts.argoCdNamespace,
     nioMissing: opts.nioMissing,
+    shard: opts.shard,
   });
   const ctl = new Controller(
     {

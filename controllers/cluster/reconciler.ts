@@ -49,7 +49,8 @@ import {
 } from "./scope.ts";
 import { BUSY_REQUEUE_MS, DRAIN_REQUEUE_MS, nextLook, type Requeue } from "./requeue.ts";
 import type { Secret } from "./secrets.ts";
-import { passStatusInput, withHeld, writeStatus } from "./status.ts";
+import { passStatusInput, withHeld, withShard, writeStatus } from "./status.ts";
+import { DEFAULT_SHARD } from "../../core/contract/shards.ts";
 
 export interface ClusterInformers {
   clusters: Informer<KubernetesCluster>;
@@ -88,6 +89,8 @@ export interface ClusterReconcilerOptions {
   argoCdNamespace?: string | undefined;
   /** NIO resources the API server does not serve (a half-installed NIO); absent: none. */
   nioMissing?: readonly string[] | undefined;
+  /** The shard this reconciler is (written to status.shard); undefined: the default shard. */
+  shard?: string | undefined;
 }
 
 const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
@@ -238,6 +241,17 @@ export class ClusterReconciler {
     }
   }
 
+  /** A cluster another shard reconciled until now (it was relabelled): says so once, in an Event. */
+  #announceShard(cluster: KubernetesCluster, log: Logger): void {
+    const before = cluster.status?.shard;
+    if (!cluster.status?.observedGeneration || before === this.#o.shard) return;
+    const message = `shard ${this.#o.shard ?? DEFAULT_SHARD} reconciles this cluster now (was ${
+      before ?? DEFAULT_SHARD
+    })`;
+    log.info("cluster moved to this shard", { from: before ?? DEFAULT_SHARD });
+    this.#o.recorder.post(cluster, "Normal", "ShardChanged", message);
+  }
+
   /** A pass that could observe nothing: the spec is invalid, or the first write failed. */
   async #stopped(x: Exit, problem: Problem, err: unknown, now: Date): Promise<ReconcileResult> {
     const input: ClusterStatusInput = {
@@ -261,7 +275,7 @@ export class ClusterReconciler {
     const { deps, memory, cluster, log } = x;
     // Cancelled (forced shutdown): no status, no Event; the next leader looks again.
     if (err !== undefined && deps.client.aborted) throw err;
-    const status = clusterStatus(input);
+    const status = withShard(clusterStatus(input), this.#o.shard);
     const problem = input.problem;
     const now = input.now.getTime();
     const when = statusWrite(cluster.status, status, memory.heldSince, now, this.#o.statusDelayMs ?? STATUS_DELAY_MS);
@@ -272,6 +286,7 @@ export class ClusterReconciler {
         const rv = await writeStatus(deps.client, cluster, status);
         if (rv) memory.ownStatus = rv;
         if (rv) log.debug("status written", { why: when.why });
+        if (rv) this.#announceShard(cluster, log);
       }
     } catch (writeErr) {
       if (err === undefined || err instanceof ClusterProblem) throw writeErr;

@@ -48,6 +48,11 @@ export async function writeStatus(
   }
 }
 
+/** `status` saying which shard reconciles the cluster (the default shard says nothing: the field is removed). */
+export function withShard(status: KubernetesClusterStatus, shard: string | undefined): KubernetesClusterStatus {
+  return shard === undefined ? status : { ...status, shard };
+}
+
 function stripUndefined<T>(v: T): T {
   return JSON.parse(JSON.stringify(v));
 }

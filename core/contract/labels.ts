@@ -72,3 +72,9 @@ export const CONFIGURATION_ANNOTATION = `${PREFIX}/configuration`;
  * core/machines/marks.ts); any other value is a person's, and means the same.
  */
 export const REMEDIATED_ANNOTATION = `${PREFIX}/remediated`;
+
+/**
+ * On KubernetesClusters: the shard that reconciles the cluster (`nico run --shard <name>`); a cluster without it
+ * belongs to the default shard (a NICO run without `--shard`). See core/contract/shards.ts.
+ */
+export const SHARD_LABEL = `${PREFIX}/shard`;

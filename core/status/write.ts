@@ -59,6 +59,8 @@ export function statusWrite(
 function urgency(previous: KubernetesClusterStatus | undefined, next: KubernetesClusterStatus): string | undefined {
   if (!previous?.phase) return "first status";
   if (previous.phase !== next.phase) return "phase";
+  // Which shard reconciles the cluster: a reader following a move wants to see it at once.
+  if (previous.shard !== next.shard) return "shard";
   // A new observedGeneration matters to readers unless both say Reconciling=True: kstatus and the GitOps checks
   // read "in progress" either way (a new cluster's first pass, resolving its ref, then its first plan).
   const reconciling = (s: KubernetesClusterStatus) => condition(s, "Reconciling")?.status === "True";

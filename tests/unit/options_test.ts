@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { listenOn, OptionsError, parseRunOptions, usage } from "../../cli/options.ts";
-import { webhookNames } from "../../cli/run.ts";
+import { webhookNames } from "../../cli/webhook.ts";
 
 Deno.test("nico run options: flags over environment, defaults, clear refusals", async (t) => {
   await t.step("defaults", () => {

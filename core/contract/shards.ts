@@ -1,0 +1,85 @@
+/**
+ * Shards: which NICO replica set reconciles which KubernetesClusters. A
+ * cluster labelled `nico.homystack.com/shard=<name>` belongs to the NICO run
+ * with `--shard <name>`; a cluster without the label belongs to the default
+ * shard (a NICO run without `--shard`), so no cluster is left to none. Each
+ * shard elects its own leader on a Lease of its own. Machines are not
+ * sharded: a claim is a label on the Machine, written atomically, so two
+ * shards can never both book one Machine.
+ *
+ * @module
+ */
+import { SHARD_LABEL } from "./labels.ts";
+
+/** The name `--shard` takes for the default shard (as does no `--shard` at all). */
+export const DEFAULT_SHARD = "default";
+
+/** A shard name: a DNS label, so it is a valid label value and a valid Lease name suffix. */
+export const SHARD_NAME_PATTERN = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
+
+/** The named shard of `--shard` (undefined: the default shard, also for `--shard default`). */
+export function namedShard(flag: string | undefined): string | undefined {
+  return flag === undefined || flag === "" || flag === DEFAULT_SHARD ? undefined : flag;
+}
+
+/**
+ * The label selector of the clusters a shard reconciles: those labelled with its name, or (default shard) those
+ * without the label.
+ *
+ * @example
+ * ```ts
+ * import { shardSelector } from "./shards.ts";
+ * shardSelector("edge-1"); // "nico.homystack.com/shard=edge-1"
+ * shardSelector(undefined); // "!nico.homystack.com/shard"
+ * ```
+ */
+export function shardSelector(shard: string | undefined): string {
+  return shard === undefined ? `!${SHARD_LABEL}` : `${SHARD_LABEL}=${shard}`;
+}
+
+/**
+ * The leader Lease of a shard: the default shard keeps the base name (an unsharded NICO upgrades without a second
+ * leader), a named shard appends its name.
+ *
+ * @example
+ * ```ts
+ * import { shardLeaseName } from "./shards.ts";
+ * shardLeaseName("nico-leader", "edge-1"); // "nico-leader-edge-1"
+ * shardLeaseName("nico-leader", undefined); // "nico-leader"
+ * ```
+ */
+export function shardLeaseName(base: string, shard: string | undefined): string {
+  return shard === undefined ? base : `${base}-${shard}`;
+}
+
+/** The shard a cluster's labels send it to (undefined: the default shard). */
+export function shardOfLabels(labels: Record<string, string> | undefined): string | undefined {
+  return namedShard(labels?.[SHARD_LABEL]);
+}
+
+/** Whether a cluster with these labels belongs to `shard` (undefined: the default shard). */
+export function belongsToShard(labels: Record<string, string> | undefined, shard: string | undefined): boolean {
+  const label = labels?.[SHARD_LABEL];
+  return shard === undefined ? label === undefined : label === shard;
+}
+
+/**
+ * What is wrong with a cluster's shard label, for admission (undefined: nothing). `default` is refused: the default
+ * shard takes clusters without the label, and no selector can also match `default`.
+ */
+export function shardLabelProblem(labels: Record<string, string> | undefined): string | undefined {
+  const v = labels?.[SHARD_LABEL];
+  if (v === undefined) return undefined;
+  if (v === DEFAULT_SHARD || v === "") {
+    return `metadata.labels[${SHARD_LABEL}]: to put a cluster in the default shard remove the label (got ${
+      JSON.stringify(v)
+    })`;
+  }
+  if (!SHARD_NAME_PATTERN.test(v)) {
+    return `metadata.labels[${SHARD_LABEL}]: ${
+      JSON.stringify(v)
+    } is not a shard name (lower-case letters, digits and '-', ` +
+      `at most 40, starting and ending with a letter or digit)`;
+  }
+  return undefined;
+}

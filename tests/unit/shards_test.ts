@@ -1,0 +1,101 @@
+/** Shards: which clusters a shard takes, its Lease, the shard label's admission rule, and `--shard`. */
+import assert from "node:assert/strict";
+import { SHARD_LABEL } from "../../core/contract/labels.ts";
+import {
+  belongsToShard,
+  namedShard,
+  shardLabelProblem,
+  shardLeaseName,
+  shardOfLabels,
+  shardSelector,
+} from "../../core/contract/shards.ts";
+import { OptionsError, parseRunOptions } from "../../cli/options.ts";
+import { withShard } from "../../controllers/cluster/status.ts";
+import { statusWrite } from "../../core/status/write.ts";
+import { Case, cluster, fleet, runCase, three, withRepo } from "../webhook_kit.ts";
+
+const labelled = (shard?: string) => shard === undefined ? {} : { [SHARD_LABEL]: shard };
+
+Deno.test("every cluster belongs to exactly one shard: unlabelled ones to the default shard", () => {
+  const shards = [undefined, "a", "b"];
+  for (const label of [undefined, "a", "b", "c"]) {
+    const owners = shards.filter((s) => belongsToShard(labelled(label), s));
+    // "c" names a shard nobody runs: no one of these takes it (docs/operations.md says how to find them).
+    assert.deepEqual(owners, label === "c" ? [] : [label], `label ${label}`);
+    assert.equal(shardOfLabels(labelled(label)), label);
+  }
+  assert.equal(belongsToShard({ other: "x" }, undefined), true);
+  assert.equal(belongsToShard({ [SHARD_LABEL]: "a" }, undefined), false);
+});
+
+Deno.test("a shard's selector and Lease name", () => {
+  assert.equal(shardSelector(undefined), "!nico.homystack.com/shard");
+  assert.equal(shardSelector("edge-1"), "nico.homystack.com/shard=edge-1");
+  assert.equal(shardLeaseName("nico-leader", undefined), "nico-leader");
+  assert.equal(shardLeaseName("nico-leader", "edge-1"), "nico-leader-edge-1");
+  for (const flag of [undefined, "", "default"]) assert.equal(namedShard(flag), undefined, `--shard ${flag}`);
+  assert.equal(namedShard("a"), "a");
+});
+
+Deno.test("the shard label: a shard name, never 'default'", () => {
+  assert.equal(shardLabelProblem(undefined), undefined);
+  assert.equal(shardLabelProblem({ [SHARD_LABEL]: "edge-1" }), undefined);
+  assert.match(shardLabelProblem({ [SHARD_LABEL]: "default" })!, /remove the label/);
+  assert.match(shardLabelProblem({ [SHARD_LABEL]: "Edge_1" })!, /is not a shard name/);
+  assert.match(shardLabelProblem({ [SHARD_LABEL]: "-a" })!, /is not a shard name/);
+});
+
+Deno.test("--shard and NICO_SHARD", () => {
+  assert.equal(parseRunOptions([], {}).shard, undefined);
+  assert.equal(parseRunOptions(["--shard", "edge-1"], {}).shard, "edge-1");
+  assert.equal(parseRunOptions([], { NICO_SHARD: "b" }).shard, "b");
+  assert.equal(parseRunOptions(["--shard=default"], {}).shard, "default");
+  assert.throws(() => parseRunOptions(["--shard", "Edge 1"], {}), OptionsError);
+});
+
+Deno.test("status.shard: written by a named shard, removed by the default one, and at once", () => {
+  const base = { phase: "Ready" as const, observedGeneration: 1 };
+  assert.deepEqual(withShard(base, "a"), { ...base, shard: "a" });
+  assert.deepEqual(withShard(base, undefined), base);
+  // A move is not progress to hold back: the reader sees the new shard with the first write.
+  const when = statusWrite({ ...base, shard: "a" }, base, undefined, 0, 10_000);
+  assert.deepEqual(when, { kind: "now", why: "shard" });
+});
+
+const withLabels = (obj: ReturnType<typeof cluster>, labels: Record<string, string>) => ({
+  ...obj,
+  metadata: { ...obj.metadata, labels },
+});
+
+const admissionCases: Case[] = [
+  {
+    name: "a cluster created in a shard is admitted",
+    objects: { machines: fleet(3) },
+    object: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "edge-1" }),
+    errors: [],
+  },
+  {
+    name: "labelling a cluster 'default' is refused: the default shard takes the unlabelled",
+    objects: { machines: fleet(3) },
+    op: "UPDATE",
+    object: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "default" }),
+    oldObject: cluster(withRepo(three)),
+    errors: [/to put a cluster in the default shard remove the label/],
+  },
+  {
+    name: "a shard label that is no shard name is refused, even on a metadata-only update",
+    op: "UPDATE",
+    object: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "Edge.1" }),
+    oldObject: cluster(withRepo(three)),
+    errors: [/"Edge.1" is not a shard name/],
+  },
+  {
+    name: "a bad label already there does not block other updates (removing a finalizer, say)",
+    op: "UPDATE",
+    object: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "default", other: "x" }),
+    oldObject: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "default" }),
+    errors: [],
+  },
+];
+
+for (const c of admissionCases) Deno.test(`admission: ${c.name}`, () => runCase(c));
