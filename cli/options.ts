@@ -28,6 +28,9 @@ export const RunOptions = z.object({
     .optional().describe(
       "Reconcile only the clusters labelled nico.homystack.com/shard=<name>, with a leader Lease of the shard's own; default (or 'default'): the clusters without the label.",
     ),
+  shardCheckInterval: duration.default(60_000).describe(
+    "How often the default shard's leader looks for clusters labelled for a shard no NICO runs (a ShardNotRunning Event on each).",
+  ),
   workers: z.coerce.number().int().min(1).max(64).default(2).describe("Concurrent reconciles."),
   defaultGitRepo: z.string().min(1).optional().describe("gitRepo for clusters that name none."),
   resolveRefs: bool.default(true).describe(
@@ -100,6 +103,7 @@ const ENV: Record<string, string> = {
   allowInsecureKubeconfig: "NICO_ALLOW_INSECURE_KUBECONFIG",
   namespace: "NICO_NAMESPACE",
   shard: "NICO_SHARD",
+  shardCheckInterval: "NICO_SHARD_CHECK_INTERVAL",
   workers: "NICO_WORKERS",
   defaultGitRepo: "NICO_DEFAULT_GIT_REPO",
   nodeTimeout: "NICO_NODE_TIMEOUT",

@@ -19,6 +19,7 @@ import { errorMessage, jsonLogger, type Logger, type LogLevel, textLogger } from
 import { OptionsError, parseRunOptions, type RunOptions, usage, workloadWatching } from "./options.ts";
 import { runWebhookCertificates } from "../webhooks/certificates.ts";
 import { startWebhook, webhookNames } from "./webhook.ts";
+import { watchUnowned } from "../controllers/shards.ts";
 import { Informer } from "../lib/runtime/informer.ts";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { DEFAULT_SHARD, namedShard, shardLeaseName } from "../core/contract/shards.ts";
@@ -71,6 +72,8 @@ interface Replica {
   log: Logger;
   /** The plain client: the webhook and the leader election use it. */
   client: KubeClient;
+  /** The client that writes as the leader: it refuses once the fence no longer holds. */
+  writer: KubeClient;
   /** Aborted on SIGTERM/SIGINT (or the caller's signal), and at shutdown. */
   stop: AbortController;
   metrics: Metrics;
@@ -140,6 +143,7 @@ function startReplica(
     o,
     log,
     client,
+    writer,
     stop,
     metrics,
     identity,
@@ -184,6 +188,20 @@ function serveWebhook(r: Replica, writer: KubeClient, allClusters: Informer<Kube
   );
 }
 
+/** On the default shard's leader: Events on clusters labelled for a shard nobody runs (controllers/shards.ts). */
+async function lookForUnowned(r: Replica, signal: AbortSignal): Promise<void> {
+  if (namedShard(r.o.shard) !== undefined) return;
+  await watchUnowned({
+    client: r.writer,
+    recorder: r.recorder,
+    log: r.log,
+    leaseNamespace: r.o.leaseNamespace,
+    leaseName: r.o.leaseName,
+    namespace: r.o.namespace,
+    intervalMs: r.o.shardCheckInterval,
+  }, signal);
+}
+
 /** Runs the controllers: at once, or while this replica holds the Lease. Answers the exit code (1: lease lost). */
 async function lead(r: Replica): Promise<number> {
   const { o } = r;
@@ -205,7 +223,7 @@ async function lead(r: Replica): Promise<number> {
     onStartedLeading: async (signal) => {
       r.leading = true;
       r.metrics.leader.set({ name: leaseName }, 1);
-      await r.parts.controller.run(signal);
+      await Promise.all([r.parts.controller.run(signal), lookForUnowned(r, signal)]);
     },
     onStoppedLeading: () => {
       r.leading = false;

@@ -83,3 +83,30 @@ export function shardLabelProblem(labels: Record<string, string> | undefined): s
   }
   return undefined;
 }
+
+/** The parts of a leader Lease that say whether its shard runs. */
+export interface ShardLease {
+  spec?: { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number };
+}
+
+/**
+ * Why no NICO runs a shard, judged from its leader Lease (undefined: one does). A Lease not renewed for four lease
+ * durations (clock skew between replicas is forgiven that much) is held by a replica that is gone.
+ *
+ * @example
+ * ```ts
+ * import { shardNotRunning } from "./shards.ts";
+ * shardNotRunning(undefined, 0); // "does not exist"
+ * ```
+ */
+export function shardNotRunning(lease: ShardLease | undefined, nowMs: number): string | undefined {
+  if (!lease) return "does not exist";
+  const spec = lease.spec ?? {};
+  if (!spec.holderIdentity) return "is held by no replica";
+  const renewed = spec.renewTime ? Date.parse(spec.renewTime) : NaN;
+  const staleAfterMs = 4 * (spec.leaseDurationSeconds ?? 15) * 1000;
+  if (!(nowMs - renewed <= staleAfterMs)) {
+    return `was last renewed by ${spec.holderIdentity} at ${spec.renewTime ?? "(never)"}`;
+  }
+  return undefined;
+}
