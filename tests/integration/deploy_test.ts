@@ -59,4 +59,17 @@ Deno.test("deploy/ applies cleanly with a server-side dry run", async () => {
   assert.equal(overlay.code, 0, overlay.stderr);
   assert.match(overlay.stdout, /cert-manager\.io\/inject-ca-from: nico-system\/nico-webhook/);
   assert.match(overlay.stdout, /NICO_WEBHOOK_CERT_MODE/);
+  // Two shards: the default's Deployment and nico-edge-1 (with its budget), every pod behind the webhook Service.
+  const sharded = await cp.kubectl([
+    "apply",
+    "--server-side",
+    "--force-conflicts",
+    "--dry-run=server",
+    "-k",
+    `${ROOT}deploy/sharded/`,
+  ]);
+  assert.equal(sharded.code, 0, sharded.stderr);
+  for (const k of ["deployment.apps/nico", "deployment.apps/nico-edge-1", "poddisruptionbudget.policy/nico-edge-1"]) {
+    assert.match(sharded.stdout, new RegExp(`${k.replaceAll(".", "\\.")} serverside-applied \\(server dry run\\)`));
+  }
 });

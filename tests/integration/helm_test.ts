@@ -187,6 +187,60 @@ Deno.test("argocd.namespace: NICO_ARGOCD_NAMESPACE, and with one watched namespa
   assert.ok(!wide.some((o) => key(o) === "Role/nico-argocd-clusters"));
 });
 
+type Pods = Obj & {
+  spec: {
+    selector: { matchLabels: Record<string, string>; matchExpressions?: unknown[] };
+    template?: { metadata: { labels: Record<string, string> }; spec: { containers: { env: { name: string }[] }[] } };
+  };
+};
+const envOfPods = (d: Pods) => d.spec.template!.spec.containers[0]!.env.map((e) => JSON.stringify(e));
+
+Deno.test("shards: a Deployment and a budget per shard besides the default's, as deploy/sharded/ has them", async () => {
+  const cp = await env.get();
+  const objs = await render(["--set", "shards={edge-1,edge-2}"]);
+  const byKey = new Map(objs.map((o) => [key(o), o as Pods]));
+  const deployments = objs.filter((o) => o.kind === "Deployment").map((o) => o.metadata.name);
+  assert.deepEqual(deployments, ["nico", "nico-edge-1", "nico-edge-2"]);
+  const base = byKey.get("Deployment/nico")!;
+  for (const shard of ["edge-1", "edge-2"]) {
+    const d = byKey.get(`Deployment/nico-${shard}`)!;
+    const label = { "app.kubernetes.io/name": "nico", "nico.homystack.com/shard": shard };
+    assert.deepEqual(d.spec.selector.matchLabels, label);
+    assert.equal(d.spec.template!.metadata.labels["nico.homystack.com/shard"], shard);
+    // The default's container but for NICO_SHARD.
+    const shardEnv = JSON.stringify({ name: "NICO_SHARD", value: shard });
+    assert.deepEqual(envOfPods(d).filter((e) => e !== shardEnv), envOfPods(base));
+    assert.ok(envOfPods(d).includes(shardEnv));
+    assert.deepEqual(byKey.get(`PodDisruptionBudget/nico-${shard}`)!.spec.selector.matchLabels, label);
+  }
+  // The Services select every pod: each shard serves the webhook. The default's budget counts its own pods only.
+  const webhook = byKey.get("Service/nico-webhook") as unknown as { spec: { selector: Record<string, string> } };
+  assert.deepEqual(webhook.spec.selector, { "app.kubernetes.io/name": "nico" });
+  assert.deepEqual(byKey.get("PodDisruptionBudget/nico")!.spec.selector.matchExpressions, [
+    { key: "nico.homystack.com/shard", operator: "DoesNotExist" },
+  ]);
+  // The kustomize overlay's shard is the chart's.
+  const kz = await cp.kubectl(["kustomize", `${ROOT}deploy/sharded/`]);
+  assert.equal(kz.code, 0, kz.stderr);
+  const overlay = new Map(docs(kz.stdout).map((o) => [key(o), o as Pods]));
+  const fromChart = byKey.get("Deployment/nico-edge-1")!;
+  assert.deepEqual(overlay.get("Deployment/nico-edge-1")!.spec.selector, fromChart.spec.selector);
+  const shardEnv = JSON.stringify({ name: "NICO_SHARD", value: "edge-1" });
+  const overlayShard = envOfPods(overlay.get("Deployment/nico-edge-1")!);
+  assert.deepEqual(overlayShard.filter((e) => e !== shardEnv), envOfPods(overlay.get("Deployment/nico")!));
+  assert.ok(overlayShard.includes(shardEnv));
+  assert.deepEqual(
+    overlay.get("PodDisruptionBudget/nico")!.spec.selector,
+    byKey.get("PodDisruptionBudget/nico")!.spec.selector,
+  );
+  await cp.kubectl(["create", "namespace", "nico-system"]);
+  const out = await cp.kubectl(["apply", "--server-side", "--force-conflicts", "--dry-run=server", "-f", "-"], {
+    stdin: objs.map((o) => JSON.stringify(o)).join("\n"),
+  });
+  assert.equal(out.code, 0, out.stderr);
+  assert.match(out.stdout, /deployment\.apps\/nico-edge-2 serverside-applied \(server dry run\)/);
+});
+
 Deno.test("a bad value is refused with the value's name", async () => {
   const bad = await helm(["template", "nico", CHART, "--set", "webhook.certMode=vault"]);
   assert.notEqual(bad.code, 0);
@@ -194,6 +248,13 @@ Deno.test("a bad value is refused with the value's name", async () => {
   const twoLeaders = await helm(["template", "nico", CHART, "--set", "leaderElection.enabled=false"]);
   assert.notEqual(twoLeaders.code, 0);
   assert.match(twoLeaders.stderr, /leaderElection\.enabled=false needs replicas: 1/);
+  for (
+    const [shards, why] of [["{default}", /shards: default is not a shard name/], ["{a,a}", /named twice/]] as const
+  ) {
+    const r = await helm(["template", "nico", CHART, "--set", `shards=${shards}`]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, why);
+  }
 });
 
 Deno.test("the webhook-configuration policy names the ServiceAccount of the release's namespace", async () => {
