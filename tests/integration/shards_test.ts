@@ -17,7 +17,7 @@ import type { Lease } from "../../lib/leader.ts";
 import { EVENTS, LEASES } from "../../lib/kube/resources.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { eventually } from "../../testing/helpers.ts";
-import { startLedger } from "../../testing/ledger.ts";
+import { type Ledger, startLedger } from "../../testing/ledger.ts";
 import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { startReplica } from "../../testing/nico_process.ts";
 import { world } from "../../testing/world.ts";
@@ -48,6 +48,25 @@ function clusterIn(ns: string, name: string, shard: string | undefined): Kuberne
 
 async function eventsOf(client: KubeClient, ns: string): Promise<EventLite[]> {
   return (await client.list<EventLite & { metadata: { name: string } }>(EVENTS, { namespace: ns })).items;
+}
+
+/** Each cluster's status and Events come from its own shard; the moved one's from the default, then from a. */
+async function writtenByItsShard(client: KubeClient, ns: string, ledger: Ledger): Promise<void> {
+  // Each cluster's status names one shard all along, but the moved one's: default, then a, never back.
+  for (const name of Object.keys(CLUSTERS)) {
+    const want = name === MOVED ? ["default", "a"] : [CLUSTERS[name] ?? "default"];
+    assert.deepEqual(ledger.shards.get(name), want, `status.shard of ${name}`);
+  }
+  // Its Events come from its own shard's replica (the moved one: the default's, then a's, which says so).
+  const events = await eventsOf(client, ns);
+  for (const name of Object.keys(CLUSTERS)) {
+    const from = new Set(events.filter((e) => e.regarding?.name === name).map((e) => e.reportingInstance));
+    const want = name === MOVED ? [IDENTITY.default, IDENTITY.a] : [IDENTITY[CLUSTERS[name] ?? "default"]];
+    assert.deepEqual([...from].sort(), want.sort(), `Events of ${name}`);
+  }
+  const moved = events.find((e) => e.regarding?.name === MOVED && e.reason === "ShardChanged");
+  assert.equal(moved?.reportingInstance, IDENTITY.a);
+  assert.match(moved?.note ?? "", /shard a reconciles this cluster now \(was default\)/);
 }
 
 Deno.test("two shards over one Machine pool: no Machine booked twice, each cluster written by its own shard", async () => {
@@ -104,21 +123,14 @@ Deno.test("two shards over one Machine pool: no Machine booked twice, each clust
   assert.equal(claimed.filter((c) => c && c !== "-").length, POOL.length, JSON.stringify([...ledger.claims]));
   assert.ok(ledger.seen.machines! > POOL.length, "the ledger saw the claims happen");
 
-  // Each cluster's status names one shard all along, but the moved one's: default, then a, never back.
-  for (const name of Object.keys(CLUSTERS)) {
-    const want = name === MOVED ? ["default", "a"] : [CLUSTERS[name] ?? "default"];
-    assert.deepEqual(ledger.shards.get(name), want, `status.shard of ${name}`);
-  }
-  // Its Events come from its own shard's replica (the moved one: the default's, then a's, which says so).
-  const events = await eventsOf(client, ns);
-  for (const name of Object.keys(CLUSTERS)) {
-    const from = new Set(events.filter((e) => e.regarding?.name === name).map((e) => e.reportingInstance));
-    const want = name === MOVED ? [IDENTITY.default, IDENTITY.a] : [IDENTITY[CLUSTERS[name] ?? "default"]];
-    assert.deepEqual([...from].sort(), want.sort(), `Events of ${name}`);
-  }
-  const moved = events.find((e) => e.regarding?.name === MOVED && e.reason === "ShardChanged");
-  assert.equal(moved?.reportingInstance, IDENTITY.a);
-  assert.match(moved?.note ?? "", /shard a reconciles this cluster now \(was default\)/);
+  await writtenByItsShard(client, ns, ledger);
+  // How hard they competed: the claim races each shard lost (and selected again).
+  const racesIn = async (log: string) =>
+    (await Deno.readTextFile(log)).match(/while claiming it for cluster/g)?.length ?? 0;
+  const races = [await racesIn(`${cp.dir}/${ns}-a.log`), await racesIn(`${cp.dir}/${ns}-default.log`)];
+  console.log(
+    `claim races lost: shard a ${races[0]}, default ${races[1]}; Machine versions seen ${ledger.seen.machines}`,
+  );
 
   // Nobody runs shard "nobody": the cluster stays untouched (no finalizer, no status), and no Machine is its.
   const lost = await w.cluster("lost");
