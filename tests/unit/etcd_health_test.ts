@@ -87,6 +87,13 @@ Deno.test("EtcdHealthy: the worst thing first", async (t) => {
       "Unknown EtcdUnreachable",
       "Node-based rules",
     ],
+    [
+      "members answer without a leader",
+      { kind: "unreachable", why: "etcd has lost quorum", quorumLost: true },
+      undefined,
+      "False QuorumLost",
+      "NICO replaces no control-plane member",
+    ],
   ];
   for (const [name, sight, plan, want, says] of cases) {
     await t.step(name, () => {
@@ -128,6 +135,15 @@ Deno.test("snapshots: what a pass sees, and who is healthy and leads", async (t)
   await t.step("no answer to the list: unreachable, saying why", () => {
     const s = etcdSight(snap({ listErrors: ["a: refused", "b: TLS refused", "c: no answer"] }), AT, 30_000);
     assert.deepEqual(s, { kind: "unreachable", why: "no member answers: a: refused, b: TLS refused and 1 more" });
+  });
+  await t.step("no list, but members answer their status without a leader: quorum lost", () => {
+    const s = etcdSight(snap({ listErrors: ["a: no answer"], leaderless: ["127.0.8.1", "127.0.8.2"] }), AT, 30_000);
+    assert.deepEqual(s, {
+      kind: "unreachable",
+      why: "no member answers the member list, and the members on 127.0.8.1, 127.0.8.2 answer without a leader: " +
+        "etcd has lost quorum",
+      quorumLost: true,
+    });
   });
   await t.step("an old answer is no answer", () => {
     const s = etcdSight(snap({ members: [member("1")] }), new Date(AT.getTime() + 31_000), 30_000);
