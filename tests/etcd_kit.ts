@@ -1,4 +1,5 @@
 /** What the etcd scenario tests share: hosts, a watcher of the scenario's etcd, NICO's etcd Events. */
+import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeObject } from "../lib/kube/client.ts";
 import { EVENTS } from "../lib/kube/resources.ts";
@@ -37,4 +38,14 @@ export async function etcdEvents(s: Scenario): Promise<{ reason: string; message
 /** The watcher's last sample taken at or before `t` (ms). */
 export function sampleBefore(w: EtcdWatch, t: number): EtcdSample | undefined {
   return w.samples.filter((x) => x.at <= t).pop();
+}
+
+/**
+ * The watcher never saw fewer healthy voters than a majority, in the looks where every member answered in time or
+ * refused; and at least half its looks were such (a loaded machine may slow some, not blind the witness).
+ */
+export function assertNeverBelowQuorum(w: EtcdWatch): void {
+  const conclusive = w.samples.filter((x) => !x.inconclusive).length;
+  assert.ok(conclusive >= w.samples.length / 2, `only ${conclusive} of ${w.samples.length} looks were conclusive`);
+  assert.deepEqual(w.belowQuorum().map((x) => `${x.healthyVoters}/${x.voters}`), [], "never below quorum");
 }

@@ -17,7 +17,7 @@ import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { changingSwitches, switchWindows } from "../../testing/switches.ts";
 import type { EtcdWatch } from "../../testing/etcd-watch.ts";
-import { etcdEvents, etcdSettled, etcdWatcher } from "../etcd_kit.ts";
+import { assertNeverBelowQuorum, etcdEvents, etcdSettled, etcdWatcher } from "../etcd_kit.ts";
 import { CP_TIMEOUT_S, killKubelet, machineOf, remediationEvents, settled } from "../remediation_kit.ts";
 
 const env = sharedControlPlane();
@@ -57,7 +57,7 @@ async function healsOne(s: Scenario, w: EtcdWatch): Promise<void> {
   );
   await s.settled();
   assert.deepEqual(names(w), ["cp-1", "cp-3", "cp-4"], "etcd's members after the remediation");
-  assert.deepEqual(w.belowQuorum().map((x) => `${x.healthyVoters}/${x.voters}`), [], "never below quorum");
+  assertNeverBelowQuorum(w);
   const both = w.samples.find((x) =>
     x.at > died && x.members.some((m) => m.name === "cp-2") &&
     x.members.some((m) => m.name === "cp-4" && !m.learner)

@@ -13,7 +13,7 @@ import type { NioGeneration } from "../../core/contract/nio.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { startScenario } from "../../testing/scenario.ts";
 import type { EtcdWatch } from "../../testing/etcd-watch.ts";
-import { etcdEvents, etcdSettled, etcdWatcher, sampleBefore } from "../etcd_kit.ts";
+import { assertNeverBelowQuorum, etcdEvents, etcdSettled, etcdWatcher, sampleBefore } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
 const CP = ["cp-1", "cp-2", "cp-3"];
@@ -81,7 +81,7 @@ for (const generation of ["v1", "older"] as NioGeneration[]) {
         assert.ok(away, `no move off the first leader ${first}: ${JSON.stringify(moves)}`);
         const firstStop = stops.find((x) => x.machine === first)!;
         assert.ok(away.at <= firstStop.at, `${first}'s switch began before leadership moved off it`);
-        assert.deepEqual(w.belowQuorum().map((x) => `${x.healthyVoters}/${x.voters}`), [], "never below quorum");
+        assertNeverBelowQuorum(w);
         assert.deepEqual(w.last()!.members.map((m) => m.name).sort(), CP);
       } finally {
         await watch?.stop();
