@@ -79,6 +79,7 @@ for (let i = 0; i < n; i++) {
     timeoutMs: 2_000,
     policy: "loopback",
     onChange: () => {},
+    idle: (key) => !cache.watching?.(key),
     key: `bench/c${i}`,
     log: silentLogger,
   });

@@ -33,6 +33,11 @@ export interface EtcdWatching {
   policy: TargetPolicy;
   /** What NICO sees of a cluster's etcd changed: requeue the cluster with this key. */
   onChange: (clusterKey: string) => void;
+  /**
+   * Whether the cluster is idle (its workload connection polls: core/nodes/watches.ts): then the client's sockets
+   * and TLS state are closed after each look, and opened again for the next. Absent: never idle.
+   */
+  idle?: ((clusterKey: string) => boolean) | undefined;
 }
 
 /** The defaults of {@link EtcdWatching}. */
@@ -111,6 +116,7 @@ export class EtcdObserver {
       this.#looking = true;
       const next = await this.look().finally(() => (this.#looking = false));
       if (this.#abort.signal.aborted) return;
+      if (this.#o.idle?.(this.#o.key)) this.client.close();
       this.#snapshot = next;
       failures = next.members ? 0 : failures + 1;
       if (!before || fingerprint(before) !== fingerprint(next)) this.#o.onChange(this.#o.key);
