@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { watchChanges, watchedClusters } from "../../core/nodes/watches.ts";
 
-const uses = (...xs: [string, number][]) => xs.map(([key, neededAt]) => ({ key, neededAt }));
+const uses = (...xs: ([string, number] | [string, number, "watching"])[]) =>
+  xs.map(([key, neededAt, w]) => ({ key, neededAt, watching: w === "watching" }));
 
 Deno.test("the most recently needed clusters watch, at most the budget", () => {
   const cases: { name: string; uses: ReturnType<typeof uses>; max: number; want: string[] }[] = [
@@ -17,6 +18,13 @@ Deno.test("the most recently needed clusters watch, at most the budget", () => {
     { name: "a budget of 0: every cluster polls", uses: uses(["a", 1]), max: 0, want: [] },
     { name: "a negative budget is 0", uses: uses(["a", 1]), max: -1, want: [] },
     { name: "never needed (0) comes last", uses: uses(["a", 0], ["b", 9], ["c", 0]), max: 2, want: ["b", "a"] },
+    {
+      name: "a tie keeps the watch where it is",
+      uses: uses(["a", 0], ["b", 9], ["z", 0, "watching"]),
+      max: 2,
+      want: ["b", "z"],
+    },
+    { name: "recency beats holding a watch", uses: uses(["a", 5], ["z", 1, "watching"]), max: 1, want: ["a"] },
   ];
   for (const c of cases) assert.deepEqual(watchedClusters(c.uses, c.max), c.want, c.name);
 });

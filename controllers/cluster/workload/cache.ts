@@ -46,6 +46,8 @@ interface Entry {
 
 /** The default of {@link WorkloadCacheOptions.maxOpen}. */
 export const MAX_OPEN = 2_000;
+/** The default of {@link WorkloadCacheOptions.maxWatches}. */
+export const MAX_WATCHES = 100;
 
 /** One shared, lazily opened connection per workload cluster. */
 export class WorkloadCache {
@@ -101,7 +103,6 @@ export class WorkloadCache {
       }
       e = this.#open(key, kubeconfig, now);
       this.#entries.set(key, e);
-      this.#rebalance();
     }
     if (!e.conn) return { api: { state: "Unavailable", message: e.error ?? "not connected", since: e.since } };
     return e.conn.view();
@@ -123,8 +124,9 @@ export class WorkloadCache {
         onNeeded: () => this.#need(key),
       };
       const conn = new WorkloadConnection(opts);
-      conn.start(false); // the rebalance that follows gives it a watch: it was just needed
-      return { kubeconfig, conn, since: now, neededAt: performance.now() };
+      // A watch if one is free; else polled until NICO needs the cluster (at start, the first opened watch).
+      conn.start(this.watchingCount < (this.#o.maxWatches ?? MAX_WATCHES));
+      return { kubeconfig, conn, since: now, neededAt: 0 };
     } catch (err) {
       this.#o.log.error("cannot connect to the workload cluster", { cluster: key, error: errorMessage(err) });
       return { kubeconfig, error: `cannot connect: ${errorMessage(err)}`, since: now, neededAt: 0 };
@@ -142,7 +144,10 @@ export class WorkloadCache {
   #rebalance(): void {
     const open = [...this.#entries].filter(([, e]) => e.conn);
     const watching = new Set(open.filter(([, e]) => e.conn!.watching).map(([k]) => k));
-    const next = watchedClusters(open.map(([key, e]) => ({ key, neededAt: e.neededAt })), this.#o.maxWatches ?? 100);
+    const next = watchedClusters(
+      open.map(([key, e]) => ({ key, neededAt: e.neededAt, watching: e.conn!.watching })),
+      this.#o.maxWatches ?? MAX_WATCHES,
+    );
     const { start, stop } = watchChanges(watching, next);
     for (const k of stop) void this.#entries.get(k)?.conn?.setWatching(false).catch(() => {});
     for (const k of start) void this.#entries.get(k)?.conn?.setWatching(true);

@@ -85,9 +85,9 @@ export class WorkloadConnection {
     this.#nodes = new NodeSource(o.client, {
       informer: this.#informerOptions(),
       log: o.log,
-      onChange: () => {
+      onChange: (first) => {
         o.onChange();
-        o.onNeeded?.();
+        if (!first) o.onNeeded?.();
       },
     });
     this.#versions = o.nodeClient && new ApiServerVersions({
@@ -145,7 +145,7 @@ export class WorkloadConnection {
     if (!this.#versions) return new Map();
     const answers = this.#versions.answers(targets);
     // A node that applied since its last answer: a rollout is under way here.
-    if (targets.some((t) => t.since !== undefined && (answers.get(t.machine)?.at ?? t.since) <= t.since)) {
+    if (targets.some((t) => t.since !== undefined && (answers.get(t.machine)?.at ?? t.since) < t.since)) {
       this.#o.onNeeded?.();
     }
     return answers;

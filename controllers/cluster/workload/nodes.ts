@@ -15,8 +15,8 @@ import type { KubeNode } from "../../../core/nodes/workload.ts";
 export interface NodeSourceOptions {
   informer: InformerOptions;
   log: Logger;
-  /** A Node was added, changed or removed (by the watch, or between two lists). */
-  onChange: () => void;
+  /** A Node was added, changed or removed (by the watch, or between two lists); `first`: by the first list. */
+  onChange: (first: boolean) => void;
 }
 
 /** The Nodes of one workload cluster, watched or polled. */
@@ -46,7 +46,7 @@ export class NodeSource {
   watch(signal: AbortSignal): void {
     if (this.#informer || signal.aborted) return;
     const informer = new Informer<KubeNode>(this.#client, NODES, this.#o.informer);
-    informer.onEvent(() => this.#o.onChange());
+    informer.onEvent(() => this.#o.onChange(!informer.hasSynced() && !this.#listedOk));
     informer.start(signal);
     this.#informer = informer;
   }
@@ -72,13 +72,14 @@ export class NodeSource {
       const { items } = await this.#client.list<KubeNode>(NODES, { signal });
       if (this.#informer || signal.aborted) return;
       const next = new Map(items.map((n) => [n.metadata.name, n]));
+      const first = !this.#listedOk;
       const changed = !this.#listedOk || next.size !== this.#listed.size ||
         [...next].some(([name, n]) => this.#listed.get(name)?.metadata.resourceVersion !== n.metadata.resourceVersion);
       this.#listed = next;
       this.#listedOk = true;
       this.#base.lists++;
       this.polledAt = now;
-      if (changed) this.#o.onChange();
+      if (changed) this.#o.onChange(first);
     } catch (err) {
       this.#base.errors++;
       this.#o.log.debug("listing Nodes failed", { error: errorMessage(err) });
