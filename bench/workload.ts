@@ -6,6 +6,7 @@
  * of its own with the Deployment's V8 flags (deploy/v8-flags). Prints figures; asserts nothing.
  *
  *   deno task bench:workload [--connections 200,1000] [--nodes 3] [--settle 25] [--max-watches N]
+ *     [--open-timeout 300] [--block 83]
  *
  * @module
  */
@@ -25,10 +26,12 @@ const { values } = parseArgs({
     nodes: { type: "string", default: "3" },
     settle: { type: "string", default: "25" },
     "max-watches": { type: "string" },
+    "open-timeout": { type: "string", default: "300" },
+    block: { type: "string", default: "83" },
   },
 });
 const sizes = values.connections!.split(",").map(Number);
-const HOST = "127.0.83.1"; // the bench's own loopback block (bench/etcd.ts has 81 and 82)
+const HOST = `127.0.${values.block}.1`; // the bench's own loopback block (bench/etcd.ts has 81 and 82)
 const v8Flags = (await Deno.readTextFile(new URL("../deploy/v8-flags", import.meta.url))).trim();
 const mib = (b: number) => (b / 1024 / 1024).toFixed(1);
 const kib = (b: number) => (b / 1024).toFixed(0);
@@ -56,6 +59,7 @@ try {
     etcdUrl: etcdClientUrl(HOST),
     nodes,
     settleMs: Number(values.settle) * 1000,
+    openTimeoutMs: Number(values["open-timeout"]) * 1000,
     cache: values["max-watches"] ? { maxWatches: Number(values["max-watches"]) } : {},
   };
   await Deno.writeTextFile(`${dir}/setup.json`, JSON.stringify(setup), { mode: 0o600 });
@@ -84,7 +88,16 @@ try {
       console.log(`${n}: the child failed (${out.code})`);
       continue;
     }
-    const r = JSON.parse(line) as { openMs: number; before: Sample; open: Sample; steady: Sample; heapLimit: number };
+    const r = JSON.parse(line) as {
+      openMs: number;
+      notReady: number;
+      readyAtEnd: number;
+      watching?: number;
+      before: Sample;
+      open: Sample;
+      steady: Sample;
+      heapLimit: number;
+    };
     const per = (f: (s: Sample) => number) => (f(r.steady) - f(r.before)) / n;
     console.log(
       `${String(n).padStart(8)}  ${(r.openMs / 1000).toFixed(1).padStart(4)} s  ${mib(r.before.rss).padStart(5)} MiB` +

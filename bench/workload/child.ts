@@ -25,6 +25,8 @@ export interface Setup {
   etcdUrl: string;
   nodes: number;
   settleMs: number;
+  /** Figures are taken after this long even if some clusters are not ready yet (their count is printed). */
+  openTimeoutMs: number;
   /** Extra options of the cache (e.g. `maxOpen`, `maxWatches`). */
   cache: Record<string, number>;
 }
@@ -87,14 +89,18 @@ for (let i = 0; i < n; i++) {
   observers.push(obs);
 }
 let waiting = Array.from({ length: n }, (_, i) => i);
-while (waiting.length) {
+while (waiting.length && performance.now() - t0 < setup.openTimeoutMs) {
   waiting = waiting.filter((i) => !ready(i));
   if (waiting.length) await sleep(100);
 }
+const notReady = waiting.length;
 const openMs = performance.now() - t0;
 const open = await measure();
 await sleep(setup.settleMs);
-for (let i = 0; i < n; i++) ready(i); // a pass reads every cluster, as NICO's resync does
+let readyAtEnd = 0;
+for (let i = 0; i < n; i++) if (ready(i)) readyAtEnd++; // a pass reads every cluster, as NICO's resync does
 const steady = await measure();
-console.log(JSON.stringify({ n, openMs, before, open, steady, heapLimit: getHeapStatistics().heap_size_limit }));
+const watching = (cache as { watchingCount?: number }).watchingCount;
+const heapLimit = getHeapStatistics().heap_size_limit;
+console.log(JSON.stringify({ n, openMs, notReady, readyAtEnd, watching, before, open, steady, heapLimit }));
 await Promise.all([cache.closeAll(), ...observers.map((o) => o.close())]);
