@@ -111,7 +111,11 @@ try {
     console.log(
       `          heap used ${mib(r.steady.heapUsed)} MiB of ${mib(r.heapLimit)} MiB; external ${
         mib(r.steady.external)
-      } MiB`,
+      } MiB; ${
+        r.notReady ? `${r.notReady} not ready when the open timed out; ` : ""
+      }ready after settling ${r.readyAtEnd}/${n}${r.watching === undefined ? "" : `; watching ${r.watching}`}; load ${
+        Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ")
+      }`,
     );
   }
 } finally {
