@@ -10,7 +10,7 @@
  */
 import { getHeapStatistics } from "node:v8";
 import { WorkloadCache } from "../../controllers/cluster/workload/cache.ts";
-import { EtcdObserver } from "../../controllers/cluster/etcd/observer.ts";
+import { EtcdObserver, type EtcdWatching } from "../../controllers/cluster/etcd/observer.ts";
 import { etcdClientCertificate } from "../../controllers/cluster/etcd/trust.ts";
 import { issueKubeconfig } from "../../core/render/kubeconfig.ts";
 import type { KeyPair } from "../../lib/pki.ts";
@@ -82,6 +82,7 @@ for (let i = 0; i < n; i++) {
     policy: "loopback",
     onChange: () => {},
     idle: (key) => !cache.watching?.(key),
+    rounds: (cache as { rounds?: EtcdWatching["rounds"] }).rounds,
     key: `bench/c${i}`,
     log: silentLogger,
   });

@@ -181,6 +181,7 @@ export function clusterController(opts: ClusterControllerOptions): ClusterContro
         policy: targetPolicy(opts.workloads.policy),
         onChange: (key) => ctl.enqueue(key),
         idle: (key) => !workloads?.watching(key),
+        rounds: workloads?.rounds,
       }
       : undefined,
     nio,

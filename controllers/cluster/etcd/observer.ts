@@ -22,6 +22,7 @@ import { urlHost } from "../../../core/etcd/members.ts";
 import { type EtcdSnapshot, memberViews } from "../../../core/etcd/observed.ts";
 import type { EtcdStatus } from "../../../lib/etcd/client.ts";
 import { refusedTarget, type TargetPolicy } from "../workload/targets.ts";
+import type { Rounds } from "../workload/rounds.ts";
 
 /** How NICO watches etcd, for every cluster (given to the reconciler). */
 export interface EtcdWatching {
@@ -38,6 +39,8 @@ export interface EtcdWatching {
    * and TLS state are closed after each look, and opened again for the next. Absent: never idle.
    */
   idle?: ((clusterKey: string) => boolean) | undefined;
+  /** An idle cluster's look takes its turn here (the workload connections' polled rounds). */
+  rounds?: Rounds | undefined;
 }
 
 /** The defaults of {@link EtcdWatching}. */
@@ -114,9 +117,11 @@ export class EtcdObserver {
       const before = this.#snapshot;
       this.#again = false;
       this.#looking = true;
-      const next = await this.look().finally(() => (this.#looking = false));
+      const idle = this.#o.idle?.(this.#o.key) ?? false;
+      const look = () => this.look().finally(() => idle && this.client.close());
+      const next = await (idle && this.#o.rounds ? this.#o.rounds.run(look) : look())
+        .finally(() => (this.#looking = false));
       if (this.#abort.signal.aborted) return;
-      if (this.#o.idle?.(this.#o.key)) this.client.close();
       this.#snapshot = next;
       failures = next.members ? 0 : failures + 1;
       if (!before || fingerprint(before) !== fingerprint(next)) this.#o.onChange(this.#o.key);

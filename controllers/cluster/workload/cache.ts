@@ -13,6 +13,7 @@ import { type ConnectionOptions, WorkloadConnection, type WorkloadView } from ".
 import { workloadClients } from "./connect.ts";
 import { type TargetPolicy, targetPolicy } from "./targets.ts";
 import { watchChanges, watchedClusters } from "../../../core/nodes/watches.ts";
+import { RoundGate } from "./rounds.ts";
 
 export interface WorkloadCacheOptions {
   /** A workload cluster's state changed: requeue the KubernetesCluster with this key. */
@@ -22,6 +23,8 @@ export interface WorkloadCacheOptions {
   maxOpen?: number;
   /** At most this many connections watch their Nodes and keep their sockets (default 100); the others poll. */
   maxWatches?: number;
+  /** At most this many polled rounds at once (default 32; a round that waited 2 s goes anyway: ./rounds.ts). */
+  maxRounds?: number;
   /** Which endpoints may be reached (default: {@link targetPolicy}). */
   policy?: TargetPolicy;
   /** How often `/readyz` is asked (default 10 s); the deadline of one probe too. */
@@ -57,11 +60,14 @@ export class WorkloadCache {
   readonly #entries = new Map<string, Entry>();
   readonly #closing = new Set<Promise<void>>();
   #closingAll = false;
+  /** The turns of polled rounds, shared with the etcd observers of idle clusters. */
+  readonly rounds: RoundGate;
 
   constructor(o: WorkloadCacheOptions) {
     this.#o = o;
     this.#policy = targetPolicy(o.policy);
     this.#now = o.now ?? (() => new Date());
+    this.rounds = new RoundGate(o.maxRounds ?? 32, 2_000);
   }
 
   /** Open connections. */
@@ -122,6 +128,7 @@ export class WorkloadCache {
         nodeClient,
         versionIntervalMs: this.#o.versionIntervalMs,
         onNeeded: () => this.#need(key),
+        rounds: this.rounds,
       };
       const conn = new WorkloadConnection(opts);
       // A watch if one is free; else polled until NICO needs the cluster (at start, the first opened watch).

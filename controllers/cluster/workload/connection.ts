@@ -19,6 +19,7 @@ import { DRAIN_STARTED_ANNOTATION } from "../../../core/contract/labels.ts";
 import { type KubeNode, type KubePod, type NodeView, viewNode } from "../../../core/nodes/workload.ts";
 import { type ApiServerAnswer, type ApiServerTarget, ApiServerVersions } from "./versions.ts";
 import { NodeSource } from "./nodes.ts";
+import type { Rounds } from "./rounds.ts";
 
 export type ApiState = "Available" | "Unavailable" | "Unknown";
 
@@ -58,6 +59,8 @@ export interface ConnectionOptions {
   versionIntervalMs?: number | undefined;
   /** NICO needs this cluster now (a drain, a Node write, an apply, a change seen): see core/nodes/watches.ts. */
   onNeeded?: (() => void) | undefined;
+  /** Takes turns for the rounds of a polled connection (./rounds.ts); absent: no turns. */
+  rounds?: Rounds | undefined;
 }
 
 /** A live connection; made and closed by {@link WorkloadCache}. */
@@ -123,6 +126,12 @@ export class WorkloadConnection {
     await this.#release();
   }
 
+  /** One round of requests: a polled connection takes its turn for it, and closes its sockets after it. */
+  async #round<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#nodes.watching || !this.#o.rounds) return await fn().finally(() => this.#release());
+    return await this.#o.rounds.run(() => fn().finally(() => this.#release()));
+  }
+
   /** A polled connection with no drain under way closes its sockets and TLS state; the next request reopens them. */
   async #release(): Promise<void> {
     if (!this.#nodes.watching && this.#pods.size === 0 && !this.#abort.signal.aborted) await this.client.close();
@@ -132,8 +141,7 @@ export class WorkloadConnection {
     const signal = this.#abort.signal;
     while (!signal.aborted) {
       await sleep(this.#o.versionIntervalMs ?? 15_000, signal);
-      if (!signal.aborted) await versions.askAll();
-      await this.#release();
+      if (!signal.aborted) await this.#round(() => versions.askAll());
     }
   }
 
@@ -155,11 +163,13 @@ export class WorkloadConnection {
     const signal = this.#abort.signal;
     let failures = 0;
     while (!signal.aborted) {
-      const ok = await this.probe();
+      const ok = await this.#round(async () => {
+        const ok = await this.probe();
+        if (ok) await this.#nodes.poll(this.#o.now(), signal);
+        else this.#nodes.missed();
+        return ok;
+      });
       failures = ok ? 0 : failures + 1;
-      if (ok) await this.#nodes.poll(this.#o.now(), signal);
-      else this.#nodes.missed();
-      await this.#release();
       // Back off while the API is away, by at most four intervals, so its return is seen soon.
       await sleep(this.#o.probeIntervalMs * Math.min(4, 2 ** failures), signal);
       for (const [node, pods] of this.#pods) {
