@@ -26,20 +26,7 @@ const names = (w: EtcdWatch) => (w.last()?.members ?? []).map((m) => m.name || `
 
 /** cp-1 … cp-3 by selector, cp-4 and cp-5 free spares, control-plane remediation on; Ready with etcd of 3. */
 async function createCluster(s: Scenario): Promise<void> {
-  await s.machines(POOL, {}, { role: "cp" });
-  await s.discovered(POOL);
-  await s.client.create(KUBERNETES_CLUSTERS, {
-    metadata: { name: "c", namespace: s.ns },
-    spec: {
-      gitRepo: "https://git.example.test/v1.git",
-      controlPlane: {
-        machineSelector: { matchLabels: { role: "cp" } },
-        count: 3,
-        remediation: { nodeNotReadyTimeout: `${CP_TIMEOUT_S}s` },
-      },
-    },
-  });
-  await s.until("Ready, etcd of 3 healthy", (c) => settled(c) && etcdSettled(3)(c), 120_000);
+  await controlPlaneCluster(s, POOL, (c) => settled(c) && etcdSettled(3)(c));
   await s.settled();
 }
 
