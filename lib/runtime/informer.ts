@@ -134,6 +134,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this;
   }
 
+  /** Whether the cache has an index of that name. */
+  hasIndex(name: string): boolean {
+    return this.#cache.hasIndex(name);
+  }
+
   /** Cached objects the index `name` holds under `value` (an index lookup). */
   byIndex(name: string, value: string): T[] {
     return this.#cache.byIndex(name, value);
