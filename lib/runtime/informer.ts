@@ -125,21 +125,15 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.#cache.list(namespace);
   }
 
-  /**
-   * Adds a named index to the cache (lib/runtime/store.ts), kept on every event and relist; add it before
-   * {@link start} or at any time (it is built from what is cached).
-   */
+  /** Adds a named index (lib/runtime/store.ts), kept on every event and relist; built at once from the cache. */
   addIndex(name: string, fn: IndexFunc<T>): this {
     this.#cache.addIndex(name, fn);
     return this;
   }
-
-  /** Whether the cache has an index of that name. */
   hasIndex(name: string): boolean {
     return this.#cache.hasIndex(name);
   }
-
-  /** Cached objects the index `name` holds under `value` (an index lookup). */
+  /** Cached objects the index `name` holds under `value` (a lookup). */
   byIndex(name: string, value: string): T[] {
     return this.#cache.byIndex(name, value);
   }
