@@ -235,8 +235,21 @@ export function targetRows(
       : "-",
     allowed ? allowed.p99Ms <= 3 && allowed.rate >= 1000 : null,
   );
-  // The fleet's (issue 31): a pass whose cost does not grow with the fleet keeps the ratio to the ceiling flat.
+  fleetTargets(results, add);
+  const idle = results.map((r) => r.idle.writes);
+  add("zeroIdleWrites", "zero writes in an idle window", idle, idle.join(", "), idle.every((w) => w === 0));
+  return {
+    rows,
+    json: Object.fromEntries(rows.map((r) => [r.key, { measured: r.value, met: r.verdict === "met" }])),
+  };
+}
+
+type AddTarget = (key: string, name: string, value: unknown, measured: string, met: boolean | null) => void;
+
+/** The fleet's targets (issue 31): a pass whose cost does not grow with the fleet keeps the ratio to the ceiling flat. */
+function fleetTargets(results: SizeResult[], add: AddTarget): void {
   const smallest = results[0]!;
+  const largest = results.at(-1)!;
   const cfgRatio = (r: SizeResult) => r.ceiling?.ratioConfigurations ?? null;
   const growth = results.length > 1 && cfgRatio(smallest) && cfgRatio(largest) !== null
     ? round(cfgRatio(largest)! / cfgRatio(smallest)!, 2)
@@ -250,7 +263,7 @@ export function targetRows(
     }`,
     growth === null ? null : growth <= 1.2,
   );
-  const fleetRss = rssAt(3000);
+  const fleetRss = results.find((r) => r.machines === 3000)?.memory.peakRssBeforeRolloutMiB;
   add(
     "peakRssAtMost256MiBAt3000Machines",
     "peak RSS <= 256 MiB at 1,000 x 3 machines",
@@ -258,10 +271,4 @@ export function targetRows(
     f(fleetRss, " MiB"),
     fleetRss === undefined || fleetRss === null ? null : fleetRss <= 256,
   );
-  const idle = results.map((r) => r.idle.writes);
-  add("zeroIdleWrites", "zero writes in an idle window", idle, idle.join(", "), idle.every((w) => w === 0));
-  return {
-    rows,
-    json: Object.fromEntries(rows.map((r) => [r.key, { measured: r.value, met: r.verdict === "met" }])),
-  };
 }
