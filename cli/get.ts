@@ -18,7 +18,7 @@ const FLAGS: FlagSpec[] = [
 
 export const GET_HELP = commandHelp(
   "nico get [cluster...] [flags]",
-  "Lists clusters: phase, ready control-plane nodes and workers, rollout state and age.",
+  "Lists clusters: phase, ready nodes of each plane, Kubernetes version (once reported), rollout state and age.",
   FLAGS,
 );
 
@@ -53,6 +53,8 @@ export function renderGet(clusters: KubernetesCluster[], allNamespaces: boolean,
   const sorted = [...clusters].sort((a, b) =>
     `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`)
   );
+  // A VERSION column (the lowest version the nodes report, as kubectl's) once any cluster reports one.
+  const versions = sorted.some((c) => c.status?.version);
   const rows: Cell[][] = sorted.map((c) => {
     const phase = c.status?.phase ?? "";
     const r = rolloutState(c);
@@ -62,6 +64,7 @@ export function renderGet(clusters: KubernetesCluster[], allNamespaces: boolean,
       { text: phase, paint: PHASE_PAINT[phase] ?? "yellow" },
       c.status?.controlPlane?.summary ?? "",
       c.status?.dataPlane?.summary ?? "",
+      ...(versions ? [c.status?.version ?? ""] : []),
       { text: r.text, paint: r.paint },
       age(c.metadata.creationTimestamp, now),
     ];
@@ -72,6 +75,7 @@ export function renderGet(clusters: KubernetesCluster[], allNamespaces: boolean,
     "PHASE",
     "CONTROL PLANE",
     "WORKERS",
+    ...(versions ? ["VERSION"] : []),
     "ROLLOUT",
     "AGE",
   ];

@@ -39,6 +39,8 @@ export class ClusterMemory {
   readonly problems: WarningLimiter = new WarningLimiter();
   /** The phase last announced by an Event: a stale cache does not announce it twice. */
   announcedPhase: string | undefined;
+  /** The halt (the `Stalled` message) last announced by a Warning Event: told once per halt. */
+  announcedStall: string | undefined;
   /** Races lost in a row (claims, a stale cache), for their backoff. */
   readonly races: Races = new Races();
   /** When a progress-only status change was first held back (ms since the epoch); undefined: none is held. */

@@ -17,6 +17,7 @@
  */
 import { KUBERNETES_CLUSTERS, type KubernetesCluster, KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
 import type { EventRecorder } from "../../lib/events.ts";
+import { haltedNow } from "../../core/status/halted.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import type { ReconcileResult } from "../../lib/runtime/controller.ts";
 import type { Informer } from "../../lib/runtime/informer.ts";
@@ -270,6 +271,11 @@ export class ClusterReconciler {
       return held;
     }
     memory.problems.clear(memory.key);
+    const stalled = haltedNow(cluster.status?.conditions, status.conditions);
+    if (input.kind === "pass" && stalled && memory.announcedStall !== stalled.message) {
+      memory.announcedStall = stalled.message;
+      recorder.post(cluster, "Warning", stalled.reason, stalled.message);
+    }
     if (input.kind === "pass" && status.phase !== cluster.status?.phase && memory.announcedPhase !== status.phase) {
       memory.announcedPhase = status.phase;
       log.info("phase changed", { from: cluster.status?.phase, to: status.phase });

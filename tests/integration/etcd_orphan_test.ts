@@ -48,12 +48,14 @@ Deno.test({
         () => w.last()?.members.length === 3 && !w.last()!.members.some((m) => !m.name),
         90_000,
       );
+      // k3s retries a failed join, adding a member per attempt: a slow run can
+      // leave more than one unstarted member, each removed with its own Event.
       const removed = (await etcdEvents(s)).filter((e) => e.reason === "EtcdMemberRemoved");
-      assert.equal(removed.length, 1, JSON.stringify(removed));
-      assert.match(
-        removed[0]!.message,
-        /removed etcd member unstarted member \d+ of cp-4: .* never started \(a failed join\)/,
-      );
+      assert.ok(removed.length >= 1, JSON.stringify(removed));
+      for (const e of removed) {
+        assert.match(e.message, /removed etcd member unstarted member \d+ of cp-4: .* never started \(a failed join\)/);
+      }
+      assert.deepEqual(w.last()!.members.map((m) => m.name).sort(), ["cp-1", "cp-2", "cp-3"]);
       await w.stop();
       assert.deepEqual(w.belowQuorum().map((x) => `${x.healthyVoters}/${x.voters}`), [], "never below quorum");
       // The user takes the broken Machine out: the cluster is whole again.

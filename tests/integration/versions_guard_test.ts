@@ -13,7 +13,8 @@ import { configName } from "../../core/contract/names.ts";
 import { SPEC_HASH_ANNOTATION } from "../../core/contract/labels.ts";
 import { askedVersion, clusterNixOf } from "../../core/render/clusternix.ts";
 import { ApiError } from "../../lib/kube/errors.ts";
-import { VALIDATING_WEBHOOKS } from "../../lib/kube/resources.ts";
+import { EVENTS, VALIDATING_WEBHOOKS } from "../../lib/kube/resources.ts";
+import type { KubeObject } from "../../lib/kube/client.ts";
 import { createCa, issueCert } from "../../lib/pki.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
@@ -72,6 +73,16 @@ for (const generation of GENERATIONS) {
         );
         assert.equal(condition(halted, "RollingOut")?.reason, "RolloutStalled");
         assert.match(condition(halted, "RollingOut")!.message, /^halted at w-1 \(VersionSkew: w-1's kubelet 1\.32\.0/);
+        // A Warning Event says so too, once, where `kubectl describe` and `kubectl events` show it.
+        const skew = await eventually("a VersionSkew Warning Event", async () => {
+          const found = (await s.client.list<KubeObject & { reason?: string; type?: string; note?: string }>(
+            EVENTS,
+            { namespace: s.ns },
+          )).items.filter((e) => e.reason === "VersionSkew");
+          return found.length ? found : undefined;
+        }, 30_000);
+        assert.deepEqual(skew.map((e) => e.type), ["Warning"]);
+        assert.match(skew[0]!.note ?? "", /^VersionSkew: w-1's kubelet 1\.32\.0 is newer than cp-1's API server/);
         // Nothing else changes, even in a later pass.
         await s.settled();
         assert.deepEqual([await repoOf(s, "w-1"), await repoOf(s, "w-2"), await repoOf(s, "cp-1")], [V2, V1, V1]);

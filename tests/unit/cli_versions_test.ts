@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { renderDescribe } from "../../cli/describe.ts";
+import { renderGet } from "../../cli/get.ts";
 import { clusterView } from "../../cli/observe.ts";
 import { renderPlan } from "../../cli/plan.ts";
 import { renderClusterNix } from "../../core/render/clusternix.ts";
@@ -113,4 +114,28 @@ Deno.test("nico plan: every step of the chain, the control plane first, then the
   assert.match(text, /Kubernetes 1\.30\.4 → 1\.33 \(spec\.version\)/);
   assert.match(text, /1\. control plane to 1\.31: cp-3, cp-1\n {2}2\. control plane to 1\.32: cp-2, cp-3, cp-1/);
   assert.match(text, /4\. workers to 1\.33: w-1, w-2/);
+});
+
+Deno.test("nico get: a VERSION column (the lowest version reported) once any cluster reports one", () => {
+  const named = (name: string, version?: string): KubernetesCluster => ({
+    apiVersion: "nico.homystack.com/v1alpha1",
+    kind: "KubernetesCluster",
+    metadata: { name, namespace: "default", creationTimestamp: "2026-01-01T00:00:00Z" },
+    spec: { controlPlane: { machines: ["cp-1"] } },
+    status: { phase: "Ready", ...(version ? { version } : {}) },
+  } as KubernetesCluster);
+  const lines = renderGet([named("old", "v1.31.4"), named("new")], false, STYLE, NOW).split("\n");
+  assert.deepEqual(lines[0]!.split(/\s{2,}/), [
+    "NAME",
+    "PHASE",
+    "CONTROL PLANE",
+    "WORKERS",
+    "VERSION",
+    "ROLLOUT",
+    "AGE",
+  ]);
+  const old = lines.find((l) => l.startsWith("old"))!;
+  assert.equal(old.slice(lines[0]!.indexOf("VERSION")).split(/\s+/)[0], "v1.31.4");
+  const none = renderGet([named("new")], false, STYLE, NOW).split("\n")[0]!;
+  assert.ok(!none.includes("VERSION"), none);
 });

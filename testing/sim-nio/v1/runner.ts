@@ -130,7 +130,7 @@ async function start(ctx: SimContext, key: string, job: Job, attempt: number): P
   ctx.queue.addAfter(key, duration(ctx, job));
 }
 
-/** How a switch attempt will end: `ok`, `never`, or `fail:<message>`. */
+/** How a switch attempt will end: `ok` or `fail:<message>`. */
 function switchOutcome(
   ctx: SimContext,
   info: RunInfo,
@@ -142,7 +142,8 @@ function switchOutcome(
     return `fail:ssh: connect to host ${m?.spec?.host ?? info.machine} port 22: Connection timed out`;
   }
   if (!cfg) return "ok";
-  if (flagged(cfg, NEVER_FINISH_ANNOTATION)) return "never";
+  // A host that hangs (NEVER_FINISH_ANNOTATION) is not an outcome: finish() holds the run while the flag stays, and a
+  // host that recovers (the flag removed) finishes it, as a hung switch that comes back does.
   if (flagged(cfg, FAIL_APPLY_ANNOTATION)) return `fail:nixos-rebuild switch failed (${FAIL_APPLY_ANNOTATION})`;
   const failFirst = Number(cfg.metadata.annotations?.[FAIL_ATTEMPTS_ANNOTATION] ?? 0);
   if (attempt <= failFirst) {
