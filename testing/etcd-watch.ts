@@ -11,9 +11,14 @@ import { EtcdClient } from "../lib/etcd/client.ts";
 import { issueCert, type KeyPair } from "../lib/pki.ts";
 import { quorumOf } from "../core/etcd/members.ts";
 
-/** One look: the members (by name, or id when unstarted), the voters that answered, the leader's name. */
+/**
+ * One look: the members (by name, or id when unstarted), the voters that answered, the leader's name. A look where a
+ * member did not answer within the deadline is `inconclusive`: on a loaded machine a slow answer is no proof that the
+ * member is down (a stopped member refuses the connection at once; one without a leader answers leader 0).
+ */
 export interface EtcdSample {
   at: number;
+  inconclusive?: true;
   members: { id: string; name: string; peer: string; learner: boolean; healthy: boolean }[];
   voters: number;
   healthyVoters: number;
@@ -24,7 +29,7 @@ export interface EtcdWatch {
   readonly samples: readonly EtcdSample[];
   /** The last sample. */
   last(): EtcdSample | undefined;
-  /** Samples where the healthy voters were fewer than a majority. */
+  /** Conclusive samples where the healthy voters were fewer than a majority. */
   belowQuorum(): EtcdSample[];
   stop(): Promise<void>;
 }
@@ -32,16 +37,22 @@ export interface EtcdWatch {
 /** Watches the etcd at `endpoints()` (client URLs) with a client certificate from `ca`. */
 export async function watchEtcd(ca: KeyPair, endpoints: () => string[], intervalMs = 150): Promise<EtcdWatch> {
   const cert = await issueCert(ca, { commonName: "test-watcher", usage: "client", days: 1 });
-  const client = new EtcdClient({ caPem: ca.certPem, certPem: cert.certPem, keyPem: cert.keyPem, timeoutMs: 800 });
+  const client = new EtcdClient({ caPem: ca.certPem, certPem: cert.certPem, keyPem: cert.keyPem, timeoutMs: 3_000 });
   const samples: EtcdSample[] = [];
   let stopped = false;
   const look = async (): Promise<EtcdSample | undefined> => {
     for (const ep of endpoints()) {
       const list = await client.members(ep).catch(() => undefined);
       if (!list) continue;
+      let slow = false;
       const statuses = await Promise.all(list.map((m) => {
         const url = m.clientURLs[0];
-        return url ? client.status(url).catch(() => undefined) : Promise.resolve(undefined);
+        return url
+          ? client.status(url).catch((err: unknown) => {
+            if (String((err as Error)?.message).includes("no answer within")) slow = true;
+            return undefined;
+          })
+          : Promise.resolve(undefined);
       }));
       const members = list.map((m, i) => ({
         id: m.id,
@@ -54,6 +65,7 @@ export async function watchEtcd(ca: KeyPair, endpoints: () => string[], interval
       const voters = members.filter((m) => !m.learner);
       return {
         at: Date.now(),
+        ...(slow ? { inconclusive: true as const } : {}),
         members,
         voters: voters.length,
         healthyVoters: voters.filter((m) => m.healthy).length,
@@ -73,7 +85,7 @@ export async function watchEtcd(ca: KeyPair, endpoints: () => string[], interval
   return {
     samples,
     last: () => samples[samples.length - 1],
-    belowQuorum: () => samples.filter((s) => s.healthyVoters < quorumOf(s.voters)),
+    belowQuorum: () => samples.filter((s) => !s.inconclusive && s.healthyVoters < quorumOf(s.voters)),
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -31,6 +31,8 @@ export interface EtcdMemberOptions {
   state: "new" | "existing";
   /** A folder of the member's own (its data, certificates and log). */
   dir: string;
+  /** More names its certificate carries (a client that cannot verify an IP address asks for a name). */
+  dnsNames?: string[];
 }
 
 /** A running member. */
@@ -53,7 +55,7 @@ export async function startEtcdMember(o: EtcdMemberOptions): Promise<EtcdMemberP
     // Peers dial from 127.0.0.1 (no source address is bound on loopback) and etcd checks a peer's address
     // against its certificate, so the loopback address is named too, as k3s's peer certificates do.
     ipAddresses: [...new Set([...(ip ? [o.host] : []), "127.0.0.1"])],
-    ...(ip ? {} : { dnsNames: [o.host] }),
+    dnsNames: [...(ip ? [] : [o.host]), ...(o.dnsNames ?? [])],
     usage: "both",
     days: 30,
   });

@@ -1,9 +1,10 @@
 /** What the etcd scenario tests share: hosts, a watcher of the scenario's etcd, NICO's etcd Events. */
+import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeObject } from "../lib/kube/client.ts";
 import { EVENTS } from "../lib/kube/resources.ts";
 import { condition, type Scenario } from "../testing/scenario.ts";
-import { watchEtcd } from "../testing/etcd-watch.ts";
+import { type EtcdSample, type EtcdWatch, watchEtcd } from "../testing/etcd-watch.ts";
 import { etcdClientUrl } from "../testing/etcd.ts";
 
 /** The client URLs of the scenario's Machines 127.0.<block>.2 … (as testing/scenario.ts numbers them). */
@@ -25,11 +26,26 @@ export const etcdSettled = (members: number) => (c: KubernetesCluster) =>
   c.status?.etcd?.voters === members && c.status.etcd.healthyVoters === members &&
   c.status.etcd.members.length === members;
 
-/** NICO's etcd Events in the scenario's namespace, oldest first. */
-export async function etcdEvents(s: Scenario): Promise<{ reason: string; message: string }[]> {
+/** NICO's etcd Events in the scenario's namespace, oldest first, with when each was posted (ms). */
+export async function etcdEvents(s: Scenario): Promise<{ reason: string; message: string; at: number }[]> {
   type Event = KubeObject & { reason?: string; note?: string; eventTime?: string };
   const items = (await s.client.list<Event>(EVENTS, { namespace: s.ns })).items;
   return items.filter((e) => e.reason?.startsWith("Etcd"))
     .sort((a, b) => (a.eventTime ?? "").localeCompare(b.eventTime ?? ""))
-    .map((e) => ({ reason: e.reason!, message: e.note ?? "" }));
+    .map((e) => ({ reason: e.reason!, message: e.note ?? "", at: Date.parse(e.eventTime ?? "") }));
+}
+
+/** The watcher's last sample taken at or before `t` (ms). */
+export function sampleBefore(w: EtcdWatch, t: number): EtcdSample | undefined {
+  return w.samples.filter((x) => x.at <= t).pop();
+}
+
+/**
+ * The watcher never saw fewer healthy voters than a majority, in the looks where every member answered in time or
+ * refused; and at least half its looks were such (a loaded machine may slow some, not blind the witness).
+ */
+export function assertNeverBelowQuorum(w: EtcdWatch): void {
+  const conclusive = w.samples.filter((x) => !x.inconclusive).length;
+  assert.ok(conclusive >= w.samples.length / 2, `only ${conclusive} of ${w.samples.length} looks were conclusive`);
+  assert.deepEqual(w.belowQuorum().map((x) => `${x.healthyVoters}/${x.voters}`), [], "never below quorum");
 }

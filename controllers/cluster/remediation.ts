@@ -101,7 +101,9 @@ export function remediationView(
       facts,
       bootstrap: s.bootstrap,
       endpointIsBootstrap: !s.spec.controlPlaneEndpoint,
-      ...(plane === "controlPlane" && etcd?.sight.kind === "seen" ? { etcd: etcdFacts(etcd) } : {}),
+      ...(plane === "controlPlane" && etcd && (etcd.sight.kind === "seen" || lost(etcd))
+        ? { etcd: etcdFacts(etcd) }
+        : {}),
       nodesKnown,
       provisioned: s.cluster.status?.initialization?.provisioned === true,
       paused: s.paused,
@@ -112,8 +114,14 @@ export function remediationView(
   return { planes, inFlight, short: shortPlanes(s, marks), dueAt: due === undefined ? undefined : new Date(due) };
 }
 
+/** Whether etcd answers but has lost quorum (members answer without a leader, so none lists the members). */
+const lost = (etcd: EtcdView) => etcd.sight.kind === "unreachable" && etcd.sight.quorumLost === true;
+
 /** etcd's members and the member on each control-plane node's address, for the quorum rule. */
 function etcdFacts(etcd: EtcdView): NonNullable<PlaneFacts["etcd"]> {
+  if (etcd.sight.kind === "unreachable" && etcd.sight.quorumLost) {
+    return { members: [], memberOf: new Map(), quorumLost: etcd.sight.why };
+  }
   const members = etcd.sight.kind === "seen" ? etcd.sight.members : [];
   const memberOf = new Map<string, string>();
   for (const n of etcd.nodes) {

@@ -16,8 +16,11 @@ import { type EtcdSnapshot, memberViews } from "./observed.ts";
 export type EtcdSight =
   /** NICO does not look (no workload connections, no etcd CA, not asked yet): why. */
   | { kind: "off"; why: string }
-  /** No member answered (refused, TLS refused, no answer in time): why. */
-  | { kind: "unreachable"; why: string }
+  /**
+   * No member answered (refused, TLS refused, no answer in time): why. `quorumLost` when members answered their
+   * own status without a leader: etcd runs, NICO's credentials work, but it has lost quorum.
+   */
+  | { kind: "unreachable"; why: string; quorumLost?: true }
   /** `at`: when the look began (the members are as they were then, or later). */
   | { kind: "seen"; members: MemberView[]; at: Date };
 
@@ -32,10 +35,16 @@ export type EtcdSight =
  * etcdSight(undefined, now, 30_000).kind; // "off"
  * const refused = { at: now, listErrors: ["etcd https://127.0.0.5:2379 cluster/member/list: connection refused"], statuses: new Map(), statusErrors: new Map(), alarms: [] };
  * etcdSight(refused, now, 30_000); // { kind: "unreachable", why: "no member answers: etcd https://127.0.0.5:2379 cluster/member/list: connection refused" }
+ * etcdSight({ ...refused, leaderless: ["127.0.0.5"] }, now, 30_000).kind; // "unreachable", with quorumLost: true
  * ```
  */
 export function etcdSight(snap: EtcdSnapshot | undefined, now: Date, staleMs: number): EtcdSight {
   if (!snap) return { kind: "off", why: "NICO has not asked etcd yet" };
+  if (!snap.members && snap.leaderless?.length) {
+    const why = `no member answers the member list, and the members on ${listNames(snap.leaderless)} answer ` +
+      "without a leader: etcd has lost quorum";
+    return { kind: "unreachable", why, quorumLost: true };
+  }
   if (!snap.members) {
     const why = snap.listErrors.length ? listNames(snap.listErrors, 2) : "no control-plane node to ask";
     return { kind: "unreachable", why: `no member answers: ${why}` };
@@ -102,6 +111,14 @@ export function etcdCondition(
   plan?: Pick<MembershipPlan, "orphans" | "blocked">,
 ): ConditionInput {
   if (sight.kind === "off") return condition("EtcdHealthy", "Unknown", "EtcdNotObserved", sight.why);
+  if (sight.kind === "unreachable" && sight.quorumLost) {
+    return condition(
+      "EtcdHealthy",
+      "False",
+      "QuorumLost",
+      `${sight.why}; NICO replaces no control-plane member: bring members back, or restore etcd from a backup`,
+    );
+  }
   if (sight.kind === "unreachable") {
     return condition(
       "EtcdHealthy",

@@ -24,6 +24,11 @@ export interface EtcdSnapshot {
   /** Why a member's status is missing, by member id. */
   statusErrors: ReadonlyMap<string, string>;
   alarms: EtcdAlarm[];
+  /**
+   * When no endpoint answered the list (etcd 3.7 serves it only with a leader): the hosts whose member still
+   * answered its own status, without a leader. Quorum lost, not a flake without the contract.
+   */
+  leaderless?: string[] | undefined;
   /** How many requests the refresh made, and how long it took (for the cost per refresh). */
   cost?: { requests: number; ms: number } | undefined;
 }

@@ -120,9 +120,10 @@ export interface PlaneFacts {
   nodesKnown: boolean;
   /**
    * etcd's members as NICO sees them (control plane, when the flake follows the etcd contract), and the member on
-   * each node's address, by machine: quorum is then counted from etcd's own health, not from Nodes.
+   * each node's address, by machine: quorum is then counted from etcd's own health, not from Nodes. `quorumLost`
+   * (why) when members answer without a leader and so list none: no remediation then.
    */
-  etcd?: { members: readonly MemberView[]; memberOf: ReadonlyMap<string, string> } | undefined;
+  etcd?: { members: readonly MemberView[]; memberOf: ReadonlyMap<string, string>; quorumLost?: string } | undefined;
   /** The cluster has been Ready once. */
   provisioned: boolean;
   paused: boolean;
@@ -294,6 +295,9 @@ function controlPlaneRefusal(
  */
 function etcdRefusal(f: PlaneFacts, target: Unhealthy, sick: string): string | undefined {
   if (!f.etcd) return undefined;
+  if (f.etcd.quorumLost) {
+    return `${sick}: ${f.etcd.quorumLost}, so no new member can join; NICO replaces none: bring a member back first`;
+  }
   const { members } = f.etcd;
   const id = f.etcd.memberOf.get(target.machine);
   const why = quorumFacts(members).tolerance < 0

@@ -41,8 +41,9 @@ export const ETCD_HEALTHY = {
       "False",
       "attention",
       "now",
-      "fewer healthy voting members than a majority: etcd refuses writes, the Kubernetes API with it; NICO changes " +
-        "no control-plane node and removes no member",
+      "fewer healthy voting members than a majority (or no member lists the members and those that answer have no " +
+        "leader): etcd refuses writes, the Kubernetes API with it; NICO changes no control-plane node, removes no " +
+        "member and replaces none",
       "bring members back (power, network); if they are gone for good, restore etcd from a backup",
     ),
     Alarm: reason(

@@ -2,13 +2,17 @@
  * lib/etcd/client.ts against a real three-member etcd over TLS (the
  * envtest's etcd 3.7.0 on loopback addresses, client certificates required):
  * members, status, alarms, leadership moves, a member added and never
- * started, its removal, refused credentials and a member that hangs.
+ * started, its removal, refused credentials and a member that hangs; with
+ * two of three stopped, no member lists the members and NICO's observer
+ * names the one answering its status without a leader (quorum lost).
  */
 import assert from "node:assert/strict";
 import { EtcdClient, EtcdError, type EtcdMember } from "../../lib/etcd/client.ts";
 import { createCa, issueCert, type KeyPair } from "../../lib/pki.ts";
 import { etcdClientUrl, type EtcdMemberProcess, etcdPeerUrl, startEtcdMember } from "../../testing/etcd.ts";
 import { eventually } from "../../testing/helpers.ts";
+import { EtcdObserver } from "../../controllers/cluster/etcd/observer.ts";
+import { silentLogger } from "../../lib/runtime/log.ts";
 
 const HOSTS = ["127.0.91.1", "127.0.91.2", "127.0.91.3"];
 
@@ -83,6 +87,31 @@ async function refusesAndTimesOut({ ca, client, endpoints, members }: Three): Pr
   await members[2]!.process.kill("SIGCONT");
 }
 
+/** Two of three stopped: the list needs a leader and hangs; the observer sees the member left answer without one. */
+async function losesQuorum({ ca, endpoints, members }: Three): Promise<void> {
+  const cert = await issueCert(ca, { commonName: "nico", usage: "client", days: 1 });
+  const opts = { intervalMs: 3_600_000, timeoutMs: 1_000, policy: "loopback" as const, onChange: () => {} };
+  const obs = new EtcdObserver(ca, cert, { ...opts, key: "test/c", log: silentLogger });
+  try {
+    obs.watch(HOSTS.map((h, i) => ({ host: h, url: endpoints[i]! })));
+    await members[1]!.stop();
+    await members[2]!.stop();
+    const snap = await eventually(
+      "the observer sees a leaderless member",
+      async () => {
+        const s = await obs.look();
+        return s.leaderless?.length ? s : undefined;
+      },
+      30_000,
+      200,
+    );
+    assert.equal(snap.members, undefined);
+    assert.deepEqual(snap.leaderless, [HOSTS[0]]);
+  } finally {
+    await obs.close();
+  }
+}
+
 Deno.test("the etcd client reads and changes a real cluster's membership", async () => {
   const dir = await Deno.makeTempDir({ prefix: "nico-etcd-" });
   const ca = await createCa({ commonName: "etcd-ca" });
@@ -102,6 +131,7 @@ Deno.test("the etcd client reads and changes a real cluster's membership", async
     const { list, leader } = await readsMembership(three);
     await changesMembership(three, list, leader);
     await refusesAndTimesOut(three);
+    await losesQuorum(three);
   } finally {
     three.client.close();
     for (const m of three.members) await m.stop();

@@ -13,7 +13,7 @@ import type { NioGeneration } from "../../core/contract/nio.ts";
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { startScenario } from "../../testing/scenario.ts";
 import type { EtcdWatch } from "../../testing/etcd-watch.ts";
-import { etcdEvents, etcdSettled, etcdWatcher } from "../etcd_kit.ts";
+import { assertNeverBelowQuorum, etcdEvents, etcdSettled, etcdWatcher } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
 const CP = ["cp-1", "cp-2", "cp-3", "cp-4", "cp-5"];
@@ -55,7 +55,7 @@ for (const generation of ["v1", "older"] as NioGeneration[]) {
         await s.settled();
         assert.deepEqual(names(w), CP.slice(0, 3), "after 5 → 3: the leavers' members are gone");
         await w.stop();
-        assert.deepEqual(w.belowQuorum().map((x) => `${x.healthyVoters}/${x.voters}`), [], "never below quorum");
+        assertNeverBelowQuorum(w);
         const leaders = s.workloads.etcd.stops.filter((x) => x.leader);
         assert.deepEqual(leaders, [], "a switch stopped a member that led");
         assert.ok(s.workloads.etcd.stops.length >= 3, `switches seen: ${s.workloads.etcd.stops.length}`);

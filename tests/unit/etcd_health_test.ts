@@ -20,75 +20,84 @@ function m(n: number, o: Partial<MemberView> = {}): MemberView {
 const AT = new Date("2026-06-01T12:00:00Z");
 const seen = (...members: MemberView[]): EtcdSight => ({ kind: "seen", members, at: AT });
 
+/** name, sight, membership plan, `status reason` wanted, what the message says. */
+const CONDITION_CASES: [string, EtcdSight, Parameters<typeof etcdCondition>[1], string, string][] = [
+  ["three healthy", seen(m(1), m(2), m(3)), undefined, "True Healthy", "3/3 healthy voting members (quorum 2)"],
+  ["one member alone is healthy", seen(m(1)), undefined, "True Healthy", "leader cp-1"],
+  [
+    "a learner catching up",
+    seen(m(1), m(2), m(3), m(4, { isLearner: true })),
+    undefined,
+    "True Healthy",
+    "learning: cp-4",
+  ],
+  [
+    "five, one down",
+    seen(m(1), m(2), m(3), m(4), m(5, { healthy: false })),
+    undefined,
+    "False MemberUnhealthy",
+    "cp-5 not healthy",
+  ],
+  ["three, one down", seen(m(1), m(2), m(3, { healthy: false })), undefined, "False QuorumAtRisk", "one more loss"],
+  [
+    "three, two down",
+    seen(m(1), m(2, { healthy: false }), m(3, { healthy: false })),
+    undefined,
+    "False QuorumLost",
+    "not answering: cp-2, cp-3",
+  ],
+  ["an alarm", seen(m(1), m(2, { alarms: ["NOSPACE"] }), m(3)), undefined, "False Alarm", "NOSPACE on cp-2"],
+  [
+    "an unstarted member counts against quorum until removed",
+    seen(m(1), m(2), m(3), m(4, { name: "", healthy: false })),
+    undefined,
+    "False QuorumAtRisk",
+    "unstarted member 4 not healthy",
+  ],
+  [
+    "an orphan",
+    seen(m(1), m(2), m(3)),
+    {
+      orphans: [{
+        member: m(3),
+        why: "cp-3 (3) is on https://127.0.8.3:2380, where no control-plane node of this cluster is",
+      }],
+    },
+    "False OrphanMember",
+    "NICO removes it while quorum holds",
+  ],
+  [
+    "a blocked change",
+    seen(m(1), m(2), m(3)),
+    { orphans: [], blocked: "removing cp-3 would …" },
+    "False MembershipBlocked",
+    "removing cp-3",
+  ],
+  [
+    "not looked at",
+    { kind: "off", why: "workload connections are off" },
+    undefined,
+    "Unknown EtcdNotObserved",
+    "off",
+  ],
+  [
+    "unreachable",
+    { kind: "unreachable", why: "no member answers: refused" },
+    undefined,
+    "Unknown EtcdUnreachable",
+    "Node-based rules",
+  ],
+  [
+    "members answer without a leader",
+    { kind: "unreachable", why: "etcd has lost quorum", quorumLost: true },
+    undefined,
+    "False QuorumLost",
+    "NICO replaces no control-plane member",
+  ],
+];
+
 Deno.test("EtcdHealthy: the worst thing first", async (t) => {
-  const cases: [string, EtcdSight, Parameters<typeof etcdCondition>[1], string, string][] = [
-    ["three healthy", seen(m(1), m(2), m(3)), undefined, "True Healthy", "3/3 healthy voting members (quorum 2)"],
-    ["one member alone is healthy", seen(m(1)), undefined, "True Healthy", "leader cp-1"],
-    [
-      "a learner catching up",
-      seen(m(1), m(2), m(3), m(4, { isLearner: true })),
-      undefined,
-      "True Healthy",
-      "learning: cp-4",
-    ],
-    [
-      "five, one down",
-      seen(m(1), m(2), m(3), m(4), m(5, { healthy: false })),
-      undefined,
-      "False MemberUnhealthy",
-      "cp-5 not healthy",
-    ],
-    ["three, one down", seen(m(1), m(2), m(3, { healthy: false })), undefined, "False QuorumAtRisk", "one more loss"],
-    [
-      "three, two down",
-      seen(m(1), m(2, { healthy: false }), m(3, { healthy: false })),
-      undefined,
-      "False QuorumLost",
-      "not answering: cp-2, cp-3",
-    ],
-    ["an alarm", seen(m(1), m(2, { alarms: ["NOSPACE"] }), m(3)), undefined, "False Alarm", "NOSPACE on cp-2"],
-    [
-      "an unstarted member counts against quorum until removed",
-      seen(m(1), m(2), m(3), m(4, { name: "", healthy: false })),
-      undefined,
-      "False QuorumAtRisk",
-      "unstarted member 4 not healthy",
-    ],
-    [
-      "an orphan",
-      seen(m(1), m(2), m(3)),
-      {
-        orphans: [{
-          member: m(3),
-          why: "cp-3 (3) is on https://127.0.8.3:2380, where no control-plane node of this cluster is",
-        }],
-      },
-      "False OrphanMember",
-      "NICO removes it while quorum holds",
-    ],
-    [
-      "a blocked change",
-      seen(m(1), m(2), m(3)),
-      { orphans: [], blocked: "removing cp-3 would …" },
-      "False MembershipBlocked",
-      "removing cp-3",
-    ],
-    [
-      "not looked at",
-      { kind: "off", why: "workload connections are off" },
-      undefined,
-      "Unknown EtcdNotObserved",
-      "off",
-    ],
-    [
-      "unreachable",
-      { kind: "unreachable", why: "no member answers: refused" },
-      undefined,
-      "Unknown EtcdUnreachable",
-      "Node-based rules",
-    ],
-  ];
-  for (const [name, sight, plan, want, says] of cases) {
+  for (const [name, sight, plan, want, says] of CONDITION_CASES) {
     await t.step(name, () => {
       const c = etcdCondition(sight, plan);
       assert.equal(`${c.status} ${c.reason}`, want);
@@ -128,6 +137,15 @@ Deno.test("snapshots: what a pass sees, and who is healthy and leads", async (t)
   await t.step("no answer to the list: unreachable, saying why", () => {
     const s = etcdSight(snap({ listErrors: ["a: refused", "b: TLS refused", "c: no answer"] }), AT, 30_000);
     assert.deepEqual(s, { kind: "unreachable", why: "no member answers: a: refused, b: TLS refused and 1 more" });
+  });
+  await t.step("no list, but members answer their status without a leader: quorum lost", () => {
+    const s = etcdSight(snap({ listErrors: ["a: no answer"], leaderless: ["127.0.8.1", "127.0.8.2"] }), AT, 30_000);
+    assert.deepEqual(s, {
+      kind: "unreachable",
+      why: "no member answers the member list, and the members on 127.0.8.1, 127.0.8.2 answer without a leader: " +
+        "etcd has lost quorum",
+      quorumLost: true,
+    });
   });
   await t.step("an old answer is no answer", () => {
     const s = etcdSight(snap({ members: [member("1")] }), new Date(AT.getTime() + 31_000), 30_000);

@@ -160,6 +160,12 @@ const cases: Case[] = [
     message: /etcd has no healthy majority now/,
   },
   {
+    name: "etcd answers without a leader (no member list): refused, though the Nodes count two of three",
+    facts: cp(3, ["cp-2"], { etcd: { members: [], memberOf: new Map(), quorumLost: "etcd has lost quorum" } }),
+    want: "refuse QuorumWouldBeLost",
+    message: /cp-2 .*: etcd has lost quorum, so no new member can join; NICO replaces none/,
+  },
+  {
     name: "etcd seen: five, two Nodes NotReady, one of them on a dead member: that one leaves",
     facts: cp(5, ["cp-2", "cp-3"], { etcd: etcdOf([true, false, true, true, true]) }),
     want: "take cp-2 cp-6",

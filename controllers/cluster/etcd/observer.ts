@@ -164,9 +164,33 @@ export class EtcdObserver {
       });
       await Promise.all([...asked, alarmsAsked]);
     }
+    const leaderless = members ? undefined : await this.#leaderless(signal, () => requests++);
     this.#byMember = byMember;
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    return { at: new Date(), since, members, listErrors, statuses, statusErrors, alarms, cost: { requests, ms } };
+    return {
+      at: new Date(),
+      since,
+      members,
+      listErrors,
+      statuses,
+      statusErrors,
+      alarms,
+      ...(leaderless?.length ? { leaderless } : {}),
+      cost: { requests, ms },
+    };
+  }
+
+  /**
+   * With no list from any endpoint: the hosts whose member answers its own status without a leader (etcd runs
+   * there but has lost quorum; a member list needs a leader), asked in parallel.
+   */
+  async #leaderless(signal: AbortSignal, count: () => void): Promise<string[]> {
+    const asked = await Promise.all(this.#endpoints.map(async (ep) => {
+      count();
+      const s = await this.client.status(ep.url, signal).catch(() => undefined);
+      return s && s.leader === "0" ? ep.host : undefined;
+    }));
+    return asked.filter((h): h is string => h !== undefined);
   }
 
   /** The node's endpoint on the peer URL's host, else the advertised client URL if the policy lets NICO reach it. */

@@ -1,0 +1,136 @@
+/**
+ * A dead member's remediation never below quorum, on real etcd members with
+ * an independent watcher reading etcd itself: a control plane of three by
+ * selector with spares (cp-4, cp-5) and remediation on; cp-2's member stops
+ * and its Node goes NotReady. NICO adds cp-4 first (3 → 4 → 3), removes
+ * cp-2's member (an Event) before cp-2's configuration goes and before any
+ * live member restarts for the new member list; the watcher never sees fewer
+ * healthy voters than a majority. Then two of three members are dead in
+ * etcd while only one Node is NotReady (a Ready Node on a dead member): the
+ * Node count alone would replace one, etcd's count refuses, and
+ * `Remediating` and a RemediationRefused Event say why.
+ */
+import assert from "node:assert/strict";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
+import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
+import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
+import { changingSwitches, switchWindows } from "../../testing/switches.ts";
+import type { EtcdWatch } from "../../testing/etcd-watch.ts";
+import { assertNeverBelowQuorum, etcdEvents, etcdSettled, etcdWatcher } from "../etcd_kit.ts";
+import { CP_TIMEOUT_S, killKubelet, machineOf, remediationEvents, settled } from "../remediation_kit.ts";
+
+const env = sharedControlPlane();
+const POOL = ["cp-1", "cp-2", "cp-3", "cp-4", "cp-5"];
+const names = (w: EtcdWatch) => (w.last()?.members ?? []).map((m) => m.name || `unstarted ${m.id}`).sort();
+
+/** cp-1 … cp-3 by selector, cp-4 and cp-5 free spares, control-plane remediation on; Ready with etcd of 3. */
+async function createCluster(s: Scenario): Promise<void> {
+  await s.machines(POOL, {}, { role: "cp" });
+  await s.discovered(POOL);
+  await s.client.create(KUBERNETES_CLUSTERS, {
+    metadata: { name: "c", namespace: s.ns },
+    spec: {
+      gitRepo: "https://git.example.test/v1.git",
+      controlPlane: {
+        machineSelector: { matchLabels: { role: "cp" } },
+        count: 3,
+        remediation: { nodeNotReadyTimeout: `${CP_TIMEOUT_S}s` },
+      },
+    },
+  });
+  await s.until("Ready, etcd of 3 healthy", (c) => settled(c) && etcdSettled(3)(c), 120_000);
+  await s.settled();
+}
+
+/** cp-2's member and Node die; NICO replaces it (3 → 4 → 3), the watcher `w` never below quorum. */
+async function healsOne(s: Scenario, w: EtcdWatch): Promise<void> {
+  const died = Date.now();
+  await s.workloads.etcd.kill(s.ns, "c", "cp-2");
+  await killKubelet(s, "cp-2");
+  await s.until(
+    "cp-4 in cp-2's place, etcd of 3 healthy",
+    (c) =>
+      settled(c) && etcdSettled(3)(c) &&
+      (c.status?.controlPlane?.readyMachines ?? []).join() === "cp-1,cp-3,cp-4",
+    180_000,
+  );
+  await s.settled();
+  assert.deepEqual(names(w), ["cp-1", "cp-3", "cp-4"], "etcd's members after the remediation");
+  assertNeverBelowQuorum(w);
+  const both = w.samples.find((x) =>
+    x.at > died && x.members.some((m) => m.name === "cp-2") &&
+    x.members.some((m) => m.name === "cp-4" && !m.learner)
+  );
+  assert.ok(both, "cp-4 never voted beside cp-2's member (add first, then remove)");
+
+  const removed = (await etcdEvents(s)).filter((e) => e.reason === "EtcdMemberRemoved");
+  assert.equal(removed.length, 1, JSON.stringify(removed));
+  assert.match(removed[0]!.message, /^removed etcd member cp-2 \(\d+\) of cp-2: cp-2 leaves the control plane$/);
+  const gone = removed[0]!.at;
+  const windows = changingSwitches(switchWindows(s.nio.history)).filter((x) => x.start >= died);
+  const removal = windows.find((x) => x.config === "c.cp-2" && x.removal);
+  assert.ok(removal, "cp-2's configuration was never removed");
+  assert.ok(removal.start >= gone, "cp-2's configuration went before its etcd member");
+  const restarts = s.workloads.etcd.stops.filter((x) =>
+    x.cluster === `${s.ns}/c` && x.at >= died &&
+    (x.machine === "cp-1" || x.machine === "cp-3")
+  );
+  assert.ok(restarts.length >= 2, `the live members never took the new member list: ${JSON.stringify(restarts)}`);
+  for (const r of restarts) assert.ok(r.at >= gone, `${r.machine} restarted while cp-2's dead member still voted`);
+  const cp2 = await machineOf(s, "cp-2");
+  assert.match(cp2.metadata.annotations?.[REMEDIATED_ANNOTATION] ?? "", /^c\/control-plane at \S+: NodeNotReady/);
+}
+
+/** Then cp-3 dies, and cp-4's member under a Ready Node: etcd has lost quorum and NICO replaces none. */
+async function refusesBelowQuorum(s: Scenario): Promise<void> {
+  // Two of three dead in etcd, one Node NotReady: cp-3's member and Node die, cp-4's member dies under a
+  // Ready Node. The Nodes alone count 2 of 3 healthy; etcd counts 1 of 3, and NICO replaces none.
+  await s.workloads.etcd.kill(s.ns, "c", "cp-4");
+  await s.workloads.etcd.kill(s.ns, "c", "cp-3");
+  await killKubelet(s, "cp-3");
+  // etcd 3.7 lists its members only with a leader: NICO sees 1/3 healthy until the last member steps down,
+  // then members that answer their status without a leader. Either way quorum is lost and none is replaced.
+  const why =
+    /cp-3 \(NodeNotReady: .*\): .*etcd ha(s no healthy majority now|s lost quorum), so no new member can join.*NICO replaces none/;
+  const refused = await s.until(
+    "QuorumWouldBeLost from etcd's count",
+    (c) =>
+      condition(c, "Remediating")?.reason === "QuorumWouldBeLost" && why.test(condition(c, "Remediating")!.message),
+    90_000,
+  );
+  assert.equal(condition(refused, "Remediating")?.status, "False");
+  console.log(`refused: ${condition(refused, "Remediating")!.message}`);
+  await s.settled();
+  assert.equal((await machineOf(s, "cp-3")).metadata.annotations?.[REMEDIATED_ANNOTATION], undefined);
+  assert.equal((await machineOf(s, "cp-5")).metadata.labels?.[CLUSTER_LABEL], undefined, "the spare stays free");
+  const refusals = (await remediationEvents(s)).filter((e) => e.reason === "RemediationRefused");
+  assert.ok(refusals.some((e) => why.test(e.message)), JSON.stringify(refusals));
+  assert.equal(`${condition(await s.cluster(), "EtcdHealthy")?.status}`, "False");
+}
+
+Deno.test({
+  name: "a dead etcd member of three is replaced never below quorum; a second one etcd could not survive is refused",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const block = 68;
+    await using s = await startScenario(await env.get(), "etcd-heal", { hostBlock: block });
+    let watch: EtcdWatch | undefined;
+    try {
+      await createCluster(s);
+      watch = await etcdWatcher(s, block, POOL.length);
+      const w = watch;
+      await eventually(
+        "the watcher saw cp-1..3",
+        () => Promise.resolve(names(w).join() === "cp-1,cp-2,cp-3"),
+        30_000,
+        100,
+      );
+      await healsOne(s, w);
+      await refusesBelowQuorum(s);
+    } finally {
+      await watch?.stop();
+    }
+  },
+});
