@@ -59,8 +59,11 @@ export const RunOptions = z.object({
   workloadConnections: bool.default(true).describe(
     "Watch the clusters NICO builds (Nodes, /readyz) with their kubeconfig: Ready means the Node is Ready; drains.",
   ),
-  maxWorkloadConnections: z.coerce.number().int().min(1).max(10_000).default(200)
-    .describe("At most this many workload clusters are watched at once."),
+  maxWorkloadConnections: z.coerce.number().int().min(1).max(10_000).default(2_000)
+    .describe("At most this many workload clusters are looked into at once."),
+  maxWorkloadWatches: z.coerce.number().int().min(0).max(10_000).default(100).describe(
+    "At most this many workload clusters (those needed most recently) watch their Nodes and keep their sockets open; the others are polled every probe interval.",
+  ),
   workloadProbeInterval: duration.default(10_000).describe("How often each workload API's /readyz is asked."),
   etcdInterval: duration.default(10_000).describe(
     "How often each cluster's etcd is looked at (members, status, alarms), with workload connections on.",
@@ -124,6 +127,7 @@ const ENV: Record<string, string> = {
   resolveRefs: "NICO_RESOLVE_REFS",
   workloadConnections: "NICO_WORKLOAD_CONNECTIONS",
   maxWorkloadConnections: "NICO_MAX_WORKLOAD_CONNECTIONS",
+  maxWorkloadWatches: "NICO_MAX_WORKLOAD_WATCHES",
   workloadProbeInterval: "NICO_WORKLOAD_PROBE_INTERVAL",
   etcdInterval: "NICO_ETCD_INTERVAL",
   etcdTimeout: "NICO_ETCD_TIMEOUT",
@@ -223,7 +227,11 @@ export function listenOn(addr: string): { hostname: string; port: number } {
 /** What the workload flags give the cluster controller: its workload connections, and how etcd is watched. */
 export function workloadWatching(o: RunOptions) {
   return {
-    workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval },
+    workloads: {
+      maxOpen: o.maxWorkloadConnections,
+      maxWatches: o.maxWorkloadWatches,
+      probeIntervalMs: o.workloadProbeInterval,
+    },
     etcd: { intervalMs: o.etcdInterval, timeoutMs: o.etcdTimeout },
   };
 }

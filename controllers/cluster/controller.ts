@@ -188,6 +188,8 @@ export function clusterController(opts: ClusterControllerOptions): ClusterContro
         timeoutMs: opts.etcd?.timeoutMs ?? ETCD_TIMEOUT_MS,
         policy: targetPolicy(opts.workloads.policy),
         onChange: (key) => ctl.enqueue(key),
+        idle: (key) => !workloads?.watching(key),
+        rounds: workloads?.rounds,
       }
       : undefined,
     nio,
