@@ -16,6 +16,27 @@ const address = z.string().regex(
 const duration = z.string().regex(durationPattern(), "expected a duration such as 90s, 30m or 1h")
   .transform((v) => parseDuration(v)!);
 
+/** The most workers the default gives: past that, the API server and NICO's client rate limit are the bound. */
+export const MAX_DEFAULT_WORKERS = 16;
+
+/**
+ * The default `--workers`: the CPUs the process may use (`navigator.hardwareConcurrency`, which follows a
+ * container's CPU quota on Linux), at least 2 (a pass mostly waits on the API server) and at most
+ * {@link MAX_DEFAULT_WORKERS}.
+ *
+ * @example
+ * ```ts
+ * import { defaultWorkers } from "./options.ts";
+ * defaultWorkers(1); // 2
+ * defaultWorkers(8); // 8
+ * defaultWorkers(96); // 16
+ * ```
+ */
+export function defaultWorkers(cpus: number = navigator.hardwareConcurrency): number {
+  const n = Number.isFinite(cpus) && cpus > 0 ? Math.floor(cpus) : 2;
+  return Math.min(MAX_DEFAULT_WORKERS, Math.max(2, n));
+}
+
 export const RunOptions = z.object({
   kubeconfig: z.string().optional().describe("Kubeconfig file; default $KUBECONFIG, ~/.kube/config or in-cluster."),
   context: z.string().min(1).optional().describe("Kubeconfig context to use instead of its current-context."),
@@ -23,7 +44,9 @@ export const RunOptions = z.object({
     "Accept a kubeconfig with insecure-skip-tls-verify (Deno must also run with --unsafely-ignore-certificate-errors).",
   ),
   namespace: z.string().optional().describe("Watch only this namespace; default all namespaces."),
-  workers: z.coerce.number().int().min(1).max(64).default(2).describe("Concurrent reconciles."),
+  workers: z.coerce.number().int().min(1).max(64).default(defaultWorkers()).describe(
+    "Concurrent reconciles; the default is this machine's CPU count (what the process may use), from 2 to 16.",
+  ),
   defaultGitRepo: z.string().min(1).optional().describe("gitRepo for clusters that name none."),
   resolveRefs: bool.default(true).describe(
     "Pin every node to the commit ref resolves to (git ls-remote), so new commits roll out node by node.",
