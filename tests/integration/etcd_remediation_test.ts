@@ -11,14 +11,13 @@
  * `Remediating` and a RemediationRefused Event say why.
  */
 import assert from "node:assert/strict";
-import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { changingSwitches, switchWindows } from "../../testing/switches.ts";
 import type { EtcdWatch } from "../../testing/etcd-watch.ts";
 import { assertNeverBelowQuorum, etcdEvents, etcdSettled, etcdWatcher } from "../etcd_kit.ts";
-import { CP_TIMEOUT_S, killKubelet, machineOf, remediationEvents, settled } from "../remediation_kit.ts";
+import { controlPlaneCluster, killKubelet, machineOf, remediationEvents, settled } from "../remediation_kit.ts";
 
 const env = sharedControlPlane();
 const POOL = ["cp-1", "cp-2", "cp-3", "cp-4", "cp-5"];
