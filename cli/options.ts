@@ -17,6 +17,27 @@ const address = z.string().regex(
 const duration = z.string().regex(durationPattern(), "expected a duration such as 90s, 30m or 1h")
   .transform((v) => parseDuration(v)!);
 
+/** The most workers the default gives: past that, the API server and NICO's client rate limit are the bound. */
+export const MAX_DEFAULT_WORKERS = 16;
+
+/**
+ * The default `--workers`: the CPUs the process may use (`navigator.hardwareConcurrency`, which follows a
+ * container's CPU quota on Linux), at least 2 (a pass mostly waits on the API server) and at most
+ * {@link MAX_DEFAULT_WORKERS}.
+ *
+ * @example
+ * ```ts
+ * import { defaultWorkers } from "./options.ts";
+ * defaultWorkers(1); // 2
+ * defaultWorkers(8); // 8
+ * defaultWorkers(96); // 16
+ * ```
+ */
+export function defaultWorkers(cpus: number = navigator.hardwareConcurrency): number {
+  const n = Number.isFinite(cpus) && cpus > 0 ? Math.floor(cpus) : 2;
+  return Math.min(MAX_DEFAULT_WORKERS, Math.max(2, n));
+}
+
 export const RunOptions = z.object({
   kubeconfig: z.string().optional().describe("Kubeconfig file; default $KUBECONFIG, ~/.kube/config or in-cluster."),
   context: z.string().min(1).optional().describe("Kubeconfig context to use instead of its current-context."),
@@ -31,7 +52,9 @@ export const RunOptions = z.object({
   shardCheckInterval: duration.default(60_000).describe(
     "How often the default shard's leader looks for clusters labelled for a shard no NICO runs (a ShardNotRunning Event on each).",
   ),
-  workers: z.coerce.number().int().min(1).max(64).default(2).describe("Concurrent reconciles."),
+  workers: z.coerce.number().int().min(1).max(64).default(defaultWorkers()).describe(
+    "Concurrent reconciles; the default is this machine's CPU count (what the process may use), from 2 to 16.",
+  ),
   defaultGitRepo: z.string().min(1).optional().describe("gitRepo for clusters that name none."),
   resolveRefs: bool.default(true).describe(
     "Pin every node to the commit ref resolves to (git ls-remote), so new commits roll out node by node.",
@@ -44,8 +67,11 @@ export const RunOptions = z.object({
   workloadConnections: bool.default(true).describe(
     "Watch the clusters NICO builds (Nodes, /readyz) with their kubeconfig: Ready means the Node is Ready; drains.",
   ),
-  maxWorkloadConnections: z.coerce.number().int().min(1).max(10_000).default(200)
-    .describe("At most this many workload clusters are watched at once."),
+  maxWorkloadConnections: z.coerce.number().int().min(1).max(10_000).default(2_000)
+    .describe("At most this many workload clusters are looked into at once."),
+  maxWorkloadWatches: z.coerce.number().int().min(0).max(10_000).default(100).describe(
+    "At most this many workload clusters (those needed most recently) watch their Nodes and keep their sockets open; the others are polled every probe interval.",
+  ),
   workloadProbeInterval: duration.default(10_000).describe("How often each workload API's /readyz is asked."),
   etcdInterval: duration.default(10_000).describe(
     "How often each cluster's etcd is looked at (members, status, alarms), with workload connections on.",
@@ -111,6 +137,7 @@ const ENV: Record<string, string> = {
   resolveRefs: "NICO_RESOLVE_REFS",
   workloadConnections: "NICO_WORKLOAD_CONNECTIONS",
   maxWorkloadConnections: "NICO_MAX_WORKLOAD_CONNECTIONS",
+  maxWorkloadWatches: "NICO_MAX_WORKLOAD_WATCHES",
   workloadProbeInterval: "NICO_WORKLOAD_PROBE_INTERVAL",
   etcdInterval: "NICO_ETCD_INTERVAL",
   etcdTimeout: "NICO_ETCD_TIMEOUT",
@@ -210,7 +237,11 @@ export function listenOn(addr: string): { hostname: string; port: number } {
 /** What the workload flags give the cluster controller: its workload connections, and how etcd is watched. */
 export function workloadWatching(o: RunOptions) {
   return {
-    workloads: { maxOpen: o.maxWorkloadConnections, probeIntervalMs: o.workloadProbeInterval },
+    workloads: {
+      maxOpen: o.maxWorkloadConnections,
+      maxWatches: o.maxWorkloadWatches,
+      probeIntervalMs: o.workloadProbeInterval,
+    },
     etcd: { intervalMs: o.etcdInterval, timeoutMs: o.etcdTimeout },
   };
 }

@@ -64,10 +64,17 @@ export async function workerCluster(
   return await s.until("Ready", settled, 90_000);
 }
 
-/** A control plane of three by selector (cp-1 … cp-3), cp-4 the free spare; no workers. */
-export async function controlPlaneCluster(s: Scenario) {
-  await s.machines(["cp-1", "cp-2", "cp-3", "cp-4"], {}, { role: "cp" });
-  await s.discovered(["cp-1", "cp-2", "cp-3", "cp-4"]);
+/**
+ * A control plane of three by selector (cp-1 … cp-3), the rest of `pool` (cp-4) free spares; no workers; Ready, and
+ * whatever else `ready` asks.
+ */
+export async function controlPlaneCluster(
+  s: Scenario,
+  pool = ["cp-1", "cp-2", "cp-3", "cp-4"],
+  ready: (c: KubernetesCluster) => boolean = settled,
+) {
+  await s.machines(pool, {}, { role: "cp" });
+  await s.discovered(pool);
   await s.client.create(KUBERNETES_CLUSTERS, {
     metadata: { name: "c", namespace: s.ns },
     spec: {
@@ -79,5 +86,5 @@ export async function controlPlaneCluster(s: Scenario) {
       },
     },
   });
-  return await s.until("Ready", settled, 120_000);
+  return await s.until("Ready", ready, 120_000);
 }

@@ -85,6 +85,8 @@ export function nicoControllerFigures(before: Sample[], after: Sample[], wallS: 
   const reconcileSeconds = d("controller_runtime_reconcile_time_seconds_sum");
   return {
     reconciles,
+    /** Time spent in reconciles, all workers together. */
+    reconcileSeconds: round(reconcileSeconds, 2),
     byResult: Object.fromEntries(
       ["success", "requeue", "error", "terminal"].map((
         r,

@@ -45,7 +45,7 @@ export const USAGE = `Usage: deno run -A bench/scale.ts [flags]
   --rollout-clusters R       clusters in the rollout phase, 0 to skip (default 50)
   --rollout-apply-ms D       simulated apply time during the rollout phase (default 2000)
   --concurrency K            requests in flight for the ceiling and the benchmark's own creates (default 32)
-  --workers W                NICO's --workers (default: NICO's default, 2)
+  --workers W                NICO's --workers (default: NICO's default, the CPU count from 2 to 16)
   --namespaces K             spread clusters over K namespaces, one simulated NIO each (default 8; one
                              simulated NIO reconciles one object at a time and becomes the bottleneck)
   --timeout-seconds T        give up waiting for a phase after T seconds (default 300)

@@ -1,4 +1,5 @@
 /** The phases of one size: prepare, provision, idle, and what NICO caches (the rollout is in rollout.ts). */
+import { defaultWorkers } from "../../cli/options.ts";
 import type { CacheFigures, IdleWindow, ProvisionFigures } from "./result.ts";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
@@ -145,7 +146,7 @@ export async function provision(
     cpu: cpuDelta(cpu0, cpu1, wallS),
     /** Everything the API server served meanwhile: NICO, the simulated NIO and the benchmark's watches. */
     apiserver: apiserverWork(a0, a1, size.clusters),
-    nicoController: nicoControllerFigures(m0, m1, wallS, opts.workers ?? 2),
+    nicoController: nicoControllerFigures(m0, m1, wallS, opts.workers ?? defaultWorkers()),
   };
   return { result, t0, tEnd };
 }

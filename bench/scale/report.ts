@@ -48,6 +48,7 @@ function sizeRows(results: SizeResult[]): [string, ...string[]][] {
     ],
     ["ceiling (direct writes)", ...col((r) => f(r.ceiling?.seconds, " s"))],
     ["NICO / ceiling (Ready)", ...col((r) => f(r.ceiling?.ratioReady, "x"))],
+    ["NICO / ceiling (configurations)", ...col((r) => f(r.ceiling?.ratioConfigurations, "x"))],
     ["ceiling + NICO's extra requests", ...col((r) => f(r.ceiling?.withNicoExtras?.seconds, " s"))],
     ["ceiling + every extra request of the run", ...col((r) => f(r.ceiling?.withAllExtras?.seconds, " s"))],
     [
@@ -75,6 +76,12 @@ function sizeRows(results: SizeResult[]): [string, ...string[]][] {
       "NICO reconciles (mean ms)",
       ...col((r) =>
         `${r.provisioning.nicoController.reconciles} (${f(r.provisioning.nicoController.reconcileMeanMs)})`
+      ),
+    ],
+    [
+      "NICO reconcile time per cluster",
+      ...col((r) =>
+        f(round((r.provisioning.nicoController.reconcileSeconds * 1000) / r.provisioning.clusters, 1), " ms")
       ),
     ],
     ["NICO worker utilisation", ...col((r) => f(r.provisioning.nicoController.workerUtilisation))],
@@ -228,10 +235,40 @@ export function targetRows(
       : "-",
     allowed ? allowed.p99Ms <= 3 && allowed.rate >= 1000 : null,
   );
+  fleetTargets(results, add);
   const idle = results.map((r) => r.idle.writes);
   add("zeroIdleWrites", "zero writes in an idle window", idle, idle.join(", "), idle.every((w) => w === 0));
   return {
     rows,
     json: Object.fromEntries(rows.map((r) => [r.key, { measured: r.value, met: r.verdict === "met" }])),
   };
+}
+
+type AddTarget = (key: string, name: string, value: unknown, measured: string, met: boolean | null) => void;
+
+/** The fleet's targets (issue 31): a pass whose cost does not grow with the fleet keeps the ratio to the ceiling flat. */
+function fleetTargets(results: SizeResult[], add: AddTarget): void {
+  const smallest = results[0]!;
+  const largest = results.at(-1)!;
+  const cfgRatio = (r: SizeResult) => r.ceiling?.ratioConfigurations ?? null;
+  const growth = results.length > 1 && cfgRatio(smallest) && cfgRatio(largest) !== null
+    ? round(cfgRatio(largest)! / cfgRatio(smallest)!, 2)
+    : null;
+  add(
+    "configurationsRatioFlatWithin1_2x",
+    "time to every configuration / ceiling at the largest size within 1.2x of the smallest's",
+    growth,
+    `${f(cfgRatio(largest), "x")} at ${largest.size} vs ${f(cfgRatio(smallest), "x")} at ${smallest.size}: ${
+      f(growth, "x")
+    }`,
+    growth === null ? null : growth <= 1.2,
+  );
+  const fleetRss = results.find((r) => r.machines === 3000)?.memory.peakRssBeforeRolloutMiB;
+  add(
+    "peakRssAtMost256MiBAt3000Machines",
+    "peak RSS <= 256 MiB at 1,000 x 3 machines",
+    fleetRss ?? null,
+    f(fleetRss, " MiB"),
+    fleetRss === undefined || fleetRss === null ? null : fleetRss <= 256,
+  );
 }

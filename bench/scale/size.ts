@@ -47,7 +47,9 @@ export async function runSize(opts: Options, size: Size, largest: boolean): Prom
   const auditPath = `${dir}/audit.log`;
   await Deno.writeTextFile(policy, auditPolicy(NICO_USER));
   const cp = await startControlPlane({ apiserverArgs: auditFlags(policy, auditPath) });
-  const bench = cp.client.with({ userAgent: "nico-bench", fieldManager: "nico-bench" });
+  // The benchmark's own writes wait as long as the API server takes: on a loaded machine one answer after the
+  // client's default 30 s would otherwise end the whole run.
+  const bench = cp.client.with({ userAgent: "nico-bench", fieldManager: "nico-bench", timeoutMs: 300_000 });
   const observer = new Observer(bench);
   const git = await startGitServer(dir, ["flake", "flake-v2"]);
   const running: Running = { nios: [] };

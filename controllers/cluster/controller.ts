@@ -15,6 +15,7 @@ import {
   NIO_DECOMMISSION,
   NIO_GROUP,
   NIO_OPERATION_LABEL,
+  NIO_RUN_SELECTOR,
   NIX_JOBS,
   NIXOS_CONFIGURATIONS,
 } from "../../core/contract/nio.ts";
@@ -36,6 +37,7 @@ import {
   ownStatusWrite,
   runClusters,
 } from "./mappers.ts";
+import { indexClusterInformers } from "./indexes.ts";
 import type { ClusterMemories } from "./memory.ts";
 import { type ClusterInformers, ClusterReconciler } from "./reconciler.ts";
 import { RevisionTracker } from "./revisions.ts";
@@ -103,7 +105,7 @@ export function clusterInformers(
   shard?: string,
 ): ClusterInformers {
   const opts = { logger: log, ...(namespace ? { namespace } : {}), ...(resyncMs !== undefined ? { resyncMs } : {}) };
-  return {
+  const informers: ClusterInformers = {
     // Only the shard's clusters: one relabelled away leaves this cache (the API server sends its deletion).
     clusters: new Informer<KubernetesCluster>(client, KUBERNETES_CLUSTERS, {
       ...opts,
@@ -116,14 +118,20 @@ export function clusterInformers(
     ...(nio === "v1" && !nioMissing.includes(NIX_JOBS.plural)
       ? { decommissions: decommissionInformer(client, opts) }
       : {}),
-    ...(nio === "v1"
-      ? {
-        // A scheduled run's Job carries none of NIO's labels (its CronJob's template has none): all Jobs, matched
-        // to nodes by owner.
-        jobs: new Informer<BatchJob>(client, JOBS, opts),
-      }
-      : {}),
+    ...(nio === "v1" ? { jobs: runInformer(client, opts) } : {}),
   };
+  indexClusterInformers(informers);
+  return informers;
+}
+
+/**
+ * NIO v1's run Jobs only, by the label NIO v1 stamps on its day-two workload (`managedLabels` in its
+ * `nix_common.go`): a one-off run carries it itself, and a scheduled run gets it from its Pod template, whose
+ * labels the API server copies onto a Job created without labels (the CronJob template NIO renders has
+ * none). Never every Job of the management cluster.
+ */
+function runInformer(client: KubeClient, opts: { namespace?: string }): Informer<BatchJob> {
+  return new Informer<BatchJob>(client, JOBS, { ...opts, labelSelector: NIO_RUN_SELECTOR });
 }
 
 /** NIO v1's decommission NixJobs (only those: the label NIO puts on them). */
@@ -196,6 +204,8 @@ export function clusterController(opts: ClusterControllerOptions): ClusterContro
         timeoutMs: opts.etcd?.timeoutMs ?? ETCD_TIMEOUT_MS,
         policy: targetPolicy(opts.workloads.policy),
         onChange: (key) => ctl.enqueue(key),
+        idle: (key) => !workloads?.watching(key),
+        rounds: workloads?.rounds,
       }
       : undefined,
     nio,

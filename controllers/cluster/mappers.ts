@@ -21,17 +21,17 @@ import type { KeyMapper } from "../../lib/runtime/controller.ts";
 import { keyOf } from "../../lib/runtime/keys.ts";
 import type { EventType } from "../../lib/runtime/snapshot.ts";
 import { matches } from "../../lib/selector.ts";
+import { candidateClusters, type Indexed } from "./indexes.ts";
 import type { ClusterMemories } from "./memory.ts";
 
 /** A cache the mappers look objects up in (an Informer is one). */
 export interface Lookup<T> {
   get(namespace: string | undefined, name: string): T | undefined;
-  list(namespace?: string): T[];
 }
 
-/** The caches the mappers read. */
+/** The caches the mappers read; clusters by index (controllers/cluster/indexes.ts), never a scan. */
 export interface MapperCaches {
-  clusters: Lookup<KubernetesCluster>;
+  clusters: Indexed<KubernetesCluster>;
   machines: Lookup<Machine>;
   configs: Lookup<NixosConfiguration>;
 }
@@ -138,7 +138,7 @@ export function clusterOfLabel(
 /** Maps a Machine's events to the clusters that may want it, as it is now or was before. */
 export function machineClusters(caches: MapperCaches): KeyMapper<Machine> {
   return function clustersOfMachine(m, _type, old) {
-    return clustersInterestedIn(caches.clusters.list(m.metadata.namespace), m, old);
+    return clustersInterestedIn(candidateClusters(caches.clusters, m, old), m, old);
   };
 }
 
@@ -152,7 +152,7 @@ export function configurationClusters(caches: MapperCaches): KeyMapper<NixosConf
     if (owner) return owner;
     const machine = cfg.spec?.machineRef?.name ?? old?.spec?.machineRef?.name ?? "";
     const m = caches.machines.get(cfg.metadata.namespace, machine);
-    return m ? clustersInterestedIn(caches.clusters.list(cfg.metadata.namespace), m) : undefined;
+    return m ? clustersInterestedIn(candidateClusters(caches.clusters, m), m) : undefined;
   };
 }
 
@@ -173,6 +173,6 @@ export function runClusters(caches: MapperCaches): KeyMapper<BatchJob> {
 export function decommissionClusters(caches: MapperCaches): KeyMapper<DecommissionJob> {
   return function clustersOfDecommission(nj) {
     const m = caches.machines.get(nj.metadata.namespace, nj.metadata.labels?.[NIO_MACHINE_LABEL] ?? "");
-    return m ? clustersInterestedIn(caches.clusters.list(nj.metadata.namespace), m) : undefined;
+    return m ? clustersInterestedIn(candidateClusters(caches.clusters, m), m) : undefined;
   };
 }

@@ -37,17 +37,11 @@ import { reconcileDelete } from "./phases/delete.ts";
 import { newRecord, passNodes, runPhases } from "./pass.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
 import type { EtcdWatching } from "./etcd/observer.ts";
+import { clusterCacheOf, indexClusterInformers } from "./indexes.ts";
 import { ClusterMemories } from "./memory.ts";
 import { ClusterProblem, problemOf } from "./problem.ts";
 import type { RevisionTracker } from "./revisions.ts";
-import {
-  buildScope,
-  type ClusterCache,
-  type ClusterContext,
-  type ClusterDeps,
-  clusterDeps,
-  type ClusterScope,
-} from "./scope.ts";
+import { buildScope, type ClusterContext, type ClusterDeps, clusterDeps, type ClusterScope } from "./scope.ts";
 import { BUSY_REQUEUE_MS, DRAIN_REQUEUE_MS, nextLook, type Requeue } from "./requeue.ts";
 import type { Secret } from "./secrets.ts";
 import { passStatusInput, withHeld, withShard, writeStatus } from "./status.ts";
@@ -110,6 +104,7 @@ export class ClusterReconciler {
 
   constructor(opts: ClusterReconcilerOptions) {
     this.#o = opts;
+    indexClusterInformers(opts.informers);
     this.memory = new ClusterMemories({ workloads: opts.workloads, revisionTracker: opts.revisionTracker });
     this.#deps = clusterDeps({
       client: opts.client,
@@ -143,7 +138,7 @@ export class ClusterReconciler {
     });
     const deps = signal ? { ...this.#deps, client: this.#deps.client.with({ signal }) } : this.#deps;
     const now = this.#now();
-    const cache = this.#cache(cluster.metadata.namespace!);
+    const cache = clusterCacheOf(this.#o.informers, cluster);
     if (cluster.metadata.deletionTimestamp && !(cluster.metadata.finalizers ?? []).includes(FINALIZER)) return;
     const x = { deps, memory: this.memory.of(key, cluster.metadata.uid), cluster, cache, log };
     if (cluster.metadata.deletionTimestamp) return await this.#delete(x, now);
@@ -177,18 +172,6 @@ export class ClusterReconciler {
       return await this.#stopped(x, problemOf(problem), problem, now);
     }
     return await this.#pass(buildScope(deps, cluster, parsed.data, cache, now, log, x.memory));
-  }
-
-  #cache(ns: string): ClusterCache {
-    const inf = this.#o.informers;
-    return {
-      machines: inf.machines.list(ns),
-      configs: inf.configs.list(ns),
-      config: (n) => inf.configs.get(ns, n),
-      secret: (n) => inf.secrets.get(ns, n),
-      jobs: inf.jobs?.list(ns) ?? [],
-      decommissions: inf.decommissions?.list(ns) ?? [],
-    };
   }
 
   /** A normal pass: the phases in order, then the status, whatever happened. */

@@ -33,6 +33,13 @@ export const NIO_GENERATIONS: readonly NioGeneration[] = ["v1", "older"];
 export const NIO_CONFIG_LABEL = `${NIO_GROUP}/config`;
 export const NIO_MACHINE_LABEL = `${NIO_GROUP}/machine`;
 export const NIO_OPERATION_LABEL = `${NIO_GROUP}/operation`;
+/** NIO v1's label on every object its workloads make (`managedLabels`): the kind of workload that made it. */
+export const NIO_WORKLOAD_KIND_LABEL = `${NIO_GROUP}/workload-kind`;
+/**
+ * The label selector of NIO v1's day-two runs: the Jobs of NixCronJobs, one-off and scheduled alike (a
+ * scheduled run's labels are its Pod template's, which the API server copies onto a Job made without labels).
+ */
+export const NIO_RUN_SELECTOR = `${NIO_WORKLOAD_KIND_LABEL}=NixCronJob`;
 /** The value of {@link NIO_OPERATION_LABEL} on the NixJob that applies `onRemoveFlake`. */
 export const NIO_DECOMMISSION = "decommission";
 /** NIO v1's default `dayTwoSchedule`. */

@@ -85,15 +85,22 @@ function member(m: Json): EtcdMember {
 
 /**
  * A client for the members at the given client URLs (`https://host:2379`).
- * One HTTP client (and its connections) for all of them; {@link close} ends it.
+ * One HTTP client (and its connections) for all of them, made on first use; {@link close} ends it, and a later
+ * request makes a new one.
  */
 export class EtcdClient {
-  readonly #http: Deno.HttpClient;
+  readonly #opts: EtcdClientOptions;
+  #http: Deno.HttpClient | undefined;
   readonly #timeoutMs: number;
 
   constructor(opts: EtcdClientOptions) {
-    this.#http = Deno.createHttpClient({ caCerts: [opts.caPem], cert: opts.certPem, key: opts.keyPem, http2: false });
+    this.#opts = opts;
     this.#timeoutMs = opts.timeoutMs ?? 2_000;
+  }
+
+  #client(): Deno.HttpClient {
+    const o = this.#opts;
+    return this.#http ??= Deno.createHttpClient({ caCerts: [o.caPem], cert: o.certPem, key: o.keyPem, http2: false });
   }
 
   /** POSTs `body` to `method` (such as `cluster/member/list`) at `endpoint`; answers the JSON reply. */
@@ -106,7 +113,7 @@ export class EtcdClient {
         method: "POST",
         body: JSON.stringify(body),
         headers: { "Content-Type": "application/json" },
-        client: this.#http,
+        client: this.#client(),
         signal: all,
       });
     } catch (err) {
@@ -168,8 +175,9 @@ export class EtcdClient {
     await this.call(leaderEndpoint, "maintenance/transfer-leadership", { targetID: targetId }, signal);
   }
 
-  /** Closes the connections. */
+  /** Closes the connections (requests in flight finish); a later request opens new ones. */
   close(): void {
-    this.#http.close();
+    this.#http?.close();
+    this.#http = undefined;
   }
 }

@@ -19,6 +19,7 @@ import { errorMessage, jsonLogger, type Logger, withFields } from "./log.ts";
 import { keyOf, objectKey } from "./keys.ts";
 import { sleep } from "./sleep.ts";
 import { type CacheEvent, diffSnapshot, type EventType } from "./snapshot.ts";
+import { type IndexFunc, Store } from "./store.ts";
 
 /** Called for every change; `old` is the cached object for updates and deletes. */
 export type EventHandler<T> = (type: EventType, obj: T, old?: T) => void;
@@ -60,7 +61,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   readonly #client: KubeClient;
   readonly #opts: InformerOptions;
   readonly #log: Logger;
-  #cache = new Map<string, T>();
+  readonly #cache = new Store<T>();
   readonly #handlers = new Set<EventHandler<T>>();
   #resourceVersion = "";
   #synced = false;
@@ -119,23 +120,32 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.#cache.get(keyOf(this.resource.namespaced ? namespace : undefined, name));
   }
 
-  /** Cached objects, optionally of one namespace. */
+  /** Cached objects, optionally of one namespace (an index lookup, not a scan). */
   list(namespace?: string): T[] {
-    const out: T[] = [];
-    for (const obj of this.#cache.values()) {
-      if (namespace === undefined || obj.metadata.namespace === namespace) out.push(obj);
-    }
-    return out;
+    return this.#cache.list(namespace);
   }
 
-  /** Cached objects whose label `key` equals `value`, optionally of one namespace. */
+  /** Adds a named index (lib/runtime/store.ts), kept on every event and relist; built at once from the cache. */
+  addIndex(name: string, fn: IndexFunc<T>): this {
+    this.#cache.addIndex(name, fn);
+    return this;
+  }
+  hasIndex(name: string): boolean {
+    return this.#cache.hasIndex(name);
+  }
+  /** Cached objects the index `name` holds under `value` (a lookup). */
+  byIndex(name: string, value: string): T[] {
+    return this.#cache.byIndex(name, value);
+  }
+
+  /** Cached objects whose label `key` equals `value`, optionally of one namespace (a scan). */
   byLabel(key: string, value: string, namespace?: string): T[] {
     return this.filter((o) =>
       o.metadata.labels?.[key] === value && (namespace === undefined || o.metadata.namespace === namespace)
     );
   }
 
-  /** Cached objects matching `pred`. */
+  /** Cached objects matching `pred` (a scan of the whole cache). */
   filter(pred: (obj: T) => boolean): T[] {
     const out: T[] = [];
     for (const obj of this.#cache.values()) if (pred(obj)) out.push(obj);
@@ -228,7 +238,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.#abort?.signal.aborted) return;
     this.#stats.lists++;
     const { next, events } = diffSnapshot(this.#cache, items);
-    this.#cache = next;
+    // The store takes the differences (the indexes with them); unchanged objects keep their cached copy.
+    for (const e of events) {
+      if (e.type === "delete") this.#cache.delete(objectKey(e.obj));
+      else this.#cache.set(next.get(objectKey(e.obj))!);
+    }
     this.#resourceVersion = resourceVersion;
     this.#log.debug("listed", { items: items.length, resourceVersion, changes: events.length });
     for (const e of events) this.#emit(e);
@@ -283,7 +297,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.#cache.delete(key);
       this.#emit({ type: "delete", obj, ...(old ? { old } : {}) });
     } else {
-      this.#cache.set(key, obj);
+      this.#cache.set(obj);
       this.#emit(old ? { type: "update", obj, old } : { type: "add", obj });
     }
     if (rv) this.#resourceVersion = rv;

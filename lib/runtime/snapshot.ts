@@ -12,6 +12,12 @@ export interface CacheEvent<T> {
   old?: T;
 }
 
+/** What {@link diffSnapshot} reads of a cache: a Map, or an informer's Store. */
+export interface KeyedCache<T> {
+  get(key: string): T | undefined;
+  entries(): Iterable<[string, T]>;
+}
+
 /**
  * Compares a cache with a fresh list and returns the cache to keep and the
  * events that turn the old cache into it: `add` for new keys, `update` when
@@ -21,14 +27,14 @@ export interface CacheEvent<T> {
  * then adds and updates in list order.
  */
 export function diffSnapshot<T extends KubeObject>(
-  cache: ReadonlyMap<string, T>,
+  cache: KeyedCache<T>,
   items: readonly T[],
 ): { next: Map<string, T>; events: CacheEvent<T>[] } {
   const next = new Map<string, T>();
   for (const item of items) next.set(objectKey(item), item);
   const deletes: CacheEvent<T>[] = [];
   const changes: CacheEvent<T>[] = [];
-  for (const [key, old] of cache) {
+  for (const [key, old] of cache.entries()) {
     const now = next.get(key);
     if (!now) deletes.push({ type: "delete", obj: old, old });
   }

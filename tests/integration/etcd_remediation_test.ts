@@ -11,14 +11,13 @@
  * `Remediating` and a RemediationRefused Event say why.
  */
 import assert from "node:assert/strict";
-import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { changingSwitches, switchWindows } from "../../testing/switches.ts";
 import type { EtcdWatch } from "../../testing/etcd-watch.ts";
 import { assertNeverBelowQuorum, etcdEvents, etcdSettled, etcdWatcher } from "../etcd_kit.ts";
-import { CP_TIMEOUT_S, killKubelet, machineOf, remediationEvents, settled } from "../remediation_kit.ts";
+import { controlPlaneCluster, killKubelet, machineOf, remediationEvents, settled } from "../remediation_kit.ts";
 
 const env = sharedControlPlane();
 const POOL = ["cp-1", "cp-2", "cp-3", "cp-4", "cp-5"];
@@ -26,20 +25,7 @@ const names = (w: EtcdWatch) => (w.last()?.members ?? []).map((m) => m.name || `
 
 /** cp-1 … cp-3 by selector, cp-4 and cp-5 free spares, control-plane remediation on; Ready with etcd of 3. */
 async function createCluster(s: Scenario): Promise<void> {
-  await s.machines(POOL, {}, { role: "cp" });
-  await s.discovered(POOL);
-  await s.client.create(KUBERNETES_CLUSTERS, {
-    metadata: { name: "c", namespace: s.ns },
-    spec: {
-      gitRepo: "https://git.example.test/v1.git",
-      controlPlane: {
-        machineSelector: { matchLabels: { role: "cp" } },
-        count: 3,
-        remediation: { nodeNotReadyTimeout: `${CP_TIMEOUT_S}s` },
-      },
-    },
-  });
-  await s.until("Ready, etcd of 3 healthy", (c) => settled(c) && etcdSettled(3)(c), 120_000);
+  await controlPlaneCluster(s, POOL, (c) => settled(c) && etcdSettled(3)(c));
   await s.settled();
 }
 

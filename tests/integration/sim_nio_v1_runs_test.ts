@@ -5,7 +5,7 @@
  * happened" is bounded by something the simulator did.
  */
 import assert from "node:assert/strict";
-import { JOBS, NIX_CRON_JOBS } from "../../core/contract/nio.ts";
+import { JOBS, NIO_RUN_SELECTOR, NIO_WORKLOAD_KIND_LABEL, NIX_CRON_JOBS } from "../../core/contract/nio.ts";
 import { SimClock } from "../../testing/sim-nio/clock.ts";
 import {
   FAIL_APPLY_ANNOTATION,
@@ -201,6 +201,11 @@ Deno.test("v1: a change that keeps the commit runs at the next scheduled tick; `
   assert.equal(tick.spec?.ttlSecondsAfterFinished, undefined, "a scheduled run has no TTL");
   assert.equal(tick.metadata.labels?.["nio.homystack.com/workload-name"], "web-day2", "its Pod template's labels");
   assert.equal(tick.metadata.labels?.["job-name"], run.name);
+  assert.equal(
+    `${NIO_WORKLOAD_KIND_LABEL}=${tick.metadata.labels?.[NIO_WORKLOAD_KIND_LABEL]}`,
+    NIO_RUN_SELECTOR,
+    "NICO's run informer selects it",
+  );
   assert.equal(minuteOf(tick) % 30, 0, "it came at a tick of */30");
   await w.until(
     "the other node's run at the same tick",

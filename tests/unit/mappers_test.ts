@@ -17,13 +17,17 @@ import {
   runClusters,
 } from "../../controllers/cluster/mappers.ts";
 import { ClusterMemories } from "../../controllers/cluster/memory.ts";
+import { CLUSTER_INDEXES, type Indexed } from "../../controllers/cluster/indexes.ts";
+import type { KubeObject } from "../../lib/kube/client.ts";
+import { keyOf } from "../../lib/runtime/keys.ts";
+import { type IndexFunc, Store } from "../../lib/runtime/store.ts";
 
-/** A cache over a fixed list of objects. */
-function lookup<T extends { metadata: { name: string; namespace?: string | undefined } }>(items: T[]): Lookup<T> {
-  return {
-    get: (ns, name) => items.find((o) => o.metadata.namespace === ns && o.metadata.name === name),
-    list: (ns) => items.filter((o) => ns === undefined || o.metadata.namespace === ns),
-  };
+/** A cache over a fixed list of objects: a Store with the controller's own indexes, as an Informer has. */
+function lookup<T extends KubeObject>(items: T[], indexes: Record<string, IndexFunc<T>> = {}): Lookup<T> & Indexed<T> {
+  const store = new Store<T>();
+  for (const [name, fn] of Object.entries(indexes)) store.addIndex(name, fn);
+  for (const o of items) store.set(o);
+  return { get: (ns, name) => store.get(keyOf(ns, name)), byIndex: (name, value) => store.byIndex(name, value) };
 }
 
 const cluster = (name: string, spec: unknown, ns = "ns") =>
@@ -38,7 +42,7 @@ const caches: MapperCaches = {
     cluster("prod", { controlPlane: { machines: ["cp-1"], spares: ["spare-1"] } }),
     cluster("pool", { controlPlane: { machineSelector: { matchLabels: { role: "cp" } }, count: 1 } }),
     cluster("elsewhere", { controlPlane: { machines: ["cp-1"] } }, "other"),
-  ]),
+  ], CLUSTER_INDEXES),
   machines: lookup([machine("cp-1"), machine("pooled", { role: "cp" }), machine("loose")]),
   configs: lookup([config("prod.cp-1", "cp-1", { [CLUSTER_LABEL]: "prod" }), config("foreign", "pooled")]),
 };

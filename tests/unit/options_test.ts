@@ -1,11 +1,17 @@
 import assert from "node:assert/strict";
-import { listenOn, OptionsError, parseRunOptions, usage } from "../../cli/options.ts";
+import { defaultWorkers, listenOn, OptionsError, parseRunOptions, usage } from "../../cli/options.ts";
 import { webhookNames } from "../../cli/webhook.ts";
+
+Deno.test("the default --workers is the CPU count, from 2 to 16", () => {
+  const cases: [number, number][] = [[0, 2], [1, 2], [2, 2], [3, 3], [8, 8], [16, 16], [17, 16], [96, 16], [NaN, 2]];
+  for (const [cpus, want] of cases) assert.equal(defaultWorkers(cpus), want, `${cpus} CPUs`);
+  assert.equal(defaultWorkers(), Math.min(16, Math.max(2, navigator.hardwareConcurrency)));
+});
 
 Deno.test("nico run options: flags over environment, defaults, clear refusals", async (t) => {
   await t.step("defaults", () => {
     const o = parseRunOptions([], {});
-    assert.equal(o.workers, 2);
+    assert.equal(o.workers, defaultWorkers());
     assert.equal(o.leaderElect, true);
     assert.equal(o.nodeTimeout, 30 * 60_000);
     assert.equal(o.webhookCertMode, "self-signed");
@@ -46,7 +52,7 @@ Deno.test("nico run options: flags over environment, defaults, clear refusals", 
     const u = usage();
     assert.match(u, /--node-timeout\s+.*\[default 30m; NICO_NODE_TIMEOUT\]/);
     assert.match(u, /--ref-poll-interval\s+.*\[default 5m; NICO_REF_POLL_INTERVAL\]/);
-    assert.match(u, /--workers\s+.*\[default 2; NICO_WORKERS\]/);
+    assert.match(u, new RegExp(`--workers\\s+.*\\[default ${defaultWorkers()}; NICO_WORKERS\\]`));
     assert.match(u, /--log-format\s+.*One of json, text\. \[default json; NICO_LOG_FORMAT\]/);
     assert.match(u, /--webhook-addr\s+.*\[default :9443; NICO_WEBHOOK_ADDR\]/);
     assert.match(u, /--kubeconfig\s+.*\[KUBECONFIG\]/, "no default shown where there is none");

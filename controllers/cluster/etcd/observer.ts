@@ -22,6 +22,7 @@ import { urlHost } from "../../../core/etcd/members.ts";
 import { type EtcdSnapshot, memberViews } from "../../../core/etcd/observed.ts";
 import type { EtcdStatus } from "../../../lib/etcd/client.ts";
 import { refusedTarget, type TargetPolicy } from "../workload/targets.ts";
+import type { Rounds } from "../workload/rounds.ts";
 
 /** How NICO watches etcd, for every cluster (given to the reconciler). */
 export interface EtcdWatching {
@@ -33,6 +34,13 @@ export interface EtcdWatching {
   policy: TargetPolicy;
   /** What NICO sees of a cluster's etcd changed: requeue the cluster with this key. */
   onChange: (clusterKey: string) => void;
+  /**
+   * Whether the cluster is idle (its workload connection polls: core/nodes/watches.ts): then the client's sockets
+   * and TLS state are closed after each look, and opened again for the next. Absent: never idle.
+   */
+  idle?: ((clusterKey: string) => boolean) | undefined;
+  /** An idle cluster's look takes its turn here (the workload connections' polled rounds). */
+  rounds?: Rounds | undefined;
 }
 
 /** The defaults of {@link EtcdWatching}. */
@@ -109,7 +117,10 @@ export class EtcdObserver {
       const before = this.#snapshot;
       this.#again = false;
       this.#looking = true;
-      const next = await this.look().finally(() => (this.#looking = false));
+      const idle = this.#o.idle?.(this.#o.key) ?? false;
+      const look = () => this.look().finally(() => idle && this.client.close());
+      const next = await (idle && this.#o.rounds ? this.#o.rounds.run(look) : look())
+        .finally(() => (this.#looking = false));
       if (this.#abort.signal.aborted) return;
       this.#snapshot = next;
       failures = next.members ? 0 : failures + 1;

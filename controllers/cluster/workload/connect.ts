@@ -8,8 +8,9 @@
  * @module
  */
 import { parseIssuedKubeconfig } from "../../../core/render/kubeconfig.ts";
-import { KubeClient } from "../../../lib/kube/client.ts";
+import { KubeClient, type KubeConfig } from "../../../lib/kube/client.ts";
 import { staticCredentials } from "../../../lib/kube/credentials.ts";
+import { transportOf, transports } from "../../../lib/kube/transport.ts";
 import { refusedTarget, type TargetPolicy } from "./targets.ts";
 
 export interface WorkloadClientOptions {
@@ -22,14 +23,39 @@ export interface WorkloadClientOptions {
 
 /** A client for the kubeconfig text, or an error naming why NICO may not connect. */
 export function workloadClient(kubeconfig: string, o: WorkloadClientOptions): KubeClient {
+  return clientFor(workloadConfig(kubeconfig, o), o);
+}
+
+function clientFor(kc: KubeConfig, o: WorkloadClientOptions): KubeClient {
+  return new KubeClient(kc, { userAgent: "nico-workload", fieldManager: "nico", timeoutMs: o.timeoutMs ?? 5_000 });
+}
+
+function workloadConfig(kubeconfig: string, o: WorkloadClientOptions): KubeConfig {
   const kc = parseIssuedKubeconfig(kubeconfig, (server) => refusedTarget(server, o.policy));
   const refused = o.server === undefined ? undefined : refusedTarget(o.server, o.policy);
   if (refused) throw new Error(refused);
-  return new KubeClient({
+  return {
     server: (o.server ?? kc.server).replace(/\/+$/, ""),
     context: kc.context || "workload",
     caCerts: [kc.caPem],
     clientCert: { cert: kc.certPem, key: kc.keyPem },
     credentials: staticCredentials(undefined),
-  }, { userAgent: "nico-workload", fieldManager: "nico", timeoutMs: o.timeoutMs ?? 5_000 });
+  };
+}
+
+/**
+ * The cluster's client, and a maker of clients for its control-plane nodes' own API servers that share its HTTP
+ * client (one TLS configuration per cluster: the same CA and certificate); closing the first closes them all.
+ */
+export function workloadClients(
+  kubeconfig: string,
+  o: Omit<WorkloadClientOptions, "server">,
+): { client: KubeClient; nodeClient: (server: string) => KubeClient } {
+  const kc = workloadConfig(kubeconfig, o);
+  const nodeClient = (server: string) => {
+    const nodeKc = workloadConfig(kubeconfig, { ...o, server });
+    transports.set(nodeKc, transportOf(kc));
+    return clientFor(nodeKc, o);
+  };
+  return { client: clientFor(kc, o), nodeClient };
 }

@@ -1,20 +1,25 @@
 /**
  * One connection to a workload cluster: a background `/readyz` probe with
- * NICO's credentials, an informer on Nodes, one on Pods only while a drain
- * asks for them, and each control-plane node's own `/version`
- * (./versions.ts). Everything a reconcile reads is in memory, with the time
- * it was last confirmed: a slow or absent workload API never blocks it.
+ * NICO's credentials, its Nodes (watched while the cluster is among those NICO
+ * needed most recently, else listed once per probe round: ./nodes.ts), an
+ * informer on Pods only while a drain asks for them, and each control-plane
+ * node's own `/version` (./versions.ts). A polled connection closes its
+ * sockets and TLS state after each round; the next request opens them again.
+ * Everything a reconcile reads is in memory, with the time it was last
+ * confirmed: a slow or absent workload API never blocks it.
  *
  * @module
  */
 import type { KubeClient } from "../../../lib/kube/client.ts";
-import { NODES, PODS } from "../../../lib/kube/resources.ts";
+import { PODS } from "../../../lib/kube/resources.ts";
 import { Informer } from "../../../lib/runtime/informer.ts";
 import { errorMessage, type Logger } from "../../../lib/runtime/log.ts";
 import { sleep } from "../../../lib/runtime/sleep.ts";
 import { DRAIN_STARTED_ANNOTATION } from "../../../core/contract/labels.ts";
 import { type KubeNode, type KubePod, type NodeView, viewNode } from "../../../core/nodes/workload.ts";
 import { type ApiServerAnswer, type ApiServerTarget, ApiServerVersions } from "./versions.ts";
+import { NodeSource } from "./nodes.ts";
+import type { Rounds } from "./rounds.ts";
 
 export type ApiState = "Available" | "Unavailable" | "Unknown";
 
@@ -52,6 +57,10 @@ export interface ConnectionOptions {
   nodeClient?: ((server: string) => KubeClient) | undefined;
   /** How often each control-plane node's `/version` is asked again (default 15 s). */
   versionIntervalMs?: number | undefined;
+  /** NICO needs this cluster now (a drain, a Node write, an apply, a change seen): see core/nodes/watches.ts. */
+  onNeeded?: (() => void) | undefined;
+  /** Takes turns for the rounds of a polled connection (./rounds.ts); absent: no turns. */
+  rounds?: Rounds | undefined;
 }
 
 /** A live connection; made and closed by {@link WorkloadCache}. */
@@ -59,7 +68,7 @@ export class WorkloadConnection {
   readonly client: KubeClient;
   readonly #o: ConnectionOptions;
   readonly #abort = new AbortController();
-  readonly #nodes: Informer<KubeNode>;
+  readonly #nodes: NodeSource;
   /** Pod informers by node, one per node being drained (a field selector: only that node's Pods). */
   readonly #pods = new Map<string, { informer: Informer<KubePod>; usedAt: number }>();
   #api: WorkloadView["api"];
@@ -76,7 +85,14 @@ export class WorkloadConnection {
     this.#o = o;
     this.client = o.client;
     this.#api = { state: "Unknown", message: "connecting", since: o.now() };
-    this.#nodes = new Informer<KubeNode>(o.client, NODES, this.#informerOptions());
+    this.#nodes = new NodeSource(o.client, {
+      informer: this.#informerOptions(),
+      log: o.log,
+      onChange: (first) => {
+        o.onChange();
+        if (!first) o.onNeeded?.();
+      },
+    });
     this.#versions = o.nodeClient && new ApiServerVersions({
       client: o.nodeClient,
       timeoutMs: Math.min(2_000, o.probeIntervalMs),
@@ -91,19 +107,41 @@ export class WorkloadConnection {
     return { logger: this.#o.log, resyncMs: 0, minBackoffMs: 1_000, maxBackoffMs: 5_000 };
   }
 
-  /** Starts the probe and the Node informer. */
-  start(): void {
-    this.#nodes.onEvent(() => this.#o.onChange());
-    this.#nodes.start(this.#abort.signal);
+  /** Starts the probe, and the Node watch if `watch` (else the Nodes are polled). */
+  start(watch = true): void {
+    if (watch) this.#nodes.watch(this.#abort.signal);
     this.#loop = this.#probeLoop();
     if (this.#versions) this.#versionLoop = this.#askVersions(this.#versions);
+  }
+
+  /** Whether the Nodes are watched (else polled, and the sockets closed between rounds). */
+  get watching(): boolean {
+    return this.#nodes.watching;
+  }
+
+  /** Watches the Nodes from now on, or polls them (closing the sockets between rounds). */
+  async setWatching(on: boolean): Promise<void> {
+    if (on) return this.#nodes.watch(this.#abort.signal);
+    await this.#nodes.unwatch();
+    await this.#release();
+  }
+
+  /** One round of requests: a polled connection takes its turn for it, and closes its sockets after it. */
+  async #round<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#nodes.watching || !this.#o.rounds) return await fn().finally(() => this.#release());
+    return await this.#o.rounds.run(() => fn().finally(() => this.#release()));
+  }
+
+  /** A polled connection with no drain under way closes its sockets and TLS state; the next request reopens them. */
+  async #release(): Promise<void> {
+    if (!this.#nodes.watching && this.#pods.size === 0 && !this.#abort.signal.aborted) await this.client.close();
   }
 
   async #askVersions(versions: ApiServerVersions): Promise<void> {
     const signal = this.#abort.signal;
     while (!signal.aborted) {
       await sleep(this.#o.versionIntervalMs ?? 15_000, signal);
-      if (!signal.aborted) await versions.askAll();
+      if (!signal.aborted) await this.#round(() => versions.askAll());
     }
   }
 
@@ -112,14 +150,25 @@ export class WorkloadConnection {
    * nodes to ask from now on (see ./versions.ts). Never waits on the network.
    */
   apiServerVersions(targets: readonly ApiServerTarget[]): Map<string, ApiServerAnswer> {
-    return this.#versions?.answers(targets) ?? new Map();
+    if (!this.#versions) return new Map();
+    const answers = this.#versions.answers(targets);
+    // A node that applied since its last answer: a rollout is under way here.
+    if (targets.some((t) => t.since !== undefined && (answers.get(t.machine)?.at ?? t.since) < t.since)) {
+      this.#o.onNeeded?.();
+    }
+    return answers;
   }
 
   async #probeLoop(): Promise<void> {
     const signal = this.#abort.signal;
     let failures = 0;
     while (!signal.aborted) {
-      const ok = await this.probe();
+      const ok = await this.#round(async () => {
+        const ok = await this.probe();
+        if (ok) await this.#nodes.poll(this.#o.now(), signal);
+        else this.#nodes.missed();
+        return ok;
+      });
       failures = ok ? 0 : failures + 1;
       // Back off while the API is away, by at most four intervals, so its return is seen soon.
       await sleep(this.#o.probeIntervalMs * Math.min(4, 2 ** failures), signal);
@@ -185,8 +234,15 @@ export class WorkloadConnection {
     return {
       api: { ...this.#api },
       nodes: away ? new Map(this.#nodesAtOutage) : synced ? this.#nodeViews() : undefined,
-      nodesAsOf: synced ? this.#lastGood : undefined,
+      nodesAsOf: synced ? this.#nodesAsOf() : undefined,
     };
+  }
+
+  /** Watched: the last good probe (the watch kept the cache current). Polled: the last list, if older. */
+  #nodesAsOf(): Date | undefined {
+    const polled = this.#nodes.polledAt;
+    if (this.#nodes.watching || !polled || !this.#lastGood) return this.#lastGood;
+    return polled < this.#lastGood ? polled : this.#lastGood;
   }
 
   #nodeViews(): Map<string, NodeView> {
@@ -195,7 +251,8 @@ export class WorkloadConnection {
 
   /** The cached Node object, for writes that need its resourceVersion. */
   node(name: string): KubeNode | undefined {
-    return this.#nodes.get(undefined, name);
+    this.#o.onNeeded?.();
+    return this.#nodes.get(name);
   }
 
   /**
@@ -204,6 +261,7 @@ export class WorkloadConnection {
    * (`spec.nodeName`), so a drain costs what the node holds, not the cluster.
    */
   podsOn(node: string): KubePod[] | undefined {
+    this.#o.onNeeded?.();
     let pods = this.#pods.get(node);
     if (!pods) {
       const informer = new Informer<KubePod>(this.client, PODS, {

@@ -195,7 +195,8 @@ export function runJob(ncj: Obj, revision: string): Obj {
 
 /**
  * The run a CronJob starts at a tick, from its Job template as it is then: `<cronjob>-<scheduled minute>`,
- * owned by the CronJob, no TTL, none of NIO's labels (Kubernetes' `getJobFromTemplate2`).
+ * owned by the CronJob, no TTL, none of NIO's labels of its own (Kubernetes' `getJobFromTemplate2`): the API server
+ * gives a Job created without labels those of its Pod template, NIO's `managedLabels` among them.
  */
 export function scheduledRun(cron: Obj, minute: number): Obj {
   const tmpl = cron.spec!["jobTemplate"] as { metadata?: KubeObject["metadata"]; spec: Record<string, unknown> };
