@@ -70,7 +70,7 @@ async function writtenByItsShard(client: KubeClient, ns: string, ledger: Ledger)
 }
 
 Deno.test("two shards over one Machine pool: no Machine booked twice, each cluster written by its own shard", async () => {
-  await using w = await world("shards", { nio: { applyDelayMs: 1_500 }, nico: false });
+  await using w = await world("shards", { nio: { applyDelayMs: 5_000 }, nico: false });
   const { cp, ns, client } = w;
   await createMachines(client, ns, POOL, { pool: "edge" }, BLOCK);
   await using ledger = await startLedger(client, ns);
@@ -95,13 +95,13 @@ Deno.test("two shards over one Machine pool: no Machine booked twice, each clust
 
   // Mid bring-up (its configurations exist, it is not Ready yet), the moved cluster changes shard.
   await eventually(
-    `${MOVED} has configurations`,
+    `${MOVED} has configurations and a status from the default shard`,
     async () =>
       (await client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
-        namespace: ns,
-        labelSelector: `${CLUSTER_LABEL}=${MOVED}`,
-      }))
-        .items.length > 0,
+          namespace: ns,
+          labelSelector: `${CLUSTER_LABEL}=${MOVED}`,
+        }))
+          .items.length > 0 && !!(await w.cluster(MOVED))?.status?.observedGeneration,
   );
   const before = await w.cluster(MOVED);
   assert.notEqual(before?.status?.phase, "Ready", "the move should happen during the bring-up");
