@@ -68,6 +68,16 @@ async function changesMembership({ client, endpoints }: Three, list: EtcdMember[
   assert.deepEqual(after.map((m) => m.name).sort(), ["m1", "m2", "m3"]);
 }
 
+/** Whether the kernel reports every thread of `pid` stopped (state T in /proc/<pid>/task/<tid>/stat). */
+async function allThreadsStopped(pid: number): Promise<boolean> {
+  const states: string[] = [];
+  for await (const t of Deno.readDir(`/proc/${pid}/task`)) {
+    const stat = await Deno.readTextFile(`/proc/${pid}/task/${t.name}/stat`).catch(() => "");
+    states.push(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+  }
+  return states.length > 0 && states.every((x) => x === "T" || x === "t");
+}
+
 /** Credentials the members do not trust are refused, naming the endpoint; a hung member costs the deadline. */
 async function refusesAndTimesOut({ ca, client, endpoints, members }: Three): Promise<void> {
   const other = await createCa({ commonName: "not-etcd" });
@@ -80,6 +90,10 @@ async function refusesAndTimesOut({ ca, client, endpoints, members }: Three): Pr
     wrong.close();
   }
   await members[2]!.process.kill("SIGSTOP");
+  // kill(2) returns before every thread of the program has stopped (a group stop reaches each thread in turn, and on a
+  // loaded machine one may still answer a request): wait until the kernel reports them all stopped.
+  const pid = await members[2]!.process.programPid();
+  await eventually("every thread of m3 stopped", () => allThreadsStopped(pid), 10_000, 20);
   const started = performance.now();
   await assert.rejects(client.status(endpoints[2]!), /no answer within 1000 ms/);
   const took = performance.now() - started;

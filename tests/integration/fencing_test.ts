@@ -32,6 +32,15 @@ function letThrough(log: string, before: number): string[] {
   ).filter((e) => Date.parse(e.ts) < before).map((e) => e.path);
 }
 
+/**
+ * The leader election's own renewal, caught by the pause between its read of the Lease and its write: sent on resume
+ * with the old resourceVersion, the API server refuses it (409) and nothing is written. A renewal that succeeded after
+ * the resume would take the lease back: that stays a breach.
+ */
+function staleRenewal(r: { verb: string; resource: string; code: number }): boolean {
+  return r.resource === "leases" && r.verb === "update" && r.code === 409;
+}
+
 Deno.test("a leader paused past its renew deadline writes nothing after it resumes", async () => {
   const tmp = await Deno.makeTempDir({ prefix: "nico-fencing-" });
   await using removeTmp = new AsyncDisposableStack(); // last: the control plane's audit log is in there
@@ -105,11 +114,6 @@ Deno.test("a leader paused past its renew deadline writes nothing after it resum
   // log says when it was let through. Any other write after the resume is a breach.
   const log = await Deno.readTextFile(logs[old]);
   const inFlight = letThrough(log, stoppedAt);
-  // The leader election's own renewal can be caught the same way, between its read of the Lease and its write: sent
-  // on resume with the old resourceVersion, the API server refuses it (409) and nothing is written. A renewal that
-  // succeeded after the resume would take the lease back: that stays a breach.
-  const staleRenewal = (r: { verb: string; resource: string; code: number }) =>
-    r.resource === "leases" && r.verb === "update" && r.code === 409;
   const late = after.filter(isWrite).filter((r) => !inFlight.some((path) => r.uri.split("?")[0] === path))
     .filter((r) => !staleRenewal(r));
   assert.deepEqual(late.map((r) => `${r.verb} ${r.resource} ${r.code}`), []);
