@@ -20,6 +20,8 @@ import {
 } from "./observe.ts";
 import { age, type Cell, type Paint, paint, type Row, stdoutStyle, type Style, table, tableWidth } from "./term.ts";
 import { clusterVersionCell, showsVersions, versionCell } from "./versions.ts";
+import { clusterShards } from "./get.ts";
+import { DEFAULT_SHARD } from "../core/contract/shards.ts";
 
 const FLAGS: FlagSpec[] = [
   {
@@ -157,6 +159,13 @@ function etcdRows(v: ClusterView): Entry[] {
 }
 
 /** The tree, as text. Pure apart from the style it is given. */
+/** ` (shard edge-1)` after the cluster's name, `, moving from …` while another shard still wrote its status; none for the default shard. */
+function shardTag(c: ClusterView["cluster"]): string {
+  const { wanted, last } = clusterShards(c);
+  if (wanted === last) return wanted === DEFAULT_SHARD ? "" : ` (shard ${wanted})`;
+  return ` (shard ${wanted}, moving from ${last})`;
+}
+
 export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions): string {
   const c = v.cluster;
   const s = c.status;
@@ -172,7 +181,7 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
     below: "│ ",
     version: clusterVersionCell(v),
     cells: [
-      `KubernetesCluster/${c.metadata.name}`,
+      `KubernetesCluster/${c.metadata.name}${shardTag(c)}`,
       { text: phase, paint: STATE_PAINT[phase] },
       "",
       s?.revision ? s.revision.slice(0, 7) : "-",

@@ -7,7 +7,8 @@
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { conditionOf, hasReason } from "../crds/conditions/mod.ts";
-import { PAUSED_ANNOTATION } from "../core/contract/labels.ts";
+import { PAUSED_ANNOTATION, SHARD_LABEL } from "../core/contract/labels.ts";
+import { DEFAULT_SHARD } from "../core/contract/shards.ts";
 import { commandHelp, type FlagSpec, parseArgs, targetFor } from "./flags.ts";
 import { age, type Cell, type Paint, stdoutStyle, type Style, table } from "./term.ts";
 
@@ -48,6 +49,18 @@ export function rolloutState(c: KubernetesCluster): { text: string; paint?: Pain
   return { text: paused ? "up to date (paused)" : "up to date" };
 }
 
+/** The shard a cluster belongs to (its label; unlabelled: the default shard) and the one that last wrote its status. */
+export function clusterShards(c: KubernetesCluster): { wanted: string; last: string } {
+  const wanted = c.metadata.labels?.[SHARD_LABEL] ?? DEFAULT_SHARD;
+  return { wanted, last: c.status?.observedGeneration ? c.status.shard ?? DEFAULT_SHARD : wanted };
+}
+
+/** The SHARD cell: the cluster's shard and, while it moves, the shard it comes from: `edge-2 (from default)`. */
+export function shardCell(c: KubernetesCluster): string {
+  const { wanted, last } = clusterShards(c);
+  return last === wanted ? wanted : `${wanted} (from ${last})`;
+}
+
 /** The table, as text. Pure apart from the style. */
 export function renderGet(clusters: KubernetesCluster[], allNamespaces: boolean, style: Style, now: Date): string {
   const sorted = [...clusters].sort((a, b) =>
@@ -55,6 +68,8 @@ export function renderGet(clusters: KubernetesCluster[], allNamespaces: boolean,
   );
   // A VERSION column (the lowest version the nodes report, as kubectl's) once any cluster reports one.
   const versions = sorted.some((c) => c.status?.version);
+  // A SHARD column once any cluster is labelled for a shard or was reconciled by one (core/contract/shards.ts).
+  const shards = sorted.some((c) => shardCell(c) !== DEFAULT_SHARD);
   const rows: Cell[][] = sorted.map((c) => {
     const phase = c.status?.phase ?? "";
     const r = rolloutState(c);
@@ -65,6 +80,7 @@ export function renderGet(clusters: KubernetesCluster[], allNamespaces: boolean,
       c.status?.controlPlane?.summary ?? "",
       c.status?.dataPlane?.summary ?? "",
       ...(versions ? [c.status?.version ?? ""] : []),
+      ...(shards ? [shardCell(c)] : []),
       { text: r.text, paint: r.paint },
       age(c.metadata.creationTimestamp, now),
     ];
@@ -76,6 +92,7 @@ export function renderGet(clusters: KubernetesCluster[], allNamespaces: boolean,
     "CONTROL PLANE",
     "WORKERS",
     ...(versions ? ["VERSION"] : []),
+    ...(shards ? ["SHARD"] : []),
     "ROLLOUT",
     "AGE",
   ];
