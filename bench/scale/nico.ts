@@ -10,17 +10,53 @@ import { NICO_USER, ROOT, round, waitHttp } from "./util.ts";
 
 export interface Nico {
   proc: Guarded;
+  /** The first (default shard's) process. */
   pid: number;
+  /** Every NICO process of the run, one per shard, the default shard's first. */
+  pids: number[];
   metricsUrl: string;
   logPath: string;
+  /** The samples of every shard's /metrics together (sums and deltas add up across shards). */
   metrics(): Promise<Sample[]>;
 }
 
-export async function startNico(cp: ControlPlane, dir: string, opts: Options): Promise<Nico> {
+/**
+ * `opts.shards` NICO processes: the default shard's, then `--shard=s1` and on (util.ts `shardOf` labels the
+ * clusters). One shard is the plain single NICO. Answers them as one: metrics summed, stop stops all.
+ */
+export async function startNicos(cp: ControlPlane, dir: string, opts: Options): Promise<Nico> {
+  const all: Nico[] = [];
+  try {
+    for (let k = 0; k < opts.shards; k++) all.push(await startNico(cp, dir, opts, k === 0 ? undefined : `s${k}`));
+  } catch (err) {
+    for (const n of all) await n.proc.stop();
+    throw err;
+  }
+  if (all.length === 1) return all[0]!;
+  const first = all[0]!;
+  const proc: Guarded = {
+    ...first.proc,
+    name: "nico shards",
+    exited: Promise.all(all.map((n) => n.proc.exited)).then((s) => s[0]!),
+    stop: async () => {
+      await Promise.all(all.map((n) => n.proc.stop()));
+    },
+    tail: async (lines?: number) =>
+      (await Promise.all(all.map(async (n, k) => `-- shard ${k}:\n${await n.proc.tail(lines)}`))).join("\n"),
+  };
+  return {
+    ...first,
+    proc,
+    pids: all.map((n) => n.pid),
+    metrics: async () => (await Promise.all(all.map((n) => n.metrics()))).flat(),
+  };
+}
+
+async function startNico(cp: ControlPlane, dir: string, opts: Options, shard?: string): Promise<Nico> {
   const kubeconfig = await cp.userKubeconfig(NICO_USER, ["system:masters"]);
   const metricsPort = freePort();
   const healthPort = freePort();
-  const logPath = `${dir}/nico.log`;
+  const logPath = `${dir}/nico${shard ? `-${shard}` : ""}.log`;
   const proc = startGuarded(
     "nico",
     Deno.execPath(),
@@ -43,6 +79,7 @@ export async function startNico(cp: ControlPlane, dir: string, opts: Options): P
       `--log-level=${opts.nicoLogLevel}`,
       `--nio-generation=${opts.nio}`,
       ...(opts.workers ? [`--workers=${opts.workers}`] : []),
+      ...(shard ? [`--shard=${shard}`] : []),
     ],
     logPath,
     { NICO_WORKLOAD_TARGETS: "loopback" },
@@ -53,6 +90,7 @@ export async function startNico(cp: ControlPlane, dir: string, opts: Options): P
   return {
     proc,
     pid,
+    pids: [pid],
     metricsUrl,
     logPath,
     metrics: async () => parseMetrics(await (await fetch(metricsUrl)).text()),

@@ -17,6 +17,8 @@ export interface Options {
   rolloutApplyMs: number;
   concurrency: number;
   workers: number | undefined;
+  /** NICO processes, one per shard (`--shard`), clusters labelled round-robin; 1: one NICO, no labels. */
+  shards: number;
   namespaces: number;
   timeoutSeconds: number;
   /** `--v8-flags` for NICO: those of deploy/v8-flags (the image's) unless told otherwise; undefined: none. */
@@ -46,6 +48,8 @@ export const USAGE = `Usage: deno run -A bench/scale.ts [flags]
   --rollout-apply-ms D       simulated apply time during the rollout phase (default 2000)
   --concurrency K            requests in flight for the ceiling and the benchmark's own creates (default 32)
   --workers W                NICO's --workers (default: NICO's default, the CPU count from 2 to 16)
+  --shards S                 run S NICO processes, one per shard: the default shard and s1..s(S-1), clusters
+                             labelled nico.homystack.com/shard round-robin (default 1: one NICO, no labels)
   --namespaces K             spread clusters over K namespaces, one simulated NIO each (default 8; one
                              simulated NIO reconciles one object at a time and becomes the bottleneck)
   --timeout-seconds T        give up waiting for a phase after T seconds (default 300)
@@ -76,6 +80,7 @@ export function parseOptions(args: string[]): Options {
       "rollout-apply-ms": { type: "string" },
       concurrency: { type: "string" },
       workers: { type: "string" },
+      shards: { type: "string" },
       namespaces: { type: "string" },
       "timeout-seconds": { type: "string" },
       "nico-v8-flags": { type: "string" },
@@ -124,6 +129,7 @@ export function parseOptions(args: string[]): Options {
     rolloutApplyMs: int(values["rollout-apply-ms"], 2000, 1),
     concurrency: int(values.concurrency, 32, 1),
     workers: values.workers === undefined ? undefined : int(values.workers, 2, 1),
+    shards: int(values.shards, 1, 1),
     namespaces: int(values.namespaces, 8, 1),
     timeoutSeconds: int(values["timeout-seconds"], 300, 1),
     nicoV8Flags: values["nico-v8-flags"] === "none" ? undefined : values["nico-v8-flags"] ?? deploymentV8Flags(),

@@ -13,7 +13,7 @@ import { type SimNio, startSimNio } from "../../testing/sim-nio.ts";
 import { type Templates } from "./ceiling.ts";
 import { type GitServer } from "./gitserver.ts";
 import { type ClusterTimes, type ConfigTimes, Observer, until } from "./observer.ts";
-import { cpuSeconds } from "./procfs.ts";
+import { cpuSecondsOf } from "./procfs.ts";
 import { delta } from "./promtext.ts";
 import { Options, Size } from "./options.ts";
 import {
@@ -104,7 +104,15 @@ export async function provision(
   const cpu0 = await cpuOf(env.pids);
   const m0 = await nico.metrics();
   const t0 = Date.now();
-  await createClusters(bench, placement, size.machinesPerCluster, opts.cp, env.git.url("flake"), opts.concurrency);
+  await createClusters(
+    bench,
+    placement,
+    size.machinesPerCluster,
+    opts.cp,
+    env.git.url("flake"),
+    opts.concurrency,
+    opts.shards,
+  );
   const tCreated = Date.now();
   const progress = () => {
     const cfgs = observer.configsIn(nss).length;
@@ -146,7 +154,7 @@ export async function provision(
     cpu: cpuDelta(cpu0, cpu1, wallS),
     /** Everything the API server served meanwhile: NICO, the simulated NIO and the benchmark's watches. */
     apiserver: apiserverWork(a0, a1, size.clusters),
-    nicoController: nicoControllerFigures(m0, m1, wallS, opts.workers ?? defaultWorkers()),
+    nicoController: nicoControllerFigures(m0, m1, wallS, (opts.workers ?? defaultWorkers()) * opts.shards),
   };
   return { result, t0, tEnd };
 }
@@ -191,19 +199,19 @@ export async function idle(env: Env): Promise<IdleWindow> {
   const { nico, opts } = env;
   const settleMs = await settle(nico, 3000, 60_000);
   const m0 = await nico.metrics();
-  const cpu0 = await cpuSeconds(nico.pid);
+  const cpu0 = await cpuSecondsOf(nico.pids);
   const t0 = Date.now();
   // CPU per 10 s slice (reading /proc costs NICO nothing): tells a GC tail after the burst from steady work.
   const slices: number[] = [];
   let prev = cpu0 ?? NaN;
   while (Date.now() - t0 < opts.idleSeconds * 1000) {
     await new Promise((r) => setTimeout(r, Math.min(10_000, opts.idleSeconds * 1000 - (Date.now() - t0))));
-    const c = (await cpuSeconds(nico.pid)) ?? NaN;
+    const c = (await cpuSecondsOf(nico.pids)) ?? NaN;
     slices.push(round(c - prev, 3));
     prev = c;
   }
   const t1 = Date.now();
-  const cpu1 = await cpuSeconds(nico.pid);
+  const cpu1 = await cpuSecondsOf(nico.pids);
   const m1 = await nico.metrics();
   const cpuS = (cpu1 ?? NaN) - (cpu0 ?? NaN);
   return {

@@ -44,6 +44,22 @@ export async function memoryMiB(pid: number): Promise<{ rss: number; hwm: number
   }
 }
 
+/** CPU seconds of several processes together (the shards of one run). */
+export async function cpuSecondsOf(pids: number[]): Promise<number | undefined> {
+  let total = 0;
+  for (const pid of pids) {
+    const c = await cpuSeconds(pid);
+    if (c === undefined) return undefined;
+    total += c;
+  }
+  return total;
+}
+
+/** {@link memoryMiB} of each process, in order. */
+export async function memoryEach(pids: number[]): Promise<({ rss: number; hwm: number } | undefined)[]> {
+  return await Promise.all(pids.map(memoryMiB));
+}
+
 async function cmdline(pid: number): Promise<string[]> {
   try {
     return (await Deno.readTextFile(`/proc/${pid}/cmdline`)).split("\0").filter(Boolean);

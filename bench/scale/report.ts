@@ -89,7 +89,10 @@ function sizeRows(results: SizeResult[]): [string, ...string[]][] {
       "cores nico/apiserver/etcd/bench/others",
       ...col((r) => {
         const c = r.provisioning.cpu;
-        return [c.nico, c.apiserver, c.etcd, c.bench, c.others].map((x) => f(x?.cores)).join("/");
+        // Every NICO process together: the default shard's (`nico`) and the others' (`nico-s1`, ...).
+        const nico = Object.entries(c).filter(([k]) => k === "nico" || k.startsWith("nico-"))
+          .reduce((n, [, v]) => n + (v?.cores ?? NaN), 0);
+        return [{ cores: round(nico, 2) }, c.apiserver, c.etcd, c.bench, c.others].map((x) => f(x?.cores)).join("/");
       }),
     ],
     [
@@ -102,6 +105,24 @@ function sizeRows(results: SizeResult[]): [string, ...string[]][] {
     ["idle writes (reconciles)", ...col((r) => `${r.idle.writes} in ${r.idle.seconds} s (${r.idle.reconciles})`)],
     ["idle NICO CPU", ...col((r) => `${r.idle.nicoCpuSeconds} s (${r.idle.nicoCpuPercent}%)`)],
     ["NICO peak RSS", ...col((r) => f(r.memory.peakRssBeforeRolloutMiB, " MiB"))],
+    ...shardRows(results, col),
+  ];
+}
+
+/** With `--shards`: each NICO's peak RSS, and the independent check of who booked and reconciled what. */
+function shardRows(results: SizeResult[], col: (g: (r: SizeResult) => string) => string[]): [string, ...string[]][] {
+  if (!results.some((r) => r.shards)) return [];
+  return [
+    ["NICO shards (clusters each)", ...col((r) => r.shards ? JSON.stringify(r.shards.clustersByShard) : "1")],
+    ["peak RSS per shard", ...col((r) => (r.memory.peakRssPerShardMiB ?? []).map((v) => f(v)).join(" / ") + " MiB")],
+    [
+      "double-booked / misplaced / ShardChanged",
+      ...col((r) =>
+        r.shards
+          ? `${r.shards.doubleBooked.length} / ${r.shards.misplaced.length} / ${r.shards.shardChangedEvents}`
+          : "-"
+      ),
+    ],
   ];
 }
 
@@ -186,12 +207,13 @@ export function targetRows(
   const add = (key: string, name: string, value: unknown, measured: string, met: boolean | null) =>
     rows.push({ key, name, value, measured, verdict: met === null ? "not measured" : met ? "met" : "MISSED" });
   const writes = results.map((r) => r.api.provisioning.writesPerCluster);
-  // The floor: a claim and a configuration per machine, 5 Secrets (one per credential, see docs/benchmark.md),
-  // 2 status writes and 2 Events; one more status write when a bring-up outlasts the status delay.
-  const floor = (r: SizeResult) => 2 * Number(r.size.split("x")[1]) + 9;
+  // The floor: a claim and a configuration per machine, 7 Secrets (one per credential, the etcd CA and the agent
+  // token among them, see docs/benchmark.md), 2 status writes and 2 Events; one more status write when a bring-up
+  // outlasts the status delay.
+  const floor = (r: SizeResult) => 2 * Number(r.size.split("x")[1]) + 11;
   add(
     "writesPerClusterAtFloor",
-    "writes per cluster on the happy path <= the floor (19 at 1 + 4; +1 held progress write)",
+    "writes per cluster on the happy path <= the floor (21 at 1 + 4; +1 held progress write)",
     writes,
     results.map((r) => `${f(r.api.provisioning.writesPerCluster)} at ${r.size} (floor ${floor(r)})`).join(", "),
     writes.every((w) => w !== null && w !== undefined) ? results.every((r, i) => writes[i]! <= floor(r) + 1) : null,
@@ -236,6 +258,7 @@ export function targetRows(
     allowed ? allowed.p99Ms <= 3 && allowed.rate >= 1000 : null,
   );
   fleetTargets(results, add);
+  shardTargets(results, add);
   const idle = results.map((r) => r.idle.writes);
   add("zeroIdleWrites", "zero writes in an idle window", idle, idle.join(", "), idle.every((w) => w === 0));
   return {
@@ -270,5 +293,30 @@ function fleetTargets(results: SizeResult[], add: AddTarget): void {
     fleetRss ?? null,
     f(fleetRss, " MiB"),
     fleetRss === undefined || fleetRss === null ? null : fleetRss <= 256,
+  );
+}
+
+/** With `--shards`: no Machine booked twice, every cluster reconciled by the shard its label names, and only by it. */
+function shardTargets(results: SizeResult[], add: AddTarget): void {
+  const checked = results.filter((r) => r.shards);
+  if (!checked.length) return;
+  const doubled = checked.map((r) => r.shards!.doubleBooked.length);
+  add(
+    "shardsZeroDoubleBooked",
+    "0 double-booked Machines with shards over one pool (read back from the API server)",
+    doubled,
+    checked.map((r) => `${r.shards!.doubleBooked.length} of ${r.shards!.machinesClaimed} claimed at ${r.size}`).join(
+      ", ",
+    ),
+    doubled.every((n) => n === 0),
+  );
+  const wrong = checked.map((r) => r.shards!.misplaced.length + r.shards!.shardChangedEvents);
+  add(
+    "shardsEachClusterOneShard",
+    "each cluster reconciled by exactly the shard its label names (status.shard, no ShardChanged Event)",
+    wrong,
+    checked.map((r) => `${r.shards!.misplaced.length} misplaced, ${r.shards!.shardChangedEvents} moved at ${r.size}`)
+      .join(", "),
+    wrong.every((n) => n === 0),
   );
 }

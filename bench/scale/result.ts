@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { ShardFigures } from "./shards.ts";
 import type { tally } from "./audit.ts";
 import type { CeilingResult } from "./ceiling.ts";
 import type { nicoControllerFigures } from "./nico.ts";
@@ -130,7 +131,11 @@ export interface SizeResult {
     peakRssMiB: number | null;
     peakRssBeforeRolloutMiB: number | null;
     rssAfterIdleMiB: number | null;
+    /** VmHWM of each NICO process after the idle window, the default shard's first (one entry without shards). */
+    peakRssPerShardMiB: (number | null)[];
     cachedObjects: CacheFigures;
   };
+  /** The independent shards check (`--shards` > 1). */
+  shards: ShardFigures | null;
   rollout: (RolloutFigures & { window: undefined }) | null;
 }

@@ -7,7 +7,7 @@ import { auditFlags, auditPolicy, type AuditRequest, isWrite, readAudit, tally, 
 import { runCeiling } from "./ceiling.ts";
 import { startGitServer } from "./gitserver.ts";
 import { Observer } from "./observer.ts";
-import { memoryMiB, pidsMatching } from "./procfs.ts";
+import { memoryEach, memoryMiB, pidsMatching } from "./procfs.ts";
 import { Options, Size } from "./options.ts";
 import {
   apiserverMetrics,
@@ -24,7 +24,8 @@ import {
   round,
   tempDirs,
 } from "./util.ts";
-import { Nico, startNico } from "./nico.ts";
+import { Nico, startNicos } from "./nico.ts";
+import { checkShards } from "./shards.ts";
 import { cacheFootprint, Env, idle, prepare, provision, templates } from "./phases.ts";
 import { rollout } from "./rollout.ts";
 import type { Templates } from "./ceiling.ts";
@@ -57,7 +58,8 @@ export async function runSize(opts: Options, size: Size, largest: boolean): Prom
     const [apiserver] = await pidsMatching(cp.dir, "kube-apiserver");
     const [etcd] = await pidsMatching(cp.dir, "etcd");
     await observer.start();
-    const nico = running.nico = await startNico(cp, dir, opts);
+    const nico = running.nico = await startNicos(cp, dir, opts);
+    const shardPids = Object.fromEntries(nico.pids.slice(1).map((pid, k) => [`nico-s${k + 1}`, pid]));
     const env: Env = {
       cp,
       dir,
@@ -65,7 +67,7 @@ export async function runSize(opts: Options, size: Size, largest: boolean): Prom
       bench,
       observer,
       nico,
-      pids: { nico: nico.pid, apiserver, etcd, bench: Deno.pid },
+      pids: { nico: nico.pid, ...shardPids, apiserver, etcd, bench: Deno.pid },
       git,
       opts,
     };
@@ -106,6 +108,15 @@ async function measure(env: Env, size: Size, largest: boolean, running: Running)
   log(`idle: ${opts.idleSeconds} s`);
   const idleResult = await idle(env);
   const memAfterIdle = await memoryMiB(nico.pid);
+  const shardMemory = await memoryEach(nico.pids);
+  const shards = opts.shards > 1 ? await checkShards(bench, prep.nss, opts.shards) : undefined;
+  if (shards) {
+    log(
+      `  shards: ${
+        JSON.stringify(shards.clustersByShard)
+      }; misplaced ${shards.misplaced.length}, double-booked ${shards.doubleBooked.length}`,
+    );
+  }
   const cached = await cacheFootprint(bench);
   let rolloutResult: Awaited<ReturnType<typeof rollout>> | undefined;
   if (largest && opts.rolloutClusters > 0) {
@@ -119,7 +130,14 @@ async function measure(env: Env, size: Size, largest: boolean, running: Running)
   for (const n of running.nios) await n.stop();
   running.nios = [];
   await nico.proc.stop();
-  return { prov, idleResult, rolloutResult, tpl, memory: { baseline, memAfterIdle, memEnd, cached } };
+  return {
+    prov,
+    idleResult,
+    rolloutResult,
+    tpl,
+    shards,
+    memory: { baseline, memAfterIdle, memEnd, cached, shardMemory },
+  };
 }
 
 type Measured = Awaited<ReturnType<typeof measure>>;
@@ -258,8 +276,10 @@ function sizeResult(
       peakRssMiB: memory.memEnd ? round(memory.memEnd.hwm, 1) : null,
       peakRssBeforeRolloutMiB: memory.memAfterIdle ? round(memory.memAfterIdle.hwm, 1) : null,
       rssAfterIdleMiB: memory.memAfterIdle ? round(memory.memAfterIdle.rss, 1) : null,
+      peakRssPerShardMiB: memory.shardMemory.map((m) => (m ? round(m.hwm, 1) : null)),
       cachedObjects: memory.cached,
     },
+    shards: m.shards ?? null,
     rollout: rolloutResult ? { ...rolloutResult, window: undefined } : null,
   };
 }

@@ -3,7 +3,7 @@ import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { MACHINES } from "../../core/contract/nio.ts";
-import { FINALIZER } from "../../core/contract/labels.ts";
+import { FINALIZER, SHARD_LABEL } from "../../core/contract/labels.ts";
 import type { Machine } from "../../core/contract/nio.ts";
 import { type Guarded } from "../../testing/envtest/process.ts";
 import { forEachLimited } from "./pool.ts";
@@ -36,6 +36,11 @@ export function dist(ms: number[]) {
 }
 
 export const clusterName = (i: number) => `c-${String(i).padStart(4, "0")}`;
+/** The shard of cluster `i` when the run has `shards` shards: round-robin, the default shard (undefined) first. */
+export const shardOf = (
+  i: number,
+  shards: number,
+): string | undefined => (i % shards === 0 ? undefined : `s${i % shards}`);
 export const machineNames = (cluster: string, m: number) => Array.from({ length: m }, (_, j) => `${cluster}-n${j}`);
 
 export function clusterSpec(names: string[], cp: number, gitRepo: string): KubernetesCluster["spec"] {
@@ -66,14 +71,21 @@ export async function createClusters(
   cp: number,
   gitRepo: string,
   concurrency: number,
+  shards = 1,
 ) {
-  await forEachLimited(placement, concurrency, async ({ ns, name }) => {
+  await forEachLimited(placement, concurrency, async ({ ns, name }, i) => {
+    const shard = shardOf(i, shards);
     await client.create<KubernetesCluster>(KUBERNETES_CLUSTERS, {
       apiVersion: "nico.homystack.com/v1alpha1",
       kind: "KubernetesCluster",
       // With the finalizer, as NICO's mutating webhook adds it at admission (the benchmark runs NICO without
       // its webhook): otherwise NICO's first pass would be a finalizer patch no real install makes.
-      metadata: { name, namespace: ns, finalizers: [FINALIZER] },
+      metadata: {
+        name,
+        namespace: ns,
+        finalizers: [FINALIZER],
+        ...(shard ? { labels: { [SHARD_LABEL]: shard } } : {}),
+      },
       spec: clusterSpec(machineNames(name, m), cp, gitRepo),
     });
   });
