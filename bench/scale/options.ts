@@ -32,6 +32,8 @@ export interface Options {
   jitterMs: number;
   /** Run the webhook's open-loop benchmark (bench/webhook.ts --scenario perf) for its target row. */
   webhook: boolean;
+  /** Measure the ceilings after each size (`--skip-ceiling`: not, e.g. to compare shards with shards). */
+  ceiling: boolean;
   nicoLogLevel: string;
   keep: boolean;
   out: string;
@@ -61,6 +63,7 @@ export const USAGE = `Usage: deno run -A bench/scale.ts [flags]
   --nio GENERATION           the simulated NIO: v1 (NIO v1's runs, the default) or older
   --jitter-ms J              each simulated apply takes up to J ms longer, by node, so nodes finish at
                              different times as real hosts do (default 2000; 0 for lockstep)
+  --skip-ceiling             do not measure the ceilings (no ratios; e.g. to compare shards with one NICO)
   --skip-webhook             do not run the webhook's open-loop benchmark for its target row
   --nico-log-level LEVEL     NICO's --log-level (default info)
   --keep                     keep the temporary folders (NICO's log, the audit log) and print where
@@ -87,6 +90,7 @@ export function parseOptions(args: string[]): Options {
       "modes-clusters": { type: "string" },
       "modes-apply-ms": { type: "string" },
       "skip-webhook": { type: "boolean", default: false },
+      "skip-ceiling": { type: "boolean", default: false },
       nio: { type: "string" },
       "jitter-ms": { type: "string" },
       "nico-log-level": { type: "string" },
@@ -138,6 +142,7 @@ export function parseOptions(args: string[]): Options {
     nio: nioOption(values.nio),
     jitterMs: int(values["jitter-ms"], 2000),
     webhook: !values["skip-webhook"],
+    ceiling: !values["skip-ceiling"],
     nicoLogLevel: values["nico-log-level"] ?? "info",
     keep: values.keep ?? false,
     out: values.out ?? `${ROOT}bench/results`,

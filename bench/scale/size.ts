@@ -76,7 +76,9 @@ export async function runSize(opts: Options, size: Size, largest: boolean): Prom
     // NICO's requests, from the audit log.
     const audit: AuditRequest[] = await readAudit(auditPath);
     const provTally = tally(within(audit, m.prov.t0, m.prov.tEnd + 1));
-    const ceilings = m.tpl ? await measureCeilings(env, size, m.tpl, provTally, m.prov.result) : undefined;
+    const ceilings = m.tpl && opts.ceiling
+      ? await measureCeilings(env, size, m.tpl, provTally, m.prov.result)
+      : undefined;
     return sizeResult(label, env, size, m, audit, provTally, ceilings);
   } catch (err) {
     if (running.nico) log(`NICO's log tail:\n${await running.nico.proc.tail(30)}`);
