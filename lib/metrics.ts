@@ -101,6 +101,21 @@ export class Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
+  /** The process's memory, read at each scrape: what the Deployment's memory limit is measured against, split by kind. */
+  readonly memory = new client.Gauge({
+    name: "nico_process_memory_bytes",
+    help: "Memory of the NICO process by kind: rss (resident), heap_total and heap_used (V8's heap), " +
+      "external (memory outside the heap that its objects hold).",
+    labelNames: ["kind"] as const,
+    registers: [this.registry],
+    collect() {
+      const m = Deno.memoryUsage();
+      this.set({ kind: "rss" }, m.rss);
+      this.set({ kind: "heap_total" }, m.heapTotal);
+      this.set({ kind: "heap_used" }, m.heapUsed);
+      this.set({ kind: "external" }, m.external);
+    },
+  });
   readonly leader = new client.Gauge({
     name: "leader_election_master_status",
     help: "1 when this replica holds the leader Lease.",

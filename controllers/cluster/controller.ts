@@ -7,7 +7,7 @@
  */
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import type { EventRecorder } from "../../lib/events.ts";
-import type { KubeClient } from "../../lib/kube/client.ts";
+import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { type Resource, SECRETS } from "../../lib/kube/resources.ts";
 import {
   JOBS,
@@ -131,7 +131,15 @@ export function clusterInformers(
  * none). Never every Job of the management cluster.
  */
 function runInformer(client: KubeClient, opts: { namespace?: string }): Informer<BatchJob> {
-  return new Informer<BatchJob>(client, JOBS, { ...opts, labelSelector: NIO_RUN_SELECTOR });
+  return new Informer<BatchJob>(client, JOBS, { ...opts, labelSelector: NIO_RUN_SELECTOR, trim: dropJobSpec });
+}
+
+/**
+ * A run's spec (its Pod template: the switch's arguments, volumes, files) is half of what a run Job weighs, and NICO
+ * reads only a run's metadata and status (core/nodes/runs.ts `BatchJob`): the cache keeps those.
+ */
+export function dropJobSpec(job: KubeObject): void {
+  delete (job as { spec?: unknown }).spec;
 }
 
 /** NIO v1's decommission NixJobs (only those: the label NIO puts on them). */

@@ -39,6 +39,8 @@ export interface InformerOptions {
   /** Largest retry delay, in milliseconds (default 30 s). */
   maxBackoffMs?: number;
   logger?: Logger;
+  /** Drops more of each object than `metadata.managedFields` before it enters the cache: what no reader reads. */
+  trim?: (obj: KubeObject) => void;
 }
 
 /** Counters of an {@link Informer}. */
@@ -234,7 +236,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   async #relist(): Promise<void> {
     const { items, resourceVersion } = await this.#client.list<T>(this.resource, this.#listOptions());
-    for (const item of items) trimForCache(item);
+    for (const item of items) this.#trim(item);
     if (this.#abort?.signal.aborted) return;
     this.#stats.lists++;
     const { next, events } = diffSnapshot(this.#cache, items);
@@ -284,7 +286,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   #apply(event: WatchEvent<T>): void {
-    trimForCache(event.object);
+    this.#trim(event.object);
     const obj = event.object;
     const rv = obj.metadata?.resourceVersion;
     if (event.type === "BOOKMARK") {
@@ -329,6 +331,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#resyncTimer = undefined;
   }
 
+  /** Before an object enters the cache: managedFields (nobody reads them from it, about a third of its memory) and `trim`. */
+  #trim(obj: KubeObject): void {
+    delete (obj.metadata as { managedFields?: unknown }).managedFields;
+    this.#opts.trim?.(obj);
+  }
+
   #listOptions(): { namespace?: string; labelSelector?: string; fieldSelector?: string } {
     const { namespace, labelSelector, fieldSelector } = this.#opts;
     return {
@@ -337,13 +345,4 @@ export class Informer<T extends KubeObject = KubeObject> {
       ...(fieldSelector !== undefined ? { fieldSelector } : {}),
     };
   }
-}
-
-/**
- * Drops `metadata.managedFields` before an object enters the cache: nobody
- * reads them from the cache, and they are about a third of its memory. (An
- * update sent without managedFields leaves the server's record unchanged.)
- */
-function trimForCache(obj: KubeObject): void {
-  delete (obj.metadata as { managedFields?: unknown }).managedFields;
 }

@@ -158,3 +158,31 @@ Deno.test({
     assert.deepEqual(cacheState(informer, ns), await serverState(cp.client, SECRETS, ns));
   },
 });
+
+Deno.test("envtest: an informer's trim drops what it names from every object it caches, listed or watched", async () => {
+  const cp = await env.get();
+  const ns = await cp.namespace("inf-trim");
+  await cp.client.create(CONFIGMAPS, configMap(ns, "listed", "1", { app: "x" }));
+  const informer = new Informer<ConfigMap>(cp.client, CONFIGMAPS, {
+    namespace: ns,
+    logger: silentLogger,
+    trim: (o) => void delete (o as { data?: unknown }).data,
+  });
+  await using _ = started(informer);
+  await informer.synced();
+  await cp.client.create(CONFIGMAPS, configMap(ns, "watched", "1", { app: "x" }));
+  await cp.client.mergePatch(CONFIGMAPS, "listed", ns, { data: { v: "2" } });
+  await eventually("both cached", () => informer.list(ns).length === 2, 30_000);
+  const server = await cp.client.get<ConfigMap>(CONFIGMAPS, "listed", ns);
+  await eventually(
+    "the cache at the server's version",
+    () => informer.get(ns, "listed")?.metadata.resourceVersion === server?.metadata.resourceVersion,
+    30_000,
+  );
+  for (const o of informer.list(ns)) {
+    assert.equal(o.data, undefined, `${o.metadata.name} kept its data`);
+    assert.equal(o.metadata.managedFields, undefined, `${o.metadata.name} kept its managedFields`);
+    assert.equal(o.metadata.labels?.["app"], "x");
+  }
+  assert.equal(server?.data?.["v"], "2", "the server keeps what the cache drops");
+});

@@ -91,3 +91,20 @@ Deno.test("nico_cluster_kubeconfig_expiry_timestamp_seconds: the client certific
   expiries.of(c);
   assert.equal(reads, 2);
 });
+
+Deno.test("nico_process_memory_bytes: the process's memory by kind, read at each scrape", async () => {
+  const metrics = new Metrics();
+  const value = (text: string, kind: string) =>
+    Number(text.match(new RegExp(`^nico_process_memory_bytes\\{kind="${kind}"\\} (\\S+)$`, "m"))?.[1]);
+  const text = await metrics.text();
+  for (const kind of ["rss", "heap_total", "heap_used", "external"]) {
+    assert.ok(value(text, kind) > 0, `${kind}: ${value(text, kind)}`);
+  }
+  assert.ok(value(text, "heap_used") <= value(text, "heap_total"));
+  assert.ok(value(text, "heap_total") < value(text, "rss"));
+  // Read again at the next scrape, not fixed at the first one.
+  const hold = new Array(1_000_000).fill(0).map((_, i) => ({ i }));
+  const after = await metrics.text();
+  assert.ok(value(after, "heap_used") > value(text, "heap_used"), "a bigger heap shows at the next scrape");
+  assert.equal(hold.length, 1_000_000);
+});
