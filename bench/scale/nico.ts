@@ -18,6 +18,8 @@ export interface Nico {
   logPath: string;
   /** The samples of every shard's /metrics together (sums and deltas add up across shards). */
   metrics(): Promise<Sample[]>;
+  /** Each shard's own /metrics, the default shard's first. */
+  metricsEach(): Promise<Sample[][]>;
 }
 
 /**
@@ -49,6 +51,7 @@ export async function startNicos(cp: ControlPlane, dir: string, opts: Options): 
     proc,
     pids: all.map((n) => n.pid),
     metrics: async () => (await Promise.all(all.map((n) => n.metrics()))).flat(),
+    metricsEach: async () => await Promise.all(all.map((n) => n.metrics())),
   };
 }
 
@@ -94,6 +97,7 @@ async function startNico(cp: ControlPlane, dir: string, opts: Options, shard?: s
     metricsUrl,
     logPath,
     metrics: async () => parseMetrics(await (await fetch(metricsUrl)).text()),
+    metricsEach: async () => [parseMetrics(await (await fetch(metricsUrl)).text())],
   };
 }
 
@@ -141,4 +145,13 @@ export function nicoControllerFigures(before: Sample[], after: Sample[], wallS: 
     /** Reconcile time over (workers × wall time): near 1 means the workers were the bottleneck. */
     workerUtilisation: round(reconcileSeconds / (workers * wallS), 2),
   };
+}
+
+/** NICO's own account of its memory (`nico_process_memory_bytes`), in MiB by kind: where its RSS goes. */
+export function processMemoryMiB(samples: Sample[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const x of samples) {
+    if (x.name === "nico_process_memory_bytes" && x.labels.kind) out[x.labels.kind] = round(x.value / 2 ** 20, 1);
+  }
+  return out;
 }

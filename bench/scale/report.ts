@@ -105,6 +105,13 @@ function sizeRows(results: SizeResult[]): [string, ...string[]][] {
     ["idle writes (reconciles)", ...col((r) => `${r.idle.writes} in ${r.idle.seconds} s (${r.idle.reconciles})`)],
     ["idle NICO CPU", ...col((r) => `${r.idle.nicoCpuSeconds} s (${r.idle.nicoCpuPercent}%)`)],
     ["NICO peak RSS", ...col((r) => f(r.memory.peakRssBeforeRolloutMiB, " MiB"))],
+    [
+      "after idle: RSS / V8 heap used of total / external",
+      ...col((r) => {
+        const k = r.memory.afterIdleByKindMiB?.[0];
+        return k ? `${f(k.rss)} / ${f(k.heap_used)} of ${f(k.heap_total)} / ${f(k.external)} MiB` : "-";
+      }),
+    ],
     ...shardRows(results, col),
   ];
 }

@@ -133,6 +133,8 @@ export interface SizeResult {
     rssAfterIdleMiB: number | null;
     /** VmHWM of each NICO process after the idle window, the default shard's first (one entry without shards). */
     peakRssPerShardMiB: (number | null)[];
+    /** After the idle window, each shard's own account (nico_process_memory_bytes): rss, heap_total, heap_used, external. */
+    afterIdleByKindMiB: Record<string, number>[];
     cachedObjects: CacheFigures;
   };
   /** The independent shards check (`--shards` > 1). */

@@ -24,7 +24,7 @@ import {
   round,
   tempDirs,
 } from "./util.ts";
-import { Nico, startNicos } from "./nico.ts";
+import { Nico, processMemoryMiB, startNicos } from "./nico.ts";
 import { checkShards } from "./shards.ts";
 import { cacheFootprint, Env, idle, prepare, provision, templates } from "./phases.ts";
 import { rollout } from "./rollout.ts";
@@ -111,6 +111,7 @@ async function measure(env: Env, size: Size, largest: boolean, running: Running)
   const idleResult = await idle(env);
   const memAfterIdle = await memoryMiB(nico.pid);
   const shardMemory = await memoryEach(nico.pids);
+  const kinds = (await nico.metricsEach()).map(processMemoryMiB);
   const shards = opts.shards > 1 ? await checkShards(bench, prep.nss, opts.shards) : undefined;
   if (shards) {
     log(
@@ -138,7 +139,7 @@ async function measure(env: Env, size: Size, largest: boolean, running: Running)
     rolloutResult,
     tpl,
     shards,
-    memory: { baseline, memAfterIdle, memEnd, cached, shardMemory },
+    memory: { baseline, memAfterIdle, memEnd, cached, shardMemory, kinds },
   };
 }
 
@@ -279,6 +280,7 @@ function sizeResult(
       peakRssBeforeRolloutMiB: memory.memAfterIdle ? round(memory.memAfterIdle.hwm, 1) : null,
       rssAfterIdleMiB: memory.memAfterIdle ? round(memory.memAfterIdle.rss, 1) : null,
       peakRssPerShardMiB: memory.shardMemory.map((m) => (m ? round(m.hwm, 1) : null)),
+      afterIdleByKindMiB: memory.kinds,
       cachedObjects: memory.cached,
     },
     shards: m.shards ?? null,
