@@ -23,7 +23,7 @@ import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
 import { shardSelector } from "../../core/contract/shards.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
 import type { BatchJob } from "../../core/nodes/runs.ts";
-import { Controller, type ControllerHooks } from "../../lib/runtime/controller.ts";
+import { Controller, type ControllerHooks, type KeyMapper } from "../../lib/runtime/controller.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
 import type { Logger } from "../../lib/runtime/log.ts";
 import type { HostPolicy } from "../../lib/git/hosts.ts";
@@ -34,6 +34,7 @@ import {
   decommissionClusters,
   machineClusters,
   machineUpdateChangesNothing,
+  ofCachedClusters,
   ownStatusWrite,
   runClusters,
 } from "./mappers.ts";
@@ -263,15 +264,17 @@ function watchEvents(
   nioMissing: readonly string[],
 ): void {
   const soon = { coalesceMs: CHILD_EVENT_COALESCE_MS };
+  // Children wake only the clusters of this controller's cache (with shards, its shard's).
+  const ours = <T>(map: KeyMapper<T>) => ofCachedClusters(informers.clusters, map);
   ctl
     .watch(informers.clusters, undefined, { skip: ownStatusWrite(memory) })
-    .watch(informers.secrets, clusterOfLabel, soon);
+    .watch(informers.secrets, ours(clusterOfLabel), soon);
   if (isServed(informers.configs.resource, nioMissing)) {
-    ctl.watch(informers.configs, configurationClusters(informers), soon);
+    ctl.watch(informers.configs, ours(configurationClusters(informers)), soon);
   }
   if (isServed(informers.machines.resource, nioMissing)) {
-    ctl.watch(informers.machines, machineClusters(informers), { ...soon, skip: machineUpdateChangesNothing });
+    ctl.watch(informers.machines, ours(machineClusters(informers)), { ...soon, skip: machineUpdateChangesNothing });
   }
-  if (informers.jobs) ctl.watch(informers.jobs, runClusters(informers), soon);
-  if (informers.decommissions) ctl.watch(informers.decommissions, decommissionClusters(informers), soon);
+  if (informers.jobs) ctl.watch(informers.jobs, ours(runClusters(informers)), soon);
+  if (informers.decommissions) ctl.watch(informers.decommissions, ours(decommissionClusters(informers)), soon);
 }

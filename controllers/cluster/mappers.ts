@@ -18,7 +18,7 @@ import {
 } from "../../core/contract/nio.ts";
 import type { BatchJob } from "../../core/nodes/runs.ts";
 import type { KeyMapper } from "../../lib/runtime/controller.ts";
-import { keyOf } from "../../lib/runtime/keys.ts";
+import { keyOf, splitKey } from "../../lib/runtime/keys.ts";
 import type { EventType } from "../../lib/runtime/snapshot.ts";
 import { matches } from "../../lib/selector.ts";
 import { candidateClusters, type Indexed } from "./indexes.ts";
@@ -174,5 +174,25 @@ export function decommissionClusters(caches: MapperCaches): KeyMapper<Decommissi
   return function clustersOfDecommission(nj) {
     const m = caches.machines.get(nj.metadata.namespace, nj.metadata.labels?.[NIO_MACHINE_LABEL] ?? "");
     return m ? clustersInterestedIn(candidateClusters(caches.clusters, m), m) : undefined;
+  };
+}
+
+/**
+ * `map`, keeping only clusters this controller's cache holds. With shards, another shard's cluster is not in it: its
+ * configurations, Secrets and runs wake nobody here (without this, each of their events cost a pass that found no
+ * cluster). A cluster the cache has not seen yet is woken by its own event when it arrives.
+ */
+export function ofCachedClusters<T>(
+  clusters: { get(namespace: string | undefined, name: string): unknown },
+  map: KeyMapper<T>,
+): KeyMapper<T> {
+  return (obj, type, old) => {
+    const keys = map(obj, type, old);
+    if (keys === undefined) return undefined;
+    const kept = (typeof keys === "string" ? [keys] : keys).filter((k) => {
+      const { namespace, name } = splitKey(k);
+      return clusters.get(namespace, name) !== undefined;
+    });
+    return kept.length ? kept : undefined;
   };
 }

@@ -13,6 +13,7 @@ import {
   machineClusters,
   machineUpdateChangesNothing,
   type MapperCaches,
+  ofCachedClusters,
   ownStatusWrite,
   runClusters,
 } from "../../controllers/cluster/mappers.ts";
@@ -168,3 +169,20 @@ function unreferenced(name: string): NixosConfiguration {
 function decommission(machineName: string): DecommissionJob {
   return { metadata: { name: `decom-${machineName}`, namespace: "ns", labels: { [NIO_MACHINE_LABEL]: machineName } } };
 }
+
+Deno.test("ofCachedClusters: only clusters of this cache (this shard's) are woken, whatever the mapper answers", () => {
+  const cached = new Set(["ns/mine", "ns/also-mine"]);
+  const clusters = { get: (ns: string | undefined, name: string) => (cached.has(`${ns}/${name}`) ? {} : undefined) };
+  const cases: [string | readonly string[] | undefined, string | readonly string[] | undefined][] = [
+    ["ns/mine", ["ns/mine"]],
+    ["ns/theirs", undefined],
+    [["ns/theirs", "ns/mine", "other/mine"], ["ns/mine"]],
+    [["ns/mine", "ns/also-mine"], ["ns/mine", "ns/also-mine"]],
+    [[], undefined],
+    [undefined, undefined],
+  ];
+  for (const [mapped, want] of cases) {
+    const map = ofCachedClusters(clusters, () => mapped);
+    assert.deepEqual(map({}, "update", undefined), want, JSON.stringify(mapped));
+  }
+});
