@@ -104,6 +104,14 @@ function sizeRows(results: SizeResult[]): [string, ...string[]][] {
     ],
     ["idle writes (reconciles)", ...col((r) => `${r.idle.writes} in ${r.idle.seconds} s (${r.idle.reconciles})`)],
     ["idle NICO CPU", ...col((r) => `${r.idle.nicoCpuSeconds} s (${r.idle.nicoCpuPercent}%)`)],
+    ...memoryRows(col),
+    ...shardRows(results, col),
+  ];
+}
+
+/** NICO's peak RSS, and its own account of its memory after the idle window (of the default shard's NICO). */
+function memoryRows(col: (g: (r: SizeResult) => string) => string[]): [string, ...string[]][] {
+  return [
     ["NICO peak RSS", ...col((r) => f(r.memory.peakRssBeforeRolloutMiB, " MiB"))],
     [
       "after idle: RSS / V8 heap used of total / external",
@@ -112,7 +120,6 @@ function sizeRows(results: SizeResult[]): [string, ...string[]][] {
         return k ? `${f(k.rss)} / ${f(k.heap_used)} of ${f(k.heap_total)} / ${f(k.external)} MiB` : "-";
       }),
     ],
-    ...shardRows(results, col),
   ];
 }
 

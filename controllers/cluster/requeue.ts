@@ -45,6 +45,8 @@ export interface DeadlineInput {
   blocked: boolean;
   /** When NICO last changed each node's configuration, by machine (from its facts record). */
   changedAt: ReadonlyMap<string, Date>;
+  /** How long NIO v1 may take to fire each node's run by itself, by machine (default {@link RUN_SOON_GRACE_MS}). */
+  runGraceMs?: ReadonlyMap<string, number>;
   now: Date;
   timeoutMs: number;
 }
@@ -61,7 +63,8 @@ export function nodeDeadlines(i: DeadlineInput): Requeue {
       next = soonest(next, { after: at, why: `node ${n.machine} deadline` })!;
     }
     // NIO v1 ran nothing yet: look again when NICO may ask it for a run (core/nodes/runs.ts scheduleFor).
-    const askAt = changed && changed.getTime() + RUN_SOON_GRACE_MS - i.now.getTime();
+    const grace = i.runGraceMs?.get(n.machine) ?? RUN_SOON_GRACE_MS;
+    const askAt = changed && changed.getTime() + grace - i.now.getTime();
     if (n.reason === "WaitingForRun" && askAt && askAt > 0) {
       next = soonest(next, { after: askAt + 50, why: `node ${n.machine} may ask for a run` })!;
     }
@@ -79,11 +82,16 @@ export function nextLook(
   wishes: (Requeue | undefined)[],
 ): Requeue {
   const changedAt = new Map<string, Date>();
-  for (const { facts } of end.members) if (facts.changedAt) changedAt.set(facts.machine, facts.changedAt);
+  const runGraceMs = new Map<string, number>();
+  for (const { facts } of end.members) {
+    if (facts.changedAt) changedAt.set(facts.machine, facts.changedAt);
+    if (facts.runGraceMs !== undefined) runGraceMs.set(facts.machine, facts.runGraceMs);
+  }
   const deadlines = nodeDeadlines({
     nodes: reportsOf(end.members),
     blocked: end.blocked,
     changedAt,
+    runGraceMs,
     now: s.now,
     timeoutMs: s.timeoutMs,
   });

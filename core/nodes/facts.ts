@@ -12,6 +12,7 @@ import type { NixosConfiguration } from "../contract/nio.ts";
 import { askedVersion, clusterNixOf } from "../render/clusternix.ts";
 import { type KubeVersion, parseSpecVersion } from "../versions/version.ts";
 import { type NodeReport, specChangedAt } from "./readiness.ts";
+import { runSoonGraceMs } from "./runs.ts";
 import type { NodeView } from "./workload.ts";
 
 /** One member node as the pass knows it. */
@@ -23,6 +24,8 @@ export interface NodeFacts {
   changedAt?: Date | undefined;
   /** When its configuration was created (it joined the cluster). */
   createdAt?: Date | undefined;
+  /** How long NIO v1 may take to fire a run of its current spec by itself (core/nodes/runs.ts `runSoonGraceMs`). */
+  runGraceMs?: number | undefined;
   /** What it should run: the configuration id its configuration carries (`cluster.nix` `configuration`). */
   expected?: string | undefined;
   /** Its Node as last seen in the workload cluster (the one named like the Machine), if listed and registered. */
@@ -49,7 +52,7 @@ export interface NodeFacts {
 }
 
 /** The facts a node's configuration gives: when it was changed and created, and what it should run. */
-export type ConfigurationFacts = Pick<NodeFacts, "changedAt" | "createdAt" | "expected" | "asked">;
+export type ConfigurationFacts = Pick<NodeFacts, "changedAt" | "createdAt" | "runGraceMs" | "expected" | "asked">;
 
 /**
  * The facts of a node's configuration (none before it exists); `asked` only when its `cluster.nix` asks for a
@@ -80,6 +83,7 @@ export function configurationFacts(cfg: NixosConfiguration | undefined): Configu
   return {
     changedAt: specChangedAt(cfg),
     createdAt: created ? new Date(created) : undefined,
+    runGraceMs: runSoonGraceMs(cfg.metadata.generation),
     expected: cfg.metadata.annotations?.[CONFIGURATION_ANNOTATION],
     ...(asked ? { asked } : {}),
   };

@@ -16,7 +16,7 @@ import {
   type NixosConfiguration,
   type NixosConfigurationSpec,
 } from "../contract/nio.ts";
-import { type Run, RUN_SOON_GRACE_MS, runVerdict } from "./runs.ts";
+import { type Run, runSoonGraceMs, runVerdict } from "./runs.ts";
 import { type ClusterRef, isOwnedBy, type Plane } from "../machines/selection.ts";
 
 /**
@@ -211,7 +211,7 @@ function v1Report(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeReport
   // Nothing ran since the change. A new commit starts a run at once; otherwise NICO brings the schedule forward
   // after a grace (core/nodes/runs.ts), so until then no due time is promised. After it, the first scheduled run
   // is the earliest one can.
-  const fresh = i.now.getTime() - changed.getTime() < RUN_SOON_GRACE_MS;
+  const fresh = i.now.getTime() - changed.getTime() < runSoonGraceMs(cfg.metadata.generation);
   const due = fresh ? undefined : nextRun(cfg, i.now);
   const when = due ? `, due ${clock(due)}` : "";
   return timedOut(i, cfg, base, nextRun(cfg, changed) ?? changed) ??

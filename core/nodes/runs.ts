@@ -176,6 +176,30 @@ export const RUN_SOON_SCHEDULE = "* * * * *";
  */
 export const RUN_SOON_GRACE_MS = 5_000;
 
+/**
+ * The grace of a configuration that still has its first spec: NIO v1 fires its first run by itself, for the new
+ * revision, when it reconciles the new NixCronJob, and with a fleet coming up at once it gets there later than
+ * {@link RUN_SOON_GRACE_MS} (its controllers take one object at a time). Asking sooner would only write the
+ * configuration twice (the schedule forward, then back) and give NIO a NixCronJob and a CronJob to update while it is
+ * behind. The wait is a net for a NIO that failed to fire it (NIO v1 logs that and goes on).
+ */
+export const FIRST_RUN_GRACE_MS = 60_000;
+
+/**
+ * How long NICO waits for NIO v1 to run a configuration by itself: {@link FIRST_RUN_GRACE_MS} while it has its first
+ * spec (`metadata.generation` 1: only a spec change moves it), {@link RUN_SOON_GRACE_MS} after a change.
+ *
+ * @example
+ * ```ts
+ * import { runSoonGraceMs } from "./runs.ts";
+ * runSoonGraceMs(1); // 60000
+ * runSoonGraceMs(4); // 5000
+ * ```
+ */
+export function runSoonGraceMs(generation: number | undefined): number {
+  return generation === 1 ? FIRST_RUN_GRACE_MS : RUN_SOON_GRACE_MS;
+}
+
 /** {@link scheduleFor}'s answer for "leave the schedule as it is". */
 export const KEEP_SCHEDULE: unique symbol = Symbol("keep the schedule");
 
@@ -188,6 +212,8 @@ export interface ScheduleInput {
   reason: string;
   /** When NICO last changed the node's spec. */
   changedAt: Date | undefined;
+  /** How long NIO may take to fire a run by itself ({@link runSoonGraceMs}; default {@link RUN_SOON_GRACE_MS}). */
+  graceMs?: number | undefined;
   now: Date;
 }
 
@@ -207,13 +233,15 @@ export interface ScheduleInput {
  * const waiting = { resting: "0 3 * * *", state: "Applying", reason: "WaitingForRun", now };
  * scheduleFor({ ...waiting, changedAt: new Date("2026-01-01T00:00:00Z") }); // "* * * * *"
  * scheduleFor({ ...waiting, changedAt: new Date("2026-01-01T00:00:09Z") }); // "0 3 * * *": NIO may still fire a run itself
+ * scheduleFor({ ...waiting, changedAt: new Date("2026-01-01T00:00:00Z"), graceMs: 60_000 }); // "0 3 * * *": a first spec waits longer
  * scheduleFor({ ...waiting, reason: "Running", changedAt: new Date("2026-01-01T00:00:00Z") }); // "0 3 * * *"
  * scheduleFor({ ...waiting, state: "Blocked", reason: "MachineNotReady", changedAt: undefined }) === KEEP_SCHEDULE; // true
  * ```
  */
 export function scheduleFor(i: ScheduleInput): string | undefined | typeof KEEP_SCHEDULE {
   if (i.state === "Blocked" || i.state === "Removing" || i.state === "Pending") return KEEP_SCHEDULE;
-  const waited = i.changedAt !== undefined && i.now.getTime() - i.changedAt.getTime() >= RUN_SOON_GRACE_MS;
+  const grace = i.graceMs ?? RUN_SOON_GRACE_MS;
+  const waited = i.changedAt !== undefined && i.now.getTime() - i.changedAt.getTime() >= grace;
   return i.state === "Applying" && i.reason === "WaitingForRun" && waited ? RUN_SOON_SCHEDULE : i.resting;
 }
 

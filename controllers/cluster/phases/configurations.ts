@@ -13,7 +13,7 @@ import { desiredConfigurations, ETCD_CLIENT_PORT, resolveEndpoint } from "../../
 import { endpointUrl } from "../../../core/render/kubeconfig.ts";
 import { type DepartingNode, planNodeOf, planRollout, type RolloutPlan } from "../../../core/rollout/plan.ts";
 import { markOf } from "../../../core/machines/marks.ts";
-import { RUN_SOON_SCHEDULE, runsOf, sameSchedule, scheduleFor } from "../../../core/nodes/runs.ts";
+import { RUN_SOON_SCHEDULE, runsOf, runSoonGraceMs, sameSchedule, scheduleFor } from "../../../core/nodes/runs.ts";
 import { type NodeReport, sameSecondAsLast, specChangedAt } from "../../../core/nodes/readiness.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { type ClusterScope, WRITES_IN_FLIGHT } from "../scope.ts";
@@ -173,6 +173,7 @@ export async function writeConfigurations(
         state: r?.state ?? "Pending",
         reason: r?.reason ?? "",
         changedAt: existing && specChangedAt(existing),
+        graceMs: runSoonGraceMs(existing?.metadata.generation),
         now: s.now,
       });
     const w = await applyConfiguration(s, d, existing, renderNow.has(machine), schedule);
