@@ -57,6 +57,8 @@ interface Host {
   proc?: EtcdMemberProcess | undefined;
   /** What the host does, one thing at a time (a switch's stop, then its start). */
   busy: Promise<unknown>;
+  /** Killed (a dead host): nothing it is sent starts its member again until it is revived. */
+  dead?: boolean;
 }
 
 interface Cluster {
@@ -159,11 +161,17 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
     },
     applyStarted: (cfg, machine) => switchStops(clusters, stops, cfg, machine),
     removed: (cfg, machine) => stopHost(clusters.get(keyOf(cfg))?.hosts.get(machine.metadata.name), true),
-    kill: (ns, cluster, machine) => stopHost(clusters.get(`${ns}/${cluster}`)?.hosts.get(machine), false),
+    // A dead host runs no switch: a later apply (a scheduled day-two run) must not bring its member back.
+    kill: (ns, cluster, machine) => {
+      const h = clusters.get(`${ns}/${cluster}`)?.hosts.get(machine);
+      if (h) h.dead = true;
+      return stopHost(h, false);
+    },
     async revive(ns, cluster, machine) {
       const c = clusters.get(`${ns}/${cluster}`);
       const h = c?.hosts.get(machine);
       if (!c || !h) return;
+      h.dead = false;
       await serial(h, async () => {
         if (!h.proc) h.proc = await start(c, h, `${h.name}=${etcdPeerUrl(h.host)}`, "existing");
       });
@@ -174,7 +182,7 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
 
   /** A host's apply: its member restarted with its data, a new cluster on the bootstrap node, or a join. */
   async function apply(c: Cluster, h: Host, cfg: NixosConfiguration, machine: Machine): Promise<void> {
-    if (h.proc) return;
+    if (h.proc || h.dead) return;
     const peer = etcdPeerUrl(h.host);
     const exists = await Deno.stat(`${h.dir}/data`).then(() => true, () => false);
     const bootstrap = cfg.metadata.labels?.[BOOTSTRAP_LABEL] === "true" && running(c).length === 0;
