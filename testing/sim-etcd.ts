@@ -161,12 +161,7 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
     },
     applyStarted: (cfg, machine) => switchStops(clusters, stops, cfg, machine),
     removed: (cfg, machine) => stopHost(clusters.get(keyOf(cfg))?.hosts.get(machine.metadata.name), true),
-    // A dead host runs no switch: a later apply (a scheduled day-two run) must not bring its member back.
-    kill: (ns, cluster, machine) => {
-      const h = clusters.get(`${ns}/${cluster}`)?.hosts.get(machine);
-      if (h) h.dead = true;
-      return stopHost(h, false);
-    },
+    kill: (ns, cluster, machine) => killHost(clusters.get(`${ns}/${cluster}`)?.hosts.get(machine)),
     async revive(ns, cluster, machine) {
       const c = clusters.get(`${ns}/${cluster}`);
       const h = c?.hosts.get(machine);
@@ -190,6 +185,12 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
     if (bootstrap) return void (h.proc = await start(c, h, `${h.name}=${peer}`, "new"));
     await join(c, h, machine, () => running(c, h.name));
   }
+}
+
+/** A dead host: its member stops, and no later apply (a scheduled day-two run) brings it back until revived. */
+function killHost(h: Host | undefined): Promise<void> {
+  if (h) h.dead = true;
+  return stopHost(h, false);
 }
 
 /** A switch stops the host's member (recording whether it led then). */
