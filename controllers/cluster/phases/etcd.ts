@@ -136,8 +136,14 @@ export async function etcdBeforeChange(
     s.deps.recorder.post(s.cluster, "Warning", "EtcdMembershipBlocked", membership.blocked);
   }
   if (!membership.blocked) s.memory.etcdNotes.clear("blocked");
+  // A member that has not started is an orphan once its startup timeout is over: look again then, even when
+  // nothing else would (a halted or settled cluster is otherwise looked at only rarely).
+  const dues = [...pending.values()].map((t) => t.getTime() + startupTimeoutMs(s) - s.now.getTime());
+  const orphanLook = dues.length
+    ? { after: Math.max(1_000, Math.min(...dues) + 50), why: "an unstarted etcd member's startup timeout" }
+    : undefined;
   const a = membership.action;
-  if (!a || !s.writes.etcdMembership) return { plan: held, membership };
+  if (!a || !s.writes.etcdMembership) return { plan: held, membership, requeue: orphanLook };
   await act(s, a, etcd);
   s.memory.etcd?.refresh();
   return { plan: held, membership, requeue: { after: 1_000, why: "an etcd membership change was made" } };
