@@ -70,7 +70,9 @@ async function writtenByItsShard(client: KubeClient, ns: string, ledger: Ledger)
 }
 
 Deno.test("two shards over one Machine pool: no Machine booked twice, each cluster written by its own shard", async () => {
-  await using w = await world("shards", { nio: { applyDelayMs: 5_000 }, nico: false });
+  // Applies of 15 s: the bring-up is still under way when the default shard's first status is read (with 5 s, a
+  // quiet machine had it Ready by then).
+  await using w = await world("shards", { nio: { applyDelayMs: 15_000 }, nico: false });
   const { cp, ns, client } = w;
   await createMachines(client, ns, POOL, { pool: "edge" }, BLOCK);
   await using ledger = await startLedger(client, ns);
