@@ -158,7 +158,6 @@ function etcdRows(v: ClusterView): Entry[] {
   return [head, ...members];
 }
 
-/** The tree, as text. Pure apart from the style it is given. */
 /** ` (shard edge-1)` after the cluster's name, `, moving from …` while another shard still wrote its status; none for the default shard. */
 function shardTag(c: ClusterView["cluster"]): string {
   const { wanted, last } = clusterShards(c);
@@ -166,6 +165,7 @@ function shardTag(c: ClusterView["cluster"]): string {
   return ` (shard ${wanted}, moving from ${last})`;
 }
 
+/** The tree, as text. Pure apart from the style it is given. */
 export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions): string {
   const c = v.cluster;
   const s = c.status;
