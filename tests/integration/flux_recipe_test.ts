@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
 import { kubeconfigSecret } from "../../core/contract/names.ts";
-import { sharedControlPlane } from "../../testing/helpers.ts";
+import { crdEstablished, sharedControlPlane } from "../../testing/helpers.ts";
 import { fluxCrdsPath } from "../../testing/flux.ts";
 
 const env = sharedControlPlane();
@@ -31,8 +31,7 @@ async function fluxCrds(): Promise<void> {
   const out = await cp.kubectl(["apply", "--server-side", "--force-conflicts", "-f", dir]);
   assert.equal(out.code, 0, out.stderr);
   for (const crd of ["kustomizations.kustomize.toolkit.fluxcd.io", "helmreleases.helm.toolkit.fluxcd.io"]) {
-    const est = await cp.kubectl(["wait", "--for=condition=Established", `crd/${crd}`]);
-    assert.equal(est.code, 0, est.stderr);
+    await crdEstablished(cp, crd);
   }
 }
 

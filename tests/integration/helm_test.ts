@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
 import { helm } from "../../testing/helm.ts";
-import { sharedControlPlane } from "../../testing/helpers.ts";
+import { crdEstablished, sharedControlPlane } from "../../testing/helpers.ts";
 import { ruleFile } from "../../testing/monitoring.ts";
 
 const env = sharedControlPlane();
@@ -153,8 +153,7 @@ Deno.test("other values: cert-manager, monitoring, namespace scope, image, logs;
   ) {
     const r = await cp.kubectl(["apply", "--server-side", "-f", "-"], { stdin: stubCrd(group!, kind!, plural!) });
     assert.equal(r.code, 0, r.stderr);
-    const est = await cp.kubectl(["wait", "--for=condition=Established", `crd/${plural}.${group}`, "--timeout=30s"]);
-    assert.equal(est.code, 0, est.stderr);
+    await crdEstablished(cp, `${plural}.${group}`);
   }
   await cp.kubectl(["create", "namespace", "nico-system"]);
   // The watched namespace is the user's; the chart binds NICO's rights there.
