@@ -114,11 +114,14 @@ export function mayTakeDown(members: readonly MemberView[], id: string): boolean
  * mayRemove([m("1"), m("2"), m("3", false)], "3"); // true
  * mayRemove([m("1"), m("2", false), m("3", false)], "3"); // false: one healthy of two
  * mayRemove([m("1"), m("2"), m("3")], "3"); // true
+ * mayRemove([m("1"), m("2", false)], "2"); // false: one of two has no quorum to agree on the removal
  * ```
  */
 export function mayRemove(members: readonly MemberView[], id: string): boolean {
   const rest = members.filter((m) => m.id !== id);
   if (rest.length === members.length || rest.length === 0) return false;
+  // The removal is itself a change etcd must agree on: the membership of now needs its quorum too.
+  if (quorumFacts(members).tolerance < 0) return false;
   const q = quorumFacts(rest);
   return q.healthyVoters >= q.quorum;
 }

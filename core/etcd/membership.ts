@@ -14,6 +14,14 @@
  *    cluster, or it was added and never started within the startup
  *    timeout: a failed join) is removed, while quorum holds.
  *
+ * And a new control-plane node is not created while a voting member does
+ * not answer: etcd refuses every member add then, learners too (its strict
+ * reconfiguration check wants the leader connected to every voter). A dead
+ * member of a node that leaves the control plane (a remediation, a
+ * replacement) is therefore removed first, before its replacement joins, as
+ * Cluster API's KubeadmControlPlane does: removing a dead member never costs
+ * etcd a vote it has.
+ *
  * Pure; table-tested. The shell carries the action out and tells an Event.
  *
  * @module
@@ -34,6 +42,10 @@ export interface MembershipInput {
   removing: readonly string[];
   /** Control-plane nodes whose configuration the rollout changes in this pass. */
   changing: readonly string[];
+  /** Control-plane nodes whose configuration the rollout creates in this pass (a member is to join). */
+  creating?: readonly string[] | undefined;
+  /** Control-plane nodes that leave the control plane (configured, not in the spec), removed now or later. */
+  departing?: readonly string[] | undefined;
   /**
    * When NICO first saw each member that has not started or is still a learner (by id): a join that never
    * started, or never caught up, is an orphan after the startup timeout.
@@ -94,6 +106,38 @@ function placedHoldQuorum(i: MembershipInput): boolean {
 }
 
 /**
+ * What a voting member that does not answer means for this pass: the dead member of a departing node is removed
+ * (when the rest keep a healthy majority), and every node the rollout would create waits, since etcd would refuse
+ * its member.
+ */
+function deadVoters(i: MembershipInput): { action?: MembershipAction; holds: EtcdHold[] } {
+  const dead = i.members.filter((m) => !m.isLearner && !m.healthy);
+  if (!dead.length) return { holds: [] };
+  const leaving = (i.departing ?? []).flatMap((machine) => {
+    const n = i.nodes.find((x) => x.machine === machine);
+    const m = n && memberOn(dead, n.address);
+    return m ? [{ machine, member: m }] : [];
+  });
+  const first = leaving.find((l) => mayRemove(i.members, l.member.id));
+  const action: MembershipAction | undefined = first && {
+    kind: "remove",
+    member: first.member,
+    why: `${first.machine} leaves the control plane and its member does not answer (etcd admits no new member ` +
+      "while it votes)",
+  };
+  const names = dead.map(label).join(", ");
+  const then = leaving.length === dead.length
+    ? (dead.length > 1 ? "their members are removed first" : "its member is removed first")
+    : `NICO waits for ${dead.length > 1 ? "them" : "it"} to answer again or to be taken out of the control plane`;
+  const holds = (i.creating ?? []).map((machine) => ({
+    machine,
+    why: `etcd admits no new member while ${names} ${dead.length > 1 ? "do" : "does"} not answer (its strict ` +
+      `reconfiguration check): ${then}`,
+  }));
+  return { ...(action ? { action } : {}), holds };
+}
+
+/**
  * Plans this pass's membership change.
  *
  * @example
@@ -108,8 +152,9 @@ function placedHoldQuorum(i: MembershipInput): boolean {
  * ```
  */
 export function planMembership(i: MembershipInput): MembershipPlan {
-  const holds: EtcdHold[] = [];
-  let action: MembershipAction | undefined;
+  const dead = deadVoters(i);
+  const holds: EtcdHold[] = [...dead.holds];
+  let action: MembershipAction | undefined = dead.action;
   let blocked: string | undefined;
   const found = i.members.flatMap((member) => {
     const o = orphanWhy(member, i);

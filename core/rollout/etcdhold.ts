@@ -14,29 +14,34 @@ export type { EtcdHold } from "../etcd/membership.ts";
 
 /**
  * The control-plane nodes of a plan that etcd cares about in this pass: updates of configurations that exist
- * (a member restarts for the switch) and removals (a member leaves).
+ * (a member restarts for the switch), removals (a member leaves), creations (a member joins), and the nodes that
+ * leave the control plane, `inSpec` naming the spec's control-plane nodes (a departing node's dead member goes
+ * before a new one joins).
  *
  * @example
  * ```ts
  * import { etcdTargets } from "./etcdhold.ts";
  * const plan = { create: ["cp-4"], update: ["cp-1", "w-1"], remove: ["cp-3"], pending: [], removing: [], updating: [] };
- * etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"]));
- * // { changing: ["cp-1"], removing: ["cp-3"] }
+ * etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"]), new Set(["cp-1", "cp-4"]));
+ * // { changing: ["cp-1"], removing: ["cp-3"], creating: ["cp-4"], departing: ["cp-3"] }
  * ```
  */
 export function etcdTargets(
-  plan: Pick<RolloutPlan, "update" | "remove">,
+  plan: Pick<RolloutPlan, "create" | "update" | "remove">,
   controlPlane: ReadonlySet<string>,
   configured: ReadonlySet<string>,
-): { changing: string[]; removing: string[] } {
+  inSpec: ReadonlySet<string> = controlPlane,
+): { changing: string[]; removing: string[]; creating: string[]; departing: string[] } {
   return {
     changing: plan.update.filter((m) => controlPlane.has(m) && configured.has(m)),
     removing: plan.remove.filter((m) => controlPlane.has(m)),
+    creating: plan.create.filter((m) => controlPlane.has(m) && !configured.has(m)),
+    departing: [...controlPlane].filter((m) => configured.has(m) && !inSpec.has(m)).sort(),
   };
 }
 
 /**
- * The plan once etcd's holds are known: a held node is neither updated nor removed in this pass, what it waits for
+ * The plan once etcd's holds are known: a held node is neither created, updated nor removed in this pass, what it waits for
  * leads `waiting`, and `etcdHeld` lists the held nodes (status and `nico plan`). The plan given is not modified.
  *
  * @example
@@ -49,10 +54,11 @@ export function etcdTargets(
  * ```
  */
 export function holdForEtcd(plan: RolloutPlan, holds: readonly EtcdHold[]): RolloutPlan {
-  const changing = new Set([...plan.update, ...plan.remove]);
+  const changing = new Set([...plan.create, ...plan.update, ...plan.remove]);
   const held = holds.filter((h, k) => changing.has(h.machine) && holds.findIndex((x) => x.machine === h.machine) === k);
   if (!held.length) return plan;
   const out: RolloutPlan = { ...plan, etcdHeld: held.map((h) => ({ ...h })) };
+  out.create = plan.create.filter((m) => !held.some((h) => h.machine === m));
   out.update = plan.update.filter((m) => !held.some((h) => h.machine === m));
   out.remove = plan.remove.filter((m) => !held.some((h) => h.machine === m));
   out.waiting = [...held.map((h) => `${h.machine}: ${h.why}`), plan.waiting].filter(Boolean).join("; ");

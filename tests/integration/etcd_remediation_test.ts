@@ -2,10 +2,11 @@
  * A dead member's remediation never below quorum, on real etcd members with
  * an independent watcher reading etcd itself: a control plane of three by
  * selector with spares (cp-4, cp-5) and remediation on; cp-2's member stops
- * and its Node goes NotReady. NICO adds cp-4 first (3 → 4 → 3), removes
- * cp-2's member (an Event) before cp-2's configuration goes and before any
- * live member restarts for the new member list; the watcher never sees fewer
- * healthy voters than a majority. Then two of three members are dead in
+ * and its Node goes NotReady. etcd admits no new member while a voter does
+ * not answer, so NICO removes cp-2's dead member first (an Event), before
+ * cp-4's member is added, before cp-2's configuration goes and before any
+ * live member restarts for the new member list (3 → 2 → 3); the watcher
+ * never sees fewer healthy voters than a majority. Then two of three members are dead in
  * etcd while only one Node is NotReady (a Ready Node on a dead member): the
  * Node count alone would replace one, etcd's count refuses, and
  * `Remediating` and a RemediationRefused Event say why.
@@ -21,6 +22,8 @@ import { controlPlaneCluster, killKubelet, machineOf, remediationEvents, settled
 
 const env = sharedControlPlane();
 const POOL = ["cp-1", "cp-2", "cp-3", "cp-4", "cp-5"];
+/** The scenario's host block: Machine k of POOL is on 127.0.BLOCK.(k + 2). */
+const BLOCK = 68;
 const names = (w: EtcdWatch) => (w.last()?.members ?? []).map((m) => m.name || `unstarted ${m.id}`).sort();
 
 /** cp-1 … cp-3 by selector, cp-4 and cp-5 free spares, control-plane remediation on; Ready with etcd of 3. */
@@ -29,7 +32,7 @@ async function createCluster(s: Scenario): Promise<void> {
   await s.settled();
 }
 
-/** cp-2's member and Node die; NICO replaces it (3 → 4 → 3), the watcher `w` never below quorum. */
+/** cp-2's member and Node die; NICO replaces it (3 → 2 → 3), the watcher `w` never below quorum. */
 async function healsOne(s: Scenario, w: EtcdWatch): Promise<void> {
   const died = Date.now();
   await s.workloads.etcd.kill(s.ns, "c", "cp-2");
@@ -44,16 +47,23 @@ async function healsOne(s: Scenario, w: EtcdWatch): Promise<void> {
   await s.settled();
   assert.deepEqual(names(w), ["cp-1", "cp-3", "cp-4"], "etcd's members after the remediation");
   assertNeverBelowQuorum(w);
+  // Remove first: cp-4's member (by its peer address) never sat in a member list beside cp-2's dead member.
+  const cp4 = `127.0.${BLOCK}.${POOL.indexOf("cp-4") + 2}:`;
   const both = w.samples.find((x) =>
-    x.at > died && x.members.some((m) => m.name === "cp-2") &&
-    x.members.some((m) => m.name === "cp-4" && !m.learner)
+    x.at > died && x.members.some((m) => m.name === "cp-2") && x.members.some((m) => m.peer.includes(cp4))
   );
-  assert.ok(both, "cp-4 never voted beside cp-2's member (add first, then remove)");
+  assert.equal(both, undefined, "cp-4's member was added while cp-2's dead member still voted");
+  assert.ok(w.samples.some((x) => x.at > died && x.members.length === 2), "the watcher never saw the two left");
 
   const removed = (await etcdEvents(s)).filter((e) => e.reason === "EtcdMemberRemoved");
   assert.equal(removed.length, 1, JSON.stringify(removed));
-  assert.match(removed[0]!.message, /^removed etcd member cp-2 \(\d+\) of cp-2: cp-2 leaves the control plane$/);
+  assert.match(
+    removed[0]!.message,
+    /^removed etcd member cp-2 \(\d+\) of cp-2: cp-2 leaves the control plane and its member does not answer/,
+  );
   const gone = removed[0]!.at;
+  const joined = w.samples.find((x) => x.at > died && x.members.some((m) => m.peer.includes(cp4)));
+  assert.ok(joined && joined.at >= gone, "cp-4 joined before cp-2's member was removed");
   const windows = changingSwitches(switchWindows(s.nio.history)).filter((x) => x.start >= died);
   const removal = windows.find((x) => x.config === "c.cp-2" && x.removal);
   assert.ok(removal, "cp-2's configuration was never removed");
@@ -97,16 +107,10 @@ async function refusesBelowQuorum(s: Scenario): Promise<void> {
 
 Deno.test({
   name: "a dead etcd member of three is replaced never below quorum; a second one etcd could not survive is refused",
-  // Known bug, not yet fixed: NICO replaces a dead member by adding its replacement first (3 -> 4 -> 3), and etcd
-  // refuses any member add, learners too, while a voting member is dead ("etcdserver: unhealthy cluster": the
-  // strict reconfig check wants the leader connected to every voter). This scenario passed only while a killed
-  // host's member came back at its next scheduled switch; a killed host now stays dead (testing/sim-etcd.ts), and
-  // the replacement's join fails as it would on real etcd. Remediation must remove the dead member first.
-  ignore: true,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const block = 68;
+    const block = BLOCK;
     await using s = await startScenario(await env.get(), "etcd-heal", { hostBlock: block });
     let watch: EtcdWatch | undefined;
     try {

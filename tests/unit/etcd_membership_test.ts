@@ -58,6 +58,7 @@ Deno.test("quorum over voting members: what a step or a removal may cost", async
     ["the dead one of three may leave", [m(1), m(2), m(3, { healthy: false })], "1003", true, true],
     ["two down of three: nothing", [m(1), m(2, { healthy: false }), m(3, { healthy: false })], "1003", false, false],
     ["two members: none may go down", [m(1), m(2)], "1001", false, true],
+    ["one of two dead: no quorum to agree on a removal", [m(1), m(2, { healthy: false })], "1002", false, false],
     ["a learner costs nothing", [m(1), m(2), m(3, { isLearner: true })], "1003", true, true],
     ["five, one down: another may go down", [m(1), m(2), m(3), m(4), m(5, { healthy: false })], "1001", true, true],
     ["the last member never leaves", [m(1)], "1001", false, false],
@@ -175,6 +176,49 @@ const PLANS: [string, MembershipInput, string[]][] = [
     }),
     ["remove 1004", "orphan 1004"],
   ],
+  // etcd refuses any member add while a voter does not answer: a dead member of a departing node goes first.
+  [
+    "a departing node's dead member is removed before its replacement joins",
+    input([m(1, { leader: true }), m(2, { healthy: false }), m(3)], {
+      nodes: nodes(1, 2, 3, 4),
+      creating: ["cp-4"],
+      departing: ["cp-2"],
+    }),
+    [
+      "remove 1002",
+      "hold cp-4: etcd admits no new member while cp-2 (1002) does not answer (its strict reconfiguration check): its member is removed first",
+    ],
+  ],
+  [
+    "a departing node's dead member goes even when no node is created in this pass",
+    input([m(1, { leader: true }), m(2, { healthy: false }), m(3)], { departing: ["cp-2"] }),
+    ["remove 1002"],
+  ],
+  [
+    "a dead member of a node that stays: a new node waits, nothing is removed",
+    input([m(1, { leader: true }), m(2), m(3, { healthy: false })], { nodes: nodes(1, 2, 3, 4), creating: ["cp-4"] }),
+    [
+      "no action",
+      "hold cp-4: etcd admits no new member while cp-3 (1003) does not answer (its strict reconfiguration check): NICO waits for it to answer again or to be taken out of the control plane",
+    ],
+  ],
+  [
+    "two dead of three: the departing one's member stays (no quorum to agree on its removal)",
+    input([m(1, { leader: true }), m(2, { healthy: false }), m(3, { healthy: false })], {
+      nodes: nodes(1, 2, 3, 4),
+      creating: ["cp-4"],
+      departing: ["cp-2"],
+    }),
+    [
+      "no action",
+      "hold cp-4: etcd admits no new member while cp-2 (1002), cp-3 (1003) do not answer (its strict reconfiguration check): NICO waits for them to answer again or to be taken out of the control plane",
+    ],
+  ],
+  [
+    "a healthy departing member is not removed early: its replacement joins first",
+    input([m(1, { leader: true }), m(2), m(3)], { nodes: nodes(1, 2, 3, 4), creating: ["cp-4"], departing: ["cp-2"] }),
+    ["no action"],
+  ],
   [
     "peer URLs on no node's address at all: nothing is removed, and status asks why",
     input([m(1, { leader: true }), m(2), m(3)], {
@@ -207,13 +251,27 @@ Deno.test("etcd holds narrow the plan as drains do", () => {
   assert.deepEqual(etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"])), {
     changing: ["cp-1"],
     removing: ["cp-3"],
+    creating: ["cp-4"],
+    departing: [],
   });
+  assert.deepEqual(
+    etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"]), new Set(["cp-1", "cp-4"]))
+      .departing,
+    ["cp-3"],
+    "configured, and no longer in the spec",
+  );
   const held = holdForEtcd(plan, [
     { machine: "cp-3", why: "its etcd member cp-3 (1003) is removed first" },
     { machine: "cp-3", why: "twice" },
     { machine: "cp-9", why: "not in the plan" },
   ]);
   assert.deepEqual([held.create, held.update, held.remove], [["cp-4"], ["cp-1", "w-1"], []]);
+  const noJoin = holdForEtcd(plan, [{ machine: "cp-4", why: "etcd admits no new member" }]);
+  assert.deepEqual(
+    [noJoin.create, noJoin.update, noJoin.remove],
+    [[], ["cp-1", "w-1"], ["cp-3"]],
+    "a create is held too",
+  );
   assert.deepEqual(held.etcdHeld, [{ machine: "cp-3", why: "its etcd member cp-3 (1003) is removed first" }]);
   assert.equal(
     held.waiting,
