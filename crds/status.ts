@@ -102,8 +102,10 @@ export const KubernetesClusterStatus = z.object({
       "Nodes held back in this pass until their drain finishes (see spec.rollout.drain); absent when none is.",
     ),
     etcdHeld: z.array(z.object({
-      node: z.string().describe("The control-plane node the rollout would change or remove now."),
-      message: z.string().describe("What it waits for in etcd (a leadership move, its member's removal, quorum)."),
+      node: z.string().describe("The control-plane node the rollout would create, change or remove now."),
+      message: z.string().describe(
+        "What it waits for in etcd (a leadership move, a member's removal, quorum, a voter that does not answer).",
+      ),
     })).optional().describe("Control-plane nodes held back in this pass for etcd; absent when none is."),
   }).optional().describe("Progress of the current rollout."),
   etcd: EtcdStatus.optional(),
