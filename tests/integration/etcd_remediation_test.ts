@@ -72,7 +72,13 @@ async function healsOne(s: Scenario, w: EtcdWatch): Promise<void> {
     x.cluster === `${s.ns}/c` && x.at >= died &&
     (x.machine === "cp-1" || x.machine === "cp-3")
   );
-  assert.ok(restarts.length >= 2, `the live members never took the new member list: ${JSON.stringify(restarts)}`);
+  const live = windows.filter((x) => x.config === "c.cp-1" || x.config === "c.cp-3");
+  assert.ok(
+    restarts.length >= 2,
+    `the live members never took the new member list: ${JSON.stringify(restarts)}; their switches after cp-2 died: ` +
+      JSON.stringify(live.map((x) => ({ ...x, start: x.start - died, end: (x.end ?? died) - died }))) +
+      `; cp-2's member removed at ${gone - died} ms`,
+  );
   for (const r of restarts) assert.ok(r.at >= gone, `${r.machine} restarted while cp-2's dead member still voted`);
   const cp2 = await machineOf(s, "cp-2");
   assert.match(cp2.metadata.annotations?.[REMEDIATED_ANNOTATION] ?? "", /^c\/control-plane at \S+: NodeNotReady/);

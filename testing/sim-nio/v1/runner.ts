@@ -58,11 +58,17 @@ interface Runner {
   ctx: SimContext;
   /** By Pod name: `true` once the hooks passed, {@link PENDING} while they run, else why they failed. */
   hooked: Map<string, string | true>;
+  /**
+   * By Pod name: the configuration as its attempt started, which is what the host runs. The apply hooks get it,
+   * not the configuration of when the attempt ends: a run of an older spec that ends after NICO's change did not
+   * apply the change.
+   */
+  started: Map<string, NixosConfiguration>;
 }
 
 /** The Job controller, kubelet and TTL controller for the simulator's Jobs: `reconcile` one Job by its key. */
 export function jobRunner(ctx: SimContext) {
-  const state: Runner = { ctx, hooked: new Map() };
+  const state: Runner = { ctx, hooked: new Map(), started: new Map() };
   return { reconcile: (key: string, ns: string, name: string) => reconcile(state, key, ns, name) };
 }
 
@@ -81,11 +87,12 @@ async function reconcile(state: Runner, key: string, ns: string, name: string): 
   const lastEnd = Math.max(0, ...failed.map((p) => Number(p.metadata.annotations?.[ENDED] ?? 0)));
   const wait = lastEnd + ctx.clock.real(jobBackoffMs(failed.length)) - Date.now();
   if (failed.length && wait > 0) return ctx.queue.addAfter(key, wait);
-  await start(ctx, key, job, failed.length + 1);
+  await start(state, key, job, failed.length + 1);
 }
 
 /** Starts attempt `attempt`: a running Pod whose outcome is fixed now. */
-async function start(ctx: SimContext, key: string, job: Job, attempt: number): Promise<void> {
+async function start(state: Runner, key: string, job: Job, attempt: number): Promise<void> {
+  const { ctx } = state;
   const info = runInfoOf(job)!;
   const ns = job.metadata.namespace!;
   const cfg = ctx.configs.get(`${ns}/${info.config}`);
@@ -101,6 +108,7 @@ async function start(ctx: SimContext, key: string, job: Job, attempt: number): P
   };
   ctx.counters.writes += 3;
   const created = await ctx.kube.create<Pod>(PODS, pod);
+  if (cfg) state.started.set(created.metadata.name, cfg);
   await ctx.kube.mergePatch(PODS, created.metadata.name, ns, {
     status: { phase: "Running", startTime: timestamp(new Date()) },
   }, "status");
@@ -188,6 +196,7 @@ async function finish(state: Runner, key: string, job: Job, pod: Pod, failedBefo
     if (h !== true) failure = h;
   }
   hooked.delete(pod.metadata.name);
+  state.started.delete(pod.metadata.name);
   await endPod(ctx, job, pod, failure, failedBefore + (failure ? 1 : 0));
 }
 
@@ -196,7 +205,7 @@ function runHooks(state: Runner, key: string, job: Job, pod: Pod): void {
   const { ctx, hooked } = state;
   const info = runInfoOf(job)!;
   const ns = job.metadata.namespace!;
-  const cfg = ctx.configs.get(`${ns}/${info.config}`);
+  const cfg = state.started.get(pod.metadata.name) ?? ctx.configs.get(`${ns}/${info.config}`);
   const wanted = cfg && (ctx.opts.onApplied ||
     (cfg.metadata.labels?.[BOOTSTRAP_LABEL] === "true" && ctx.opts.onBootstrapApplied));
   if (!cfg || !wanted) {
