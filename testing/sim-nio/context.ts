@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { KubeClient } from "../../lib/kube/client.ts";
+import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import type { Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
 import type { SimClock } from "./clock.ts";
 import type { WorkQueue } from "./loop.ts";
@@ -97,6 +97,11 @@ export interface SimContext {
   counters: { reconciles: number; writes: number; errors: number };
   /** Configurations as last seen by the informer, by `ns/name`. */
   configs: Map<string, NixosConfiguration>;
+  /**
+   * NIO v1 only: the Jobs as last seen by the informer, by `ns/name`. NIO v1 and the CronJob controller read their
+   * runs from their caches (`r.List` on the manager's Job cache), never with a LIST per reconcile.
+   */
+  jobs: Map<string, KubeObject>;
   record(
     kind: SimEventKind,
     obj: { metadata: { namespace?: string; name: string; generation?: number; annotations?: Record<string, string> } },

@@ -48,6 +48,7 @@ export function simContext(
     history: [],
     counters: { reconciles: 0, writes: 0, errors: 0 },
     configs: new Map(),
+    jobs: new Map(),
     record(kind: SimEventKind, obj, detail, run) {
       const ev: SimEvent = { at: Date.now(), kind, namespace: obj.metadata.namespace ?? "", name: obj.metadata.name };
       if (run !== undefined) ev.run = run;
@@ -202,7 +203,16 @@ function watchV1(ctx: SimContext): Promise<void>[] {
   };
   return [
     watch<KubeObject>(ctx, NIX_CRON_JOBS, (items) => items.forEach(onCron), (_t, n) => onCron(n)),
-    watch<Owned>(ctx, JOBS, (items) => items.forEach(onJob), (_t, j) => onJob(j)),
+    // The cache first, then the queue: a reconcile the event causes reads the Job as the event had it.
+    watch<Owned>(ctx, JOBS, (items) => {
+      ctx.jobs.clear();
+      for (const j of items) ctx.jobs.set(`${nsOf(j)}/${j.metadata.name}`, j);
+      items.forEach(onJob);
+    }, (type, j) => {
+      if (type === "DELETED") ctx.jobs.delete(`${nsOf(j)}/${j.metadata.name}`);
+      else ctx.jobs.set(`${nsOf(j)}/${j.metadata.name}`, j);
+      onJob(j);
+    }),
     watch<KubeObject>(ctx, NIX_JOBS, (items) => items.forEach(onNixJob), (_t, n) => onNixJob(n)),
   ];
 }

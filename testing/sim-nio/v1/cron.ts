@@ -95,7 +95,7 @@ async function reconcile(state: CronState, key: string, ns: string, name: string
   st.resolvedRevision = revision;
   cond("GitSynced", "True", "Ready", "revision resolved");
   const cron = await project(ctx, ncj, revision);
-  const jobs = await runsOf(ctx, ncj, cron);
+  const jobs = runsOf(ctx, ncj, cron);
   // From the activeJobs of its last status, as NIO v1 does: a scheduled run that ended since still counts,
   // and then the new commit is marked rolled out without a run of its own.
   if (st.rolledOutRevision !== revision && (ncj.status?.activeJobs ?? []).length === 0) {
@@ -143,11 +143,17 @@ async function project(ctx: SimContext, ncj: Obj, revision: string): Promise<Cro
   return await ctx.kube.replace<Cron>(CRONJOBS, { ...have, spec });
 }
 
-/** The Jobs owned by the NixCronJob (one-off runs) or its CronJob (scheduled runs). */
-async function runsOf(ctx: SimContext, ncj: Obj, cron: Obj): Promise<Job[]> {
+/**
+ * The Jobs owned by the NixCronJob (one-off runs) or its CronJob (scheduled runs), from the simulator's Job cache
+ * as NIO v1 and the CronJob controller read them (a LIST per reconcile would cost the API server what the real ones
+ * never ask of it: at 1,000 clusters, dozens of namespace-wide Job lists a second).
+ */
+function runsOf(ctx: SimContext, ncj: Obj, cron: Obj): Job[] {
   const uids = new Set([ncj.metadata.uid, cron.metadata.uid]);
-  const all = await ctx.kube.list<Job>(JOBS, { namespace: ncj.metadata.namespace! });
-  return all.items.filter((j) => j.metadata.ownerReferences?.some((o) => uids.has(o.uid)));
+  const ns = ncj.metadata.namespace!;
+  return [...ctx.jobs.values()].filter((j): j is Job =>
+    j.metadata.namespace === ns && (j.metadata.ownerReferences ?? []).some((o) => uids.has(o.uid))
+  );
 }
 
 /** Creates a run, unless a Job of that name exists. */
@@ -194,7 +200,7 @@ async function tick(state: CronState, ns: string, name: string): Promise<void> {
   const ncj = await ctx.kube.get<Obj & { status?: CronStatus }>(NIX_CRON_JOBS, name, ns);
   const cron = ncj && await getCron(ctx, ns, name);
   if (!ncj || !cron || (cron.spec?.["suspend"] as boolean | undefined)) return ctx.queue.add(key);
-  const jobs = await runsOf(ctx, ncj, cron);
+  const jobs = runsOf(ctx, ncj, cron);
   await prune(ctx, cron, jobs);
   if (!jobs.some((j) => running(j) && ownedBy(j, cron.metadata.uid))) {
     await createRun(ctx, scheduledRun(cron, ctx.clock.minuteOf(due)), "scheduled");
