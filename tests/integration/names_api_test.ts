@@ -9,8 +9,9 @@ import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import { CLUSTER_LABEL, FINALIZER, ROLE_LABEL } from "../../core/contract/labels.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
-import { configName, legacyConfigName } from "../../core/contract/names.ts";
-import { sharedControlPlane } from "../../testing/helpers.ts";
+import { configName, joinTokenSecret, legacyConfigName } from "../../core/contract/names.ts";
+import { SECRETS } from "../../lib/kube/resources.ts";
+import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { createMachines } from "../../testing/nico.ts";
 import { type World, world } from "../../testing/world.ts";
 import { isUnprocessable } from "../../lib/kube/errors.ts";
@@ -72,8 +73,16 @@ Deno.test("an upgrade keeps children made under the old <cluster>-<machine> name
       additionalFiles: [],
     },
   });
-  await w.startNio({ applyDelayMs: 100 });
+  // NICO first: it adopts the child and makes the cluster's identity before NIO applies anything. The other way
+  // round, NIO may apply the old child first, and then the cluster looks brought up, with no identity Secrets (which
+  // the older NICO would have left beside it): NICO rightly stops with IdentityLost.
   await w.startNico();
+  await eventually(
+    "NICO made the identity of the cluster it adopted",
+    () => cp.client.get(SECRETS, joinTokenSecret("old"), ns).then((x) => x !== undefined),
+    30_000,
+  );
+  await w.startNio({ applyDelayMs: 100 });
   const up = await ready(w, "old");
   const names = (await cp.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: ns })).items.map((x) =>
     x.metadata.name
