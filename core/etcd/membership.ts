@@ -126,7 +126,10 @@ function deadVoters(i: MembershipInput): { action?: MembershipAction; holds: Etc
       "while it votes)",
   };
   const names = dead.map(label).join(", ");
-  const then = leaving.length === dead.length
+  // Removed first, where each is a departing node's (or on no node at all: an orphan) and one may go now.
+  const goes = (m: MemberView) =>
+    leaving.some((l) => l.member.id === m.id) || !i.nodes.some((n) => memberOn([m], n.address));
+  const then = dead.some((m) => mayRemove(i.members, m.id)) && dead.every(goes)
     ? (dead.length > 1 ? "their members are removed first" : "its member is removed first")
     : `NICO waits for ${dead.length > 1 ? "them" : "it"} to answer again or to be taken out of the control plane`;
   const holds = (i.creating ?? []).map((machine) => ({

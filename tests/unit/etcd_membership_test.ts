@@ -215,6 +215,30 @@ const PLANS: [string, MembershipInput, string[]][] = [
     ],
   ],
   [
+    "a dead orphan on no node: the new node waits for its removal",
+    input([m(1, { leader: true }), m(2), m(3), m(9, { healthy: false })], {
+      nodes: nodes(1, 2, 3, 4),
+      creating: ["cp-4"],
+    }),
+    [
+      "remove 1009",
+      "hold cp-4: etcd admits no new member while cp-9 (1009) does not answer (its strict reconfiguration check): its member is removed first",
+      "orphan 1009",
+    ],
+  ],
+  [
+    "two departing, both dead, no quorum: nothing is removed, and the message does not promise it",
+    input([m(1, { leader: true }), m(2, { healthy: false }), m(3, { healthy: false })], {
+      nodes: nodes(1, 2, 3, 4),
+      creating: ["cp-4"],
+      departing: ["cp-2", "cp-3"],
+    }),
+    [
+      "no action",
+      "hold cp-4: etcd admits no new member while cp-2 (1002), cp-3 (1003) do not answer (its strict reconfiguration check): NICO waits for them to answer again or to be taken out of the control plane",
+    ],
+  ],
+  [
     "a healthy departing member is not removed early: its replacement joins first",
     input([m(1, { leader: true }), m(2), m(3)], { nodes: nodes(1, 2, 3, 4), creating: ["cp-4"], departing: ["cp-2"] }),
     ["no action"],
