@@ -66,25 +66,3 @@ export function sharedControlPlane(): { get(): Promise<ControlPlane> } {
 export function ownControlPlane(opts: ControlPlaneOptions): { get(): Promise<ControlPlane> } {
   return { get: oncePerFile(() => startControlPlane(opts)) };
 }
-
-/**
- * Waits until the CustomResourceDefinition `name` is Established. `kubectl wait --for=condition=Established`
- * refuses at once ("accessor error: <nil> is of the type <nil>") when it reads a CRD the API server has
- * stored but not yet given a status, so this polls the condition itself.
- */
-export async function crdEstablished(cp: ControlPlane, name: string, timeoutMs = 60_000): Promise<void> {
-  await eventually(
-    `CRD ${name} Established`,
-    async () => {
-      const out = await cp.kubectl([
-        "get",
-        `crd/${name}`,
-        "-o",
-        `jsonpath={.status.conditions[?(@.type=="Established")].status}`,
-      ]);
-      return out.code === 0 && out.stdout.trim() === "True";
-    },
-    timeoutMs,
-    250,
-  );
-}

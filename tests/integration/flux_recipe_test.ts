@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
 import { kubeconfigSecret } from "../../core/contract/names.ts";
-import { crdEstablished, sharedControlPlane } from "../../testing/helpers.ts";
+import { sharedControlPlane } from "../../testing/helpers.ts";
+import { crdsEstablished } from "../../lib/kube/crd.ts";
 import { fluxCrdsPath } from "../../testing/flux.ts";
 
 const env = sharedControlPlane();
@@ -30,9 +31,12 @@ async function fluxCrds(): Promise<void> {
   const dir = await fluxCrdsPath();
   const out = await cp.kubectl(["apply", "--server-side", "--force-conflicts", "-f", dir]);
   assert.equal(out.code, 0, out.stderr);
-  for (const crd of ["kustomizations.kustomize.toolkit.fluxcd.io", "helmreleases.helm.toolkit.fluxcd.io"]) {
-    await crdEstablished(cp, crd);
-  }
+  await crdsEstablished(cp.client, [
+    "kustomizations.kustomize.toolkit.fluxcd.io",
+    "helmreleases.helm.toolkit.fluxcd.io",
+  ], {
+    timeoutMs: 60_000,
+  });
 }
 
 /** A server-side dry run with strict field validation, in namespace `ns`. */

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
 import { helm } from "../../testing/helm.ts";
-import { crdEstablished, sharedControlPlane } from "../../testing/helpers.ts";
+import { sharedControlPlane } from "../../testing/helpers.ts";
+import { crdsEstablished } from "../../lib/kube/crd.ts";
 import { ruleFile } from "../../testing/monitoring.ts";
 
 const env = sharedControlPlane();
@@ -153,7 +154,7 @@ Deno.test("other values: cert-manager, monitoring, namespace scope, image, logs;
   ) {
     const r = await cp.kubectl(["apply", "--server-side", "-f", "-"], { stdin: stubCrd(group!, kind!, plural!) });
     assert.equal(r.code, 0, r.stderr);
-    await crdEstablished(cp, `${plural}.${group}`);
+    await crdsEstablished(cp.client, [`${plural}.${group}`], { timeoutMs: 60_000 });
   }
   await cp.kubectl(["create", "namespace", "nico-system"]);
   // The watched namespace is the user's; the chart binds NICO's rights there.

@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { parseAllDocuments, stringify } from "yaml";
 import { helm } from "../../testing/helm.ts";
-import { crdEstablished, sharedControlPlane } from "../../testing/helpers.ts";
+import { sharedControlPlane } from "../../testing/helpers.ts";
+import { crdsEstablished } from "../../lib/kube/crd.ts";
 import { dashboard, dashboardQueries, recordingRulesOf, ruleFile } from "../../testing/monitoring.ts";
 import { promtool } from "../../testing/promtool.ts";
 
@@ -142,7 +143,7 @@ Deno.test("kustomize and the chart render the same alerts and dashboard, and bot
 
   const crd = await cp.kubectl(["apply", "--server-side", "-f", "-"], { stdin: PROMETHEUS_RULE_CRD });
   assert.equal(crd.code, 0, crd.stderr);
-  await crdEstablished(cp, "prometheusrules.monitoring.coreos.com");
+  await crdsEstablished(cp.client, ["prometheusrules.monitoring.coreos.com"], { timeoutMs: 60_000 });
   const ns = await cp.namespace("monitoring");
   for (const objs of [fromKustomize, [cRule!, cDash!]]) {
     const text = objs.map((o) => JSON.stringify({ ...o, metadata: { ...o.metadata, namespace: ns } })).join("\n");
