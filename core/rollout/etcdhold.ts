@@ -14,29 +14,28 @@ export type { EtcdHold } from "../etcd/membership.ts";
 
 /**
  * The control-plane nodes of a plan that etcd cares about in this pass: updates of configurations that exist
- * (a member restarts for the switch), removals (a member leaves), creations (a member joins), and the nodes that
- * leave the control plane, `inSpec` naming the spec's control-plane nodes (a departing node's dead member goes
- * before a new one joins).
+ * (a member restarts for the switch), removals (a member leaves), creations (a member joins), and the configured
+ * nodes that leave the control plane now or later (`removing`: a departing node's dead member goes before a new one
+ * joins).
  *
  * @example
  * ```ts
  * import { etcdTargets } from "./etcdhold.ts";
- * const plan = { create: ["cp-4"], update: ["cp-1", "w-1"], remove: ["cp-3"], pending: [], removing: [], updating: [] };
- * etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"]), new Set(["cp-1", "cp-4"]));
+ * const plan = { create: ["cp-4"], update: ["cp-1", "w-1"], remove: ["cp-3"], pending: [], removing: ["cp-3"], updating: [] };
+ * etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"]));
  * // { changing: ["cp-1"], removing: ["cp-3"], creating: ["cp-4"], departing: ["cp-3"] }
  * ```
  */
 export function etcdTargets(
-  plan: Pick<RolloutPlan, "create" | "update" | "remove">,
+  plan: Pick<RolloutPlan, "create" | "update" | "remove" | "removing">,
   controlPlane: ReadonlySet<string>,
   configured: ReadonlySet<string>,
-  inSpec: ReadonlySet<string> = controlPlane,
 ): { changing: string[]; removing: string[]; creating: string[]; departing: string[] } {
   return {
     changing: plan.update.filter((m) => controlPlane.has(m) && configured.has(m)),
     removing: plan.remove.filter((m) => controlPlane.has(m)),
     creating: plan.create.filter((m) => controlPlane.has(m) && !configured.has(m)),
-    departing: [...controlPlane].filter((m) => configured.has(m) && !inSpec.has(m)).sort(),
+    departing: plan.removing.filter((m) => controlPlane.has(m) && configured.has(m)),
   };
 }
 

@@ -276,13 +276,17 @@ Deno.test("etcd holds narrow the plan as drains do", () => {
     changing: ["cp-1"],
     removing: ["cp-3"],
     creating: ["cp-4"],
-    departing: [],
+    departing: ["cp-3"],
   });
   assert.deepEqual(
-    etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"]), new Set(["cp-1", "cp-4"]))
+    etcdTargets(
+      { ...plan, remove: [], removing: ["w-2", "cp-3", "cp-7"] },
+      new Set(["cp-1", "cp-3", "cp-4"]),
+      new Set(["cp-1", "cp-3"]),
+    )
       .departing,
     ["cp-3"],
-    "configured, and no longer in the spec",
+    "departing later too, on the control plane, and configured",
   );
   const held = holdForEtcd(plan, [
     { machine: "cp-3", why: "its etcd member cp-3 (1003) is removed first" },

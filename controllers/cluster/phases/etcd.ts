@@ -126,7 +126,7 @@ export async function etcdBeforeChange(
   const membership = planMembership({
     members,
     nodes: etcd.nodes,
-    ...etcdTargets(plan, cp, configured, new Set(s.selection.controlPlane.members)),
+    ...etcdTargets(plan, cp, configured),
     unstartedSince: pending,
     now: s.now,
     startupTimeoutMs: startupTimeoutMs(s),
