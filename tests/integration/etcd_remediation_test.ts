@@ -17,13 +17,13 @@ import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { changingSwitches, switchWindows } from "../../testing/switches.ts";
 import type { EtcdWatch } from "../../testing/etcd-watch.ts";
+import { etcdPeerUrl } from "../../testing/etcd.ts";
+import { machineAddress } from "../../core/contract/nio.ts";
 import { assertNeverBelowQuorum, etcdEvents, etcdSettled, etcdWatcher } from "../etcd_kit.ts";
 import { controlPlaneCluster, killKubelet, machineOf, remediationEvents, settled } from "../remediation_kit.ts";
 
 const env = sharedControlPlane();
 const POOL = ["cp-1", "cp-2", "cp-3", "cp-4", "cp-5"];
-/** The scenario's host block: Machine k of POOL is on 127.0.BLOCK.(k + 2). */
-const BLOCK = 68;
 const names = (w: EtcdWatch) => (w.last()?.members ?? []).map((m) => m.name || `unstarted ${m.id}`).sort();
 
 /** cp-1 … cp-3 by selector, cp-4 and cp-5 free spares, control-plane remediation on; Ready with etcd of 3. */
@@ -47,10 +47,11 @@ async function healsOne(s: Scenario, w: EtcdWatch): Promise<void> {
   await s.settled();
   assert.deepEqual(names(w), ["cp-1", "cp-3", "cp-4"], "etcd's members after the remediation");
   assertNeverBelowQuorum(w);
-  // Remove first: cp-4's member (by its peer address) never sat in a member list beside cp-2's dead member.
-  const cp4 = `127.0.${BLOCK}.${POOL.indexOf("cp-4") + 2}:`;
+  // Remove first: cp-4's member never sat in a member list beside cp-2's dead member. It is known by its peer URL,
+  // on its Machine's address as the simulated host gives it (testing/sim-etcd.ts).
+  const cp4 = etcdPeerUrl(machineAddress(await machineOf(s, "cp-4")) ?? "cp-4");
   const both = w.samples.find((x) =>
-    x.at > died && x.members.some((m) => m.name === "cp-2") && x.members.some((m) => m.peer.includes(cp4))
+    x.at > died && x.members.some((m) => m.name === "cp-2") && x.members.some((m) => m.peer === cp4)
   );
   assert.equal(both, undefined, "cp-4's member was added while cp-2's dead member still voted");
   assert.ok(w.samples.some((x) => x.at > died && x.members.length === 2), "the watcher never saw the two left");
@@ -62,7 +63,7 @@ async function healsOne(s: Scenario, w: EtcdWatch): Promise<void> {
     /^removed etcd member cp-2 \(\d+\) of cp-2: cp-2 leaves the control plane and its member does not answer/,
   );
   const gone = removed[0]!.at;
-  const joined = w.samples.find((x) => x.at > died && x.members.some((m) => m.peer.includes(cp4)));
+  const joined = w.samples.find((x) => x.at > died && x.members.some((m) => m.peer === cp4));
   assert.ok(joined && joined.at >= gone, "cp-4 joined before cp-2's member was removed");
   const windows = changingSwitches(switchWindows(s.nio.history)).filter((x) => x.start >= died);
   const removal = windows.find((x) => x.config === "c.cp-2" && x.removal);
@@ -116,7 +117,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const block = BLOCK;
+    const block = 68;
     await using s = await startScenario(await env.get(), "etcd-heal", { hostBlock: block });
     let watch: EtcdWatch | undefined;
     try {
