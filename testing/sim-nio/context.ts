@@ -98,10 +98,11 @@ export interface SimContext {
   /** Configurations as last seen by the informer, by `ns/name`. */
   configs: Map<string, NixosConfiguration>;
   /**
-   * NIO v1 only: the Jobs as last seen by the informer, by `ns/name`. NIO v1 and the CronJob controller read their
-   * runs from their caches (`r.List` on the manager's Job cache), never with a LIST per reconcile.
+   * NIO v1 only: the Jobs as last seen by the informer, by the uid of each owner, then by `ns/name`. NIO v1 and the
+   * CronJob controller read their runs from their caches (`r.List` on the manager's Job cache), never with a LIST
+   * per reconcile; by owner, a reconcile reads its own runs without visiting every Job.
    */
-  jobs: Map<string, KubeObject>;
+  jobs: Map<string, Map<string, KubeObject>>;
   record(
     kind: SimEventKind,
     obj: { metadata: { namespace?: string; name: string; generation?: number; annotations?: Record<string, string> } },

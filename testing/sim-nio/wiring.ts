@@ -182,6 +182,21 @@ export function watchAll(ctx: SimContext): Promise<void>[] {
   return ctx.generation === "v1" ? [...loops, ...watchV1(ctx)] : loops;
 }
 
+/**
+ * Puts the Job in the Job cache under each of its owners, or takes it out. (An owner taken off a Job would leave it
+ * under that owner too; the reader checks the Job's owners as they are.)
+ */
+function cacheJob(ctx: SimContext, j: KubeObject, present: boolean): void {
+  const key = `${nsOf(j)}/${j.metadata.name}`;
+  for (const o of j.metadata.ownerReferences ?? []) {
+    const owned = ctx.jobs.get(o.uid) ?? new Map<string, KubeObject>();
+    if (present) owned.set(key, j);
+    else owned.delete(key);
+    if (owned.size) ctx.jobs.set(o.uid, owned);
+    else ctx.jobs.delete(o.uid);
+  }
+}
+
 /** NIO v1's own objects: NixCronJobs, their Jobs and the decommission NixJobs, each back to its configuration. */
 function watchV1(ctx: SimContext): Promise<void>[] {
   const configOf = (o: KubeObject) => o.metadata.labels?.["nio.homystack.com/config"];
@@ -206,11 +221,10 @@ function watchV1(ctx: SimContext): Promise<void>[] {
     // The cache first, then the queue: a reconcile the event causes reads the Job as the event had it.
     watch<Owned>(ctx, JOBS, (items) => {
       ctx.jobs.clear();
-      for (const j of items) ctx.jobs.set(`${nsOf(j)}/${j.metadata.name}`, j);
+      for (const j of items) cacheJob(ctx, j, true);
       items.forEach(onJob);
     }, (type, j) => {
-      if (type === "DELETED") ctx.jobs.delete(`${nsOf(j)}/${j.metadata.name}`);
-      else ctx.jobs.set(`${nsOf(j)}/${j.metadata.name}`, j);
+      cacheJob(ctx, j, type !== "DELETED");
       onJob(j);
     }),
     watch<KubeObject>(ctx, NIX_JOBS, (items) => items.forEach(onNixJob), (_t, n) => onNixJob(n)),

@@ -149,11 +149,13 @@ async function project(ctx: SimContext, ncj: Obj, revision: string): Promise<Cro
  * never ask of it: at 1,000 clusters, dozens of namespace-wide Job lists a second).
  */
 function runsOf(ctx: SimContext, ncj: Obj, cron: Obj): Job[] {
-  const uids = new Set([ncj.metadata.uid, cron.metadata.uid]);
-  const ns = ncj.metadata.namespace!;
-  return [...ctx.jobs.values()].filter((j): j is Job =>
-    j.metadata.namespace === ns && (j.metadata.ownerReferences ?? []).some((o) => uids.has(o.uid))
-  );
+  const byKey = new Map<string, Job>();
+  for (const uid of [ncj.metadata.uid, cron.metadata.uid]) {
+    for (const [key, j] of ctx.jobs.get(uid ?? "") ?? []) {
+      if (j.metadata.ownerReferences?.some((o) => o.uid === uid)) byKey.set(key, j as Job);
+    }
+  }
+  return [...byKey.values()];
 }
 
 /** Creates a run, unless a Job of that name exists. */
