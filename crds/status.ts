@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { StatusVersion, VersionsStatus } from "./version.ts";
+import { BackupsStatus } from "./backup.ts";
 
 export const ConditionStatus = z.enum(["True", "False", "Unknown"]);
 
@@ -53,6 +54,7 @@ export const EtcdStatus = z.object({
   quorum: z.int().min(0).describe("A majority of the voters: etcd needs this many healthy."),
   tolerance: z.int().describe("Healthy voters above the quorum: how many more it can lose (negative: lost)."),
   counted: z.string().describe("Which members the quorum rules counted, for people."),
+  backups: BackupsStatus.optional(),
 }).describe("Stacked etcd, read from etcd's own client API (absent while NICO cannot see it; see EtcdHealthy).");
 
 export const Phase = z.enum(["Provisioning", "Ready", "Updating", "Failed", "Deleting"]);

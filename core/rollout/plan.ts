@@ -38,7 +38,10 @@
  *   (fix forward);
  * - the limit `versionSkewGuard`: a step that would break Kubernetes' version
  *   skew policy is not taken, and a break that exists halts the rollout
- *   (`VersionSkew`), but for control-plane steps that fix it forward.
+ *   (`VersionSkew`), but for control-plane steps that fix it forward;
+ * - the limit `backupBeforeControlPlane`: where etcd backups are configured,
+ *   a control-plane step waits for a snapshot younger than it, and halts
+ *   when none can be taken (unless `BestEffort`; core/rollout/backuphold.ts).
  *
  * Pure; golden-tested by simulating many rounds (tests/unit/rollout_test.ts),
  * each rule on its own by a table (tests/unit/rollout_rules_test.ts). The

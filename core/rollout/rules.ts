@@ -22,6 +22,7 @@ import type {
   RuleAnswer,
 } from "./types.ts";
 import { versionChangesControlPlaneFirst, versionSkewGuard } from "./version_rules.ts";
+import { backupBeforeControlPlane } from "./backuphold.ts";
 
 export type { Draft, RolloutPass, Rule, RuleAnswer } from "./types.ts";
 
@@ -41,7 +42,7 @@ export const RULES: readonly Rule[] = [
 ];
 
 /** The rules that narrow what {@link RULES} chose, in order, asked however those ended. */
-export const LIMITS: readonly Rule[] = [outageHold, versionSkewGuard];
+export const LIMITS: readonly Rule[] = [outageHold, versionSkewGuard, backupBeforeControlPlane];
 
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 

@@ -72,6 +72,34 @@ export interface RolloutInput {
   releasing?: string[];
   /** The Kubernetes versions the nodes report, for the skew guard (core/rollout/version_rules.ts); absent: none known. */
   versions?: RolloutVersions | undefined;
+  /** etcd backups before control-plane steps (core/rollout/backuphold.ts); absent: backups are not configured. */
+  backup?: BackupGate | undefined;
+}
+
+/** What the backup rule judges: the newest snapshot, the last failure, and since when each step is wanted. */
+export interface BackupGate {
+  /** `spec.etcd.backup.beforeChanges`. */
+  policy: "Required" | "BestEffort";
+  /** When the newest successful snapshot began (ms since the epoch); absent: none known. */
+  lastSuccess?: number | undefined;
+  /** The last failed attempt, when it failed (ms) and why (naming the store's error). */
+  failure?: { at: number; message: string } | undefined;
+  /** A snapshot is being taken now. */
+  taking: boolean;
+  /** When each control-plane step held for a snapshot was first wanted (ms), by machine; a step not listed: now. */
+  since: ReadonlyMap<string, number>;
+  /** This pass's time (ms). */
+  now: number;
+}
+
+/** Control-plane steps held for a snapshot (or a pre-change snapshot skipped): status and the backup phase read it. */
+export interface BackupHold {
+  machines: string[];
+  /** `taking`: a snapshot is wanted; `failed`: none can be taken (Required: halted); `skipped`: BestEffort went on. */
+  state: "taking" | "failed" | "skipped";
+  message: string;
+  /** A skipped snapshot of another step, said alongside. */
+  skipped?: string | undefined;
 }
 
 /** What the skew guard judges: what each node reports, and what each is asked for. */
@@ -113,6 +141,8 @@ export interface RolloutPlan {
   drainHeld?: DrainHold[] | undefined;
   /** Control-plane nodes the planner chose that wait for etcd (core/rollout/etcdhold.ts), with why. */
   etcdHeld?: EtcdHold[] | undefined;
+  /** Control-plane steps that wait for an etcd snapshot (core/rollout/backuphold.ts). */
+  backupHeld?: BackupHold | undefined;
 }
 
 /** What a rule answers: it decided the pass (the rules after it are not asked), or it passes. */

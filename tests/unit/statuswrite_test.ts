@@ -181,9 +181,14 @@ Deno.test("the registry's urgent reasons are those the write policy always wrote
     "EtcdHealthy Alarm",
     "EtcdHealthy MembershipBlocked",
   ]);
+  // EtcdBackedUp: every failure (a backup that cannot be taken is data at risk); success and progress coalesce.
+  assert.deepEqual(
+    names(urgent.filter((r) => r.type === "EtcdBackedUp")),
+    names(all.filter((r) => r.type === "EtcdBackedUp" && r.spec.status === "False")),
+  );
   // Nothing else (the True reasons of Ready and Remediating come with their flip).
   assert.deepEqual(
-    names(urgent.filter((r) => !["Ready", "Stalled", "Remediating", "EtcdHealthy"].includes(r.type))),
+    names(urgent.filter((r) => !["Ready", "Stalled", "Remediating", "EtcdHealthy", "EtcdBackedUp"].includes(r.type))),
     [],
   );
   assert.deepEqual(names(urgent.filter((r) => r.spec.status === "True" && r.type !== "Stalled")), [
