@@ -80,6 +80,9 @@ export const BackupRecordStatus = z.object({
   time: z.string().describe("When the snapshot began, RFC 3339."),
   reason: z.string().describe("Why: schedule, pre-change, manual."),
   sha256: z.string().describe("The database's SHA-256 etcd sent, checked as it streamed."),
+  seconds: z.number().min(0).optional().describe(
+    "How long taking and uploading it took (backups NICO took since it started).",
+  ),
 }).describe("One backup in the store.");
 
 export const BackupsStatus = z.object({
@@ -92,6 +95,10 @@ export const BackupsStatus = z.object({
   taking: z.string().optional().describe("A backup under way: why it is taken."),
   skipped: z.string().optional().describe(
     "BestEffort: the pre-change snapshot that could not be taken and was skipped, with why.",
+  ),
+  failures: z.int().min(0).optional().describe("Attempts that failed in a row (absent: none)."),
+  since: z.string().optional().describe(
+    "When NICO began keeping backups of the cluster (the first success is expected within the schedule of it).",
   ),
   request: z.string().optional().describe(
     "The last on-demand request (the nico.homystack.com/backup-request annotation) answered, success or failure.",

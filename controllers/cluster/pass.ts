@@ -18,6 +18,7 @@ import { reconcileReleases, type ReleasesOutcome } from "./phases/releases.ts";
 import { reconcileRemediation, type RemediationOutcome } from "./phases/remediation.ts";
 import { observeRuns } from "./phases/runs.ts";
 import { observeEtcd } from "./phases/etcd.ts";
+import { backupGate, type BackupsOutcome, reconcileBackups } from "./phases/backup.ts";
 import { answerKeptRekey, reconcileSecrets } from "./phases/secrets.ts";
 import { REKEY_KUBECONFIG_REASON } from "../../core/render/identity.ts";
 import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
@@ -56,6 +57,8 @@ export interface PassRecord {
   kubeconfigTarget?: KubeconfigTarget | undefined;
   /** The kubeconfig Secret's name, once it exists. */
   kubeconfig?: string | undefined;
+  /** etcd backups: their condition, `status.etcd.backups` (where `spec.etcd.backup` is set). */
+  backups?: BackupsOutcome | undefined;
 }
 
 /** A record of nothing yet. */
@@ -77,8 +80,17 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   const workload = rec.workload = observeWorkload(s);
   const versions = rec.versions = observeVersions(s, workload);
   const etcd = rec.etcd = await observeEtcd(s, identity);
-  const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures, versions, etcd });
+  const backup = backupGate(s);
+  const planned = rec.planned = await planConfigurations(s, {
+    identity,
+    workload,
+    runFailures,
+    versions,
+    etcd,
+    backup,
+  });
   const wrote = await writeConfigurations(s, planned, rec.written);
+  rec.backups = await reconcileBackups(s, planned.plan, etcd, identity);
   const releases = rec.releases = await reconcileReleases(s);
   const members = passMembers(s, rec);
   const nodes = reportsOf(members);
@@ -90,7 +102,8 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   if (identity.rekeyKept) await answerKeptRekey(s, kubeconfig.reissued);
   await reconcileArgoCd(s);
   await settleWorkloadNodes(s, nodes, workload, planned.draining);
-  return { nodes, wishes: [planned.requeue, wrote.requeue, releases.requeue, rec.remediation?.requeue] };
+  const wishes = [planned.requeue, wrote.requeue, releases.requeue, rec.remediation?.requeue, rec.backups?.requeue];
+  return { nodes, wishes };
 }
 
 /** The facts node reports are computed from, as far as the pass has them. */
@@ -129,5 +142,6 @@ export function phaseConditions(rec: PassRecord): ConditionInput[] {
     rec.remediation?.condition,
     rec.kubeconfigTarget?.condition,
     rec.etcd && etcdCondition(rec.etcd.sight, rec.planned?.membership),
+    rec.backups?.condition,
   ].filter((c) => c !== undefined);
 }

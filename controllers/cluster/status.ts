@@ -108,7 +108,12 @@ export function passStatusInput(
       status: rec.versions.versions.status,
       downgrade: rec.versions.versions.plan.downgrade ? rec.versions.versions.plan.waiting : undefined,
     },
-    etcd: rec.etcd?.sight.kind === "seen" ? etcdStatus(rec.etcd.sight.members, rec.etcd.nodes) : undefined,
+    etcd: rec.etcd?.sight.kind === "seen"
+      ? {
+        ...etcdStatus(rec.etcd.sight.members, rec.etcd.nodes),
+        ...(rec.backups ? { backups: rec.backups.status } : {}),
+      }
+      : undefined,
     workloadApi: rec.workload && !rec.workload.disabled
       ? { available: rec.workload.api.state === "Available", message: rec.workload.api.message }
       : undefined,

@@ -53,6 +53,8 @@ import { LIMITS, rolloutPass, RULES } from "./rules.ts";
 import type { PlanNode, RolloutInput, RolloutPlan } from "./types.ts";
 
 export type {
+  BackupGate,
+  BackupHold,
   DepartingNode,
   DrainHold,
   PlanNode,

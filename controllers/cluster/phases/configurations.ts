@@ -11,7 +11,13 @@ import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../../core/con
 import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/contract/labels.ts";
 import { desiredConfigurations, ETCD_CLIENT_PORT, resolveEndpoint } from "../../../core/render/desired.ts";
 import { endpointUrl } from "../../../core/render/kubeconfig.ts";
-import { type DepartingNode, planNodeOf, planRollout, type RolloutPlan } from "../../../core/rollout/plan.ts";
+import {
+  type BackupGate,
+  type DepartingNode,
+  planNodeOf,
+  planRollout,
+  type RolloutPlan,
+} from "../../../core/rollout/plan.ts";
 import { markOf } from "../../../core/machines/marks.ts";
 import { RUN_SOON_SCHEDULE, runsOf, runSoonGraceMs, sameSchedule, scheduleFor } from "../../../core/nodes/runs.ts";
 import { type NodeReport, sameSecondAsLast, specChangedAt } from "../../../core/nodes/readiness.ts";
@@ -35,6 +41,8 @@ export interface ConfigurationsInput {
   versions: VersionsView;
   /** What the pass sees of etcd (phases/etcd.ts); absent: nothing (the Node-based rules alone). */
   etcd?: EtcdView | undefined;
+  /** What the planner knows of etcd snapshots (phases/backup.ts); absent: backups are not configured. */
+  backup?: BackupGate | undefined;
 }
 
 /** What {@link planConfigurations} decided. */
@@ -118,6 +126,7 @@ export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput
     hold: workloadHold(i.workload),
     releasing: stillReleasing(s),
     versions,
+    backup: i.backup,
   });
   const base = { ...none, endpoint, wantedHash, wantedSpec, members, plan: planned };
   // Paused: nothing is written, except that a node asked to run every minute gets its resting schedule back.
