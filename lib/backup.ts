@@ -60,7 +60,7 @@ export interface BackupRequest {
   /** The time recorded (default: now). */
   now?: Date;
   signal?: AbortSignal;
-  /** Bytes per uploaded part (default 8 MiB). */
+  /** Bytes per uploaded part (default 5 MiB). */
   partSize?: number;
   /** The longest the member may send nothing (default 30 s). */
   idleMs?: number;

@@ -20,11 +20,14 @@ export interface ProbeInput {
   s3: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string };
   key: string;
   transport?: "grpc" | "gateway";
+  /** Upload this file (a snapshot `etcdctl snapshot save` wrote) with the same client instead: the benchmark's yardstick. */
+  file?: string;
 }
 
 /** What it answers. */
 export interface ProbeOutput {
-  record: BackupRecord;
+  /** Undefined for a file's upload. */
+  record?: BackupRecord;
   seconds: number;
   /** Resident memory just before the backup, MiB. */
   baseMiB: number;
@@ -59,13 +62,24 @@ if (import.meta.main) {
   Deno.writeTextFileSync("/proc/self/clear_refs", "5");
   const baseMiB = statusMiB("VmRSS");
   const t0 = performance.now();
-  const record = await takeBackup(etcd, input.etcd.endpoint, { s3, bucket }, {
-    key: input.key,
-    reason: "probe",
-    ...(input.transport ? { transport: input.transport } : {}),
-  });
+  let record: BackupRecord | undefined;
+  if (input.file) {
+    await using f = await Deno.open(input.file);
+    await s3.upload(bucket, input.key, f.readable);
+  } else {
+    record = await takeBackup(etcd, input.etcd.endpoint, { s3, bucket }, {
+      key: input.key,
+      reason: "probe",
+      ...(input.transport ? { transport: input.transport } : {}),
+    });
+  }
   const seconds = (performance.now() - t0) / 1000;
-  const out: ProbeOutput = { record, seconds, baseMiB, peakGrowthMiB: statusMiB("VmHWM") - baseMiB };
+  const out: ProbeOutput = {
+    ...(record ? { record } : {}),
+    seconds,
+    baseMiB,
+    peakGrowthMiB: statusMiB("VmHWM") - baseMiB,
+  };
   console.log(JSON.stringify(out));
   etcd.close();
   s3.close();

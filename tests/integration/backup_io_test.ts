@@ -17,7 +17,7 @@ import { createCa, issueCert, type KeyPair } from "../../lib/pki.ts";
 import { etcdClientUrl, type EtcdMemberProcess, etcdPeerUrl, startEtcdMember } from "../../testing/etcd.ts";
 import { judgeSnapshot } from "../../testing/etcdtools.ts";
 import { cuttingProxy, failingHttpProxy } from "../../testing/faulty_proxy.ts";
-import { startS3Server } from "../../testing/s3.ts";
+import { type S3Server, startS3Server } from "../../testing/s3.ts";
 import { eventually } from "../../testing/helpers.ts";
 import { runProbe } from "../../testing/backup_probe.ts";
 
@@ -109,128 +109,153 @@ async function nothingLeft(store: BackupStore, prefix: string) {
   assert.deepEqual(elements(await res.text(), "Upload"), [], "no open upload");
 }
 
+/** One member and a store, as the steps of the first test share them. */
+interface One {
+  m: Members;
+  server: S3Server;
+  store: BackupStore;
+  endpoint: string;
+}
+
+/** A good backup, judged by etcdutl, listed back from the store. */
+async function goodBackup({ m, store, endpoint }: One): Promise<void> {
+  const keys = await fill(m, 2);
+  const now = new Date("2026-12-04T12:00:00Z");
+  const r = await takeBackup(m.client, endpoint, store, { key: "c1/good.db", reason: "manual", now });
+  const status = await m.client.status(endpoint);
+  assert.equal(r.member, status.memberId);
+  assert.equal(r.time, now.toISOString());
+  assert.equal(r.reason, "manual");
+  const judge = await judged(store, r, m.dir);
+  assert.equal(judge.totalKey, keys);
+  assert.equal(String(judge.revision), r.revision, "the revision recorded is the snapshot's");
+  assert.equal(judge.totalSize + 32, r.size, "the database and its 32-byte trailer");
+  assert.deepEqual(await listBackups(store, "c1/"), [r], "the store is the record");
+}
+
+/** Through the HTTP/JSON gateway instead of gRPC: a backup etcdutl accepts as well. */
+async function viaGateway({ m, store, endpoint }: One): Promise<void> {
+  const r = await takeBackup(m.client, endpoint, store, {
+    key: "c1/gw.db",
+    reason: "manual",
+    transport: "gateway",
+  });
+  const judge = await judged(store, r, m.dir);
+  assert.equal(judge.totalSize + 32, r.size);
+}
+
+/** A stream cut midway: nothing counted, nothing left. */
+async function cutStream({ m, store }: One): Promise<void> {
+  await fill(m, 12);
+  const proxy = cuttingProxy(PROXY_HOST, { host: HOSTS[0]!, port: 2379 }, 9 * MiB);
+  try {
+    const via = etcdClientUrl(PROXY_HOST, proxy.port);
+    const err = await takeBackup(m.client, via, store, { key: "c1/cut.db", reason: "schedule", partSize: 5 * MiB })
+      .then(() => undefined, (e) => e);
+    assert.ok(err instanceof SnapshotError, String(err));
+    assert.equal(err.failure, "broken");
+    await nothingLeft(store, "c1/cut");
+  } finally {
+    await proxy.close();
+  }
+}
+
+/** A store answering 500 midway through the upload: nothing counted, nothing left. */
+async function failingStore({ m, server, store, endpoint }: One): Promise<void> {
+  const proxy = failingHttpProxy(
+    STORE_HOST,
+    { host: STORE_HOST, port: server.port },
+    (r) => r.method === "PUT" && /[?&]partNumber=2(&|$)/.test(r.target),
+  );
+  const failing = server.client({ endpoint: `http://${STORE_HOST}:${proxy.port}` });
+  try {
+    const err = await takeBackup(m.client, endpoint, { s3: failing, bucket: "backups" }, {
+      key: "c1/failed.db",
+      reason: "pre-change",
+      partSize: 5 * MiB,
+    }).then(() => undefined, (e) => e);
+    assert.ok(err instanceof S3Error, String(err));
+    assert.equal(err.kind, "server");
+    assert.equal(err.operation, "UploadPart");
+    assert.equal(err.code, "InternalError");
+    assert.doesNotMatch(err.message, /failing on purpose/, "no response body in the message");
+    await nothingLeft(store, "c1/failed");
+  } finally {
+    failing.close();
+    await proxy.close();
+  }
+}
+
+/** Wrong keys, a missing bucket, no store: typed errors, nothing left. */
+async function refusals({ m, server, store, endpoint }: One): Promise<void> {
+  const cases: [string, BackupStore, S3Error["kind"]][] = [
+    ["a wrong secret", {
+      s3: server.client({ credentials: { accessKeyId: server.accessKeyId, secretAccessKey: "wrong" } }),
+      bucket: "backups",
+    }, "credentials"],
+    ["an unknown key", {
+      s3: server.client({ credentials: { accessKeyId: "nobody", secretAccessKey: "wrong" } }),
+      bucket: "backups",
+    }, "credentials"],
+    ["a missing bucket", { s3: server.client(), bucket: "nothere" }, "no-bucket"],
+    ["no store", { s3: server.client({ endpoint: `http://${STORE_HOST}:1` }), bucket: "backups" }, "unreachable"],
+  ];
+  for (const [what, bad, kind] of cases) {
+    try {
+      const head = await bad.s3.headBucket(bad.bucket).then(() => undefined, (e) => e);
+      assert.ok(head instanceof S3Error && head.kind === kind, `${what}: HeadBucket says ${head}`);
+      const err = await takeBackup(m.client, endpoint, bad, { key: "c1/refused.db", reason: "manual" })
+        .then(() => undefined, (e) => e);
+      assert.ok(err instanceof S3Error && err.kind === kind, `${what}: ${err}`);
+      assert.equal(err.operation, "CreateMultipartUpload");
+      assert.ok(!err.message.includes("wrong"), "no secret in the message");
+    } finally {
+      bad.s3.close();
+    }
+  }
+  await nothingLeft(store, "c1/refused");
+}
+
+/** A database of at least 100 MiB, with bounded memory. */
+async function bigDatabase({ m, server, store, endpoint }: One): Promise<void> {
+  await fill(m, 100);
+  const dbSize = (await m.client.status(endpoint)).dbSize;
+  assert.ok(dbSize >= 100 * MiB, `the database holds ${dbSize} bytes`);
+  // In a child process of its own with NICO's V8 flags: this one has grown filling etcd.
+  const { accessKeyId, secretAccessKey, endpoint: s3Endpoint, region } = server;
+  const probe = await runProbe({
+    etcd: { ...m.pems, endpoint },
+    s3: { endpoint: s3Endpoint, region, accessKeyId, secretAccessKey, bucket: "backups" },
+    key: "c1/big.db",
+  });
+  const r = probe.record!;
+  const grew = probe.peakGrowthMiB;
+  console.log(`${(r.size / MiB).toFixed(1)} MiB in ${probe.seconds.toFixed(1)} s, RSS grew ${grew.toFixed(1)} MiB`);
+  assert.ok(grew < 48, `RSS grew ${grew.toFixed(1)} MiB for a ${(r.size / MiB).toFixed(0)} MiB database`);
+  const judge = await judged(store, r, m.dir);
+  assert.equal(judge.totalSize + 32, r.size);
+  assert.deepEqual((await listBackups(store, "c1/")).map((b) => b.key), ["c1/good.db", "c1/gw.db", "c1/big.db"]);
+}
+
 Deno.test("one member: a good backup, a cut stream, a failing store, refusals, and 100 MiB with bounded memory", async (t) => {
   await using m = await startMembers(1);
   await using server = await startS3Server({ host: STORE_HOST, buckets: ["backups"] });
-  const s3 = server.client();
-  const store: BackupStore = { s3, bucket: "backups" };
-  const endpoint = m.endpoints[0]!;
+  const one: One = { m, server, store: { s3: server.client(), bucket: "backups" }, endpoint: m.endpoints[0]! };
   try {
-    await t.step("a good backup, judged by etcdutl, listed back from the store", async () => {
-      const keys = await fill(m, 2);
-      const now = new Date("2026-12-04T12:00:00Z");
-      const r = await takeBackup(m.client, endpoint, store, { key: "c1/good.db", reason: "manual", now });
-      const status = await m.client.status(endpoint);
-      assert.equal(r.member, status.memberId);
-      assert.equal(r.time, now.toISOString());
-      assert.equal(r.reason, "manual");
-      const judge = await judged(store, r, m.dir);
-      assert.equal(judge.totalKey, keys);
-      assert.equal(String(judge.revision), r.revision, "the revision recorded is the snapshot's");
-      assert.equal(judge.totalSize + 32, r.size, "the database and its 32-byte trailer");
-      assert.deepEqual(await listBackups(store, "c1/"), [r], "the store is the record");
-    });
-
-    await t.step("through the HTTP/JSON gateway instead of gRPC: a backup etcdutl accepts as well", async () => {
-      const r = await takeBackup(m.client, endpoint, store, {
-        key: "c1/gw.db",
-        reason: "manual",
-        transport: "gateway",
-      });
-      const judge = await judged(store, r, m.dir);
-      assert.equal(judge.totalSize + 32, r.size);
-    });
-
-    await t.step("a stream cut midway: nothing counted, nothing left", async () => {
-      await fill(m, 12);
-      const proxy = cuttingProxy(PROXY_HOST, { host: HOSTS[0]!, port: 2379 }, 9 * MiB);
-      try {
-        const via = etcdClientUrl(PROXY_HOST, proxy.port);
-        const err = await takeBackup(m.client, via, store, { key: "c1/cut.db", reason: "schedule", partSize: 5 * MiB })
-          .then(() => undefined, (e) => e);
-        assert.ok(err instanceof SnapshotError, String(err));
-        assert.equal(err.failure, "broken");
-        await nothingLeft(store, "c1/cut");
-      } finally {
-        await proxy.close();
-      }
-    });
-
-    await t.step("a store answering 500 midway through the upload: nothing counted, nothing left", async () => {
-      const proxy = failingHttpProxy(
-        STORE_HOST,
-        { host: STORE_HOST, port: server.port },
-        (r) => r.method === "PUT" && /[?&]partNumber=2(&|$)/.test(r.target),
-      );
-      const failing = server.client({ endpoint: `http://${STORE_HOST}:${proxy.port}` });
-      try {
-        const err = await takeBackup(m.client, endpoint, { s3: failing, bucket: "backups" }, {
-          key: "c1/failed.db",
-          reason: "pre-change",
-          partSize: 5 * MiB,
-        }).then(() => undefined, (e) => e);
-        assert.ok(err instanceof S3Error, String(err));
-        assert.equal(err.kind, "server");
-        assert.equal(err.operation, "UploadPart");
-        assert.equal(err.code, "InternalError");
-        assert.doesNotMatch(err.message, /failing on purpose/, "no response body in the message");
-        await nothingLeft(store, "c1/failed");
-      } finally {
-        failing.close();
-        await proxy.close();
-      }
-    });
-
-    await t.step("wrong keys, a missing bucket, no store: typed errors, nothing left", async () => {
-      const cases: [string, BackupStore, S3Error["kind"]][] = [
-        ["a wrong secret", {
-          s3: server.client({ credentials: { accessKeyId: server.accessKeyId, secretAccessKey: "wrong" } }),
-          bucket: "backups",
-        }, "credentials"],
-        ["an unknown key", {
-          s3: server.client({ credentials: { accessKeyId: "nobody", secretAccessKey: "wrong" } }),
-          bucket: "backups",
-        }, "credentials"],
-        ["a missing bucket", { s3: server.client(), bucket: "nothere" }, "no-bucket"],
-        ["no store", { s3: server.client({ endpoint: `http://${STORE_HOST}:1` }), bucket: "backups" }, "unreachable"],
-      ];
-      for (const [what, bad, kind] of cases) {
-        try {
-          const head = await bad.s3.headBucket(bad.bucket).then(() => undefined, (e) => e);
-          assert.ok(head instanceof S3Error && head.kind === kind, `${what}: HeadBucket says ${head}`);
-          const err = await takeBackup(m.client, endpoint, bad, { key: "c1/refused.db", reason: "manual" })
-            .then(() => undefined, (e) => e);
-          assert.ok(err instanceof S3Error && err.kind === kind, `${what}: ${err}`);
-          assert.equal(err.operation, "CreateMultipartUpload");
-          assert.ok(!err.message.includes("wrong"), "no secret in the message");
-        } finally {
-          bad.s3.close();
-        }
-      }
-      await nothingLeft(store, "c1/refused");
-    });
-
-    await t.step("a database of at least 100 MiB, with bounded memory", async () => {
-      await fill(m, 100);
-      const dbSize = (await m.client.status(endpoint)).dbSize;
-      assert.ok(dbSize >= 100 * MiB, `the database holds ${dbSize} bytes`);
-      // In a child process of its own with NICO's V8 flags: this one has grown filling etcd.
-      const { accessKeyId, secretAccessKey, endpoint: s3Endpoint, region } = server;
-      const probe = await runProbe({
-        etcd: { ...m.pems, endpoint },
-        s3: { endpoint: s3Endpoint, region, accessKeyId, secretAccessKey, bucket: "backups" },
-        key: "c1/big.db",
-      });
-      const r = probe.record;
-      const grew = probe.peakGrowthMiB;
-      console.log(`${(r.size / MiB).toFixed(1)} MiB in ${probe.seconds.toFixed(1)} s, RSS grew ${grew.toFixed(1)} MiB`);
-      assert.ok(grew < 48, `RSS grew ${grew.toFixed(1)} MiB for a ${(r.size / MiB).toFixed(0)} MiB database`);
-      const judge = await judged(store, r, m.dir);
-      assert.equal(judge.totalSize + 32, r.size);
-      assert.deepEqual((await listBackups(store, "c1/")).map((b) => b.key), ["c1/good.db", "c1/gw.db", "c1/big.db"]);
-    });
+    await t.step("a good backup, judged by etcdutl, listed back from the store", () => goodBackup(one));
+    await t.step(
+      "through the HTTP/JSON gateway instead of gRPC: a backup etcdutl accepts as well",
+      () => viaGateway(one),
+    );
+    await t.step("a stream cut midway: nothing counted, nothing left", () => cutStream(one));
+    await t.step(
+      "a store answering 500 midway through the upload: nothing counted, nothing left",
+      () => failingStore(one),
+    );
+    await t.step("wrong keys, a missing bucket, no store: typed errors, nothing left", () => refusals(one));
+    await t.step("a database of at least 100 MiB, with bounded memory", () => bigDatabase(one));
   } finally {
-    s3.close();
+    one.store.s3.close();
   }
 });
 
