@@ -12,12 +12,12 @@ import type { MemberView } from "../etcd/members.ts";
  *
  * @example
  * ```ts
- * import { snapshotMember } from "./member.ts";
+ * import { backupMember } from "./member.ts";
  * const m = (id: string, leader: boolean) => ({ id, name: `cp-${id}`, peerURLs: [], isLearner: false, healthy: true, leader, alarms: [] });
- * snapshotMember([m("1", true), m("2", false), m("3", false)]).member?.id; // "2"
+ * backupMember([m("1", true), m("2", false), m("3", false)]).member?.id; // "2"
  * ```
  */
-export function snapshotMember(members: readonly MemberView[]): { member?: MemberView; why?: string } {
+export function backupMember(members: readonly MemberView[]): { member?: MemberView; why?: string } {
   const usable = members.filter((m) => m.healthy && !m.isLearner && m.name && !m.alarms.includes("CORRUPT"))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const member = usable.find((m) => !m.leader) ?? usable[0];

@@ -130,3 +130,20 @@ export function afterJob(
   const newer = end.record && (!s.last || end.record.time >= s.last.time) ? end.record : s.last;
   return { ...out, last: newer, listed: true, failure: undefined, failures: 0 };
 }
+
+/**
+ * The time between the next two ticks of `schedule` after `now`, in seconds (what "twice the schedule" doubles);
+ * undefined for a schedule that never fires.
+ *
+ * @example
+ * ```ts
+ * import { scheduleIntervalSeconds } from "./state.ts";
+ * scheduleIntervalSeconds("0 3 * * *", new Date("2026-01-01T00:00:00Z")); // 86400
+ * ```
+ */
+export function scheduleIntervalSeconds(schedule: string, now: Date): number | undefined {
+  const cron = parseCron(schedule);
+  const first = nextCronTick(cron, now);
+  const second = first && nextCronTick(cron, first);
+  return second ? (second.getTime() - first!.getTime()) / 1000 : undefined;
+}

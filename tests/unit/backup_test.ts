@@ -8,8 +8,9 @@ import { backupKey, expiredBackups, isBackupKey } from "../../core/backup/keys.t
 import { resolveStore, storeProblem } from "../../core/backup/store.ts";
 import { afterJob, type BackupPassInput, type BackupState, nextBackupJob } from "../../core/backup/state.ts";
 import { backupCondition, backupsStatus } from "../../core/backup/status.ts";
-import { snapshotMember } from "../../core/backup/member.ts";
+import { backupMember } from "../../core/backup/member.ts";
 import { encodeBase64 } from "../../lib/encoding.ts";
+import { backupsTable } from "../../cli/backup.ts";
 
 const STORE = {
   endpoint: "https://127.0.0.1:9000/",
@@ -186,7 +187,7 @@ Deno.test("backupCondition and backupsStatus", () => {
   );
 });
 
-Deno.test("snapshotMember: a healthy follower, else the leader; never a learner or an unhealthy one", () => {
+Deno.test("backupMember: a healthy follower, else the leader; never a learner or an unhealthy one", () => {
   const m = (id: string, o: Record<string, unknown> = {}) => ({
     id,
     name: `cp-${id}`,
@@ -197,7 +198,25 @@ Deno.test("snapshotMember: a healthy follower, else the leader; never a learner 
     alarms: [],
     ...o,
   });
-  assert.equal(snapshotMember([m("1", { leader: true }), m("2", { healthy: false }), m("3")]).member?.id, "3");
-  assert.equal(snapshotMember([m("1", { leader: true }), m("2", { isLearner: true })]).member?.id, "1");
-  assert.match(snapshotMember([m("1", { healthy: false })]).why ?? "", /no healthy etcd member/);
+  assert.equal(backupMember([m("1", { leader: true }), m("2", { healthy: false }), m("3")]).member?.id, "3");
+  assert.equal(backupMember([m("1", { leader: true }), m("2", { isLearner: true })]).member?.id, "1");
+  assert.match(backupMember([m("1", { healthy: false })]).why ?? "", /no healthy etcd member/);
+});
+
+Deno.test("nico backups: one line per backup under a header, the key last", () => {
+  const r = {
+    key: "infra/prod/prod-20260101T000000Z-manual.db",
+    size: 3 * 1024 * 1024,
+    revision: "42",
+    member: "7",
+    endpoint: "https://127.0.0.1:2379",
+    time: "2026-01-01T00:00:00.000Z",
+    reason: "manual",
+    sha256: "0123456789abcdef0123",
+  };
+  assert.equal(backupsTable([]), "no backups");
+  assert.deepEqual(backupsTable([r]).split("\n").map((l) => l.split(/\s+/)), [
+    ["TIME", "REASON", "SIZE", "REVISION", "SHA256", "MEMBER", "KEY"],
+    [r.time, "manual", "3.0Mi", "42", "0123456789ab", "7", r.key],
+  ]);
 });

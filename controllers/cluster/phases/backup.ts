@@ -12,7 +12,7 @@
  */
 import type { BackupsStatus } from "../../../crds/backup.ts";
 import { BACKUP_REQUEST_ANNOTATION } from "../../../core/contract/labels.ts";
-import { snapshotMember } from "../../../core/backup/member.ts";
+import { backupMember } from "../../../core/backup/member.ts";
 import { type BackupJobKind, nextBackupJob } from "../../../core/backup/state.ts";
 import { backupCondition, backupsStatus, describeBackup } from "../../../core/backup/status.ts";
 import type { ConditionInput } from "../../../core/status/conditions.ts";
@@ -117,7 +117,7 @@ async function start(s: ClusterScope, k: BackupKeeper, job: BackupJobKind, i: St
   if (job !== "check") {
     const ca = i.identity?.etcd?.ca;
     const sight = i.etcd?.sight;
-    const choice = sight?.kind === "seen" ? snapshotMember(sight.members) : undefined;
+    const choice = sight?.kind === "seen" ? backupMember(sight.members) : undefined;
     const endpoint = choice?.member && s.memory.etcd?.endpointOf(choice.member.id);
     if (ca && endpoint) {
       const timeoutMs = s.deps.etcd?.timeoutMs ?? 2_000;
