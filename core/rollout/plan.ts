@@ -101,6 +101,12 @@ export function planNodeOf(
  *   order: "WorkersFirst",
  *   maxUnavailable: 1,
  *   paused: false,
+ *   endpointIsBootstrap: true,
+ *   provisioning: "BootstrapFirst",
+ *   firstBringUp: true,
+ *   hold: undefined,
+ *   releasing: [],
+ *   versions: undefined,
  * });
  * plan.create; // ["cp-1"]: the bootstrap node first, the others once it is up
  * ```

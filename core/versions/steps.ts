@@ -43,6 +43,7 @@ function moves(n: ChainNode, want: KubeVersion): boolean {
  * const node = (machine: string, plane: "controlPlane" | "dataPlane") => ({ machine, plane, rendered: { minor: 30 }, reported: at(30) });
  * const steps = upgradeSteps({ minor: 32 }, [node("cp-1", "controlPlane"), node("cp-2", "controlPlane"), node("w-1", "dataPlane")], {
  *   departing: [], bootstrap: "cp-1", order: "WorkersFirst", maxUnavailable: 1, paused: false,
+ *   endpointIsBootstrap: false, provisioning: "BootstrapFirst", firstBringUp: false, hold: undefined, releasing: [],
  * });
  * steps.map((s) => `${s.plane} ${s.version.minor}: ${s.nodes.join(" ")}`);
  * // ["controlPlane 31: cp-2 cp-1", "controlPlane 32: cp-2 cp-1", "dataPlane 32: w-1"]
@@ -72,7 +73,8 @@ export function upgradeSteps(
       failed: false,
       ...(due.has(n.machine) ? { versionChange: true } : {}),
     }));
-    const order = rolloutSteps({ ...rollout, nodes: planNodes, departing: [], paused: false }).steps
+    const order = rolloutSteps({ ...rollout, nodes: planNodes, departing: [], paused: false, versions: undefined })
+      .steps
       .flatMap((s) => s.actions.map((a) => a.machine)).filter((m) => due.has(m));
     for (const m of order) {
       const n = now.find((x) => x.machine === m)!;

@@ -11,7 +11,8 @@ import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../../core/con
 import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/contract/labels.ts";
 import { desiredConfigurations, ETCD_CLIENT_PORT, resolveEndpoint } from "../../../core/render/desired.ts";
 import { endpointUrl } from "../../../core/render/kubeconfig.ts";
-import { type DepartingNode, planNodeOf, planRollout, type RolloutPlan } from "../../../core/rollout/plan.ts";
+import { type DepartingNode, planRollout, type RolloutPlan } from "../../../core/rollout/plan.ts";
+import { plannerInput } from "../../../core/rollout/input.ts";
 import { markOf } from "../../../core/machines/marks.ts";
 import { RUN_SOON_SCHEDULE, runsOf, runSoonGraceMs, sameSchedule, scheduleFor } from "../../../core/nodes/runs.ts";
 import { type NodeReport, sameSecondAsLast, specChangedAt } from "../../../core/nodes/readiness.ts";
@@ -104,21 +105,19 @@ export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput
   const members = gatherMembers(s, { ...i, written: new Map(), wantedSpec, apiServers: i.versions.apiServers });
   const reports = reportsOf(members);
   const { changing, rollout: versions } = i.versions.versions;
-  const planned = planRollout({
-    nodes: reports.map(planNodeOf).map((n) => (changing.has(n.machine) ? { ...n, versionChange: true } : n)),
+  const planned = planRollout(plannerInput({
+    rollout: spec.rollout,
+    endpointSet: spec.controlPlaneEndpoint !== undefined,
+    reports,
+    changing,
     departing: departingNodes(s, i.workload),
     bootstrap,
-    order: spec.rollout.order,
-    maxUnavailable: spec.rollout.maxUnavailable,
     paused: s.paused,
-    endpointIsBootstrap: !spec.controlPlaneEndpoint,
-    provisioning: spec.rollout.provisioning,
-    // No kubeconfig issued yet: the bootstrap node has never been up, so no running node can be disturbed.
-    firstBringUp: !s.cluster.status?.kubeconfigSecret,
+    kubeconfigIssued: s.cluster.status?.kubeconfigSecret !== undefined,
     hold: workloadHold(i.workload),
     releasing: stillReleasing(s),
     versions,
-  });
+  }));
   const base = { ...none, endpoint, wantedHash, wantedSpec, members, plan: planned };
   // Paused: nothing is written, except that a node asked to run every minute gets its resting schedule back.
   if (!s.writes.configurations) {
