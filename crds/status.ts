@@ -109,6 +109,18 @@ export const KubernetesClusterStatus = z.object({
         "What it waits for in etcd (a leadership move, a member's removal, quorum, a voter that does not answer).",
       ),
     })).optional().describe("Control-plane nodes held back in this pass for etcd; absent when none is."),
+    paused: z.boolean().optional().describe(
+      'True while the rollout is paused (spec.paused, or the nico.homystack.com/paused annotation set to "true"): NICO changes no node. Absent when it is not.',
+    ),
+    halted: z.object({
+      node: z.string().describe("The node the rollout is halted at."),
+      detail: z.string().describe("Why, in short (the node's state, or the version skew it breaks)."),
+      reason: z.enum(["VersionSkew"]).optional().describe(
+        "VersionSkew: the skew guard halted it (the node's versions break Kubernetes' skew policy); absent: the node failed.",
+      ),
+    }).optional().describe(
+      "Where the rollout is halted (RollingOut is RolloutStalled): nothing else is touched until the node recovers or the spec changes. Absent when it is not halted.",
+    ),
   }).optional().describe("Progress of the current rollout."),
   etcd: EtcdStatus.optional(),
   shard: z.string().optional().describe(

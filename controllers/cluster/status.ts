@@ -20,7 +20,7 @@ import { condition } from "../../core/status/conditions.ts";
 import { nioMissingMessage } from "../../core/contract/nioinstall.ts";
 import { statusPatch } from "../../core/status/write.ts";
 import type { ClusterScope } from "./scope.ts";
-import { type PassRecord, phaseConditions } from "./pass.ts";
+import { passPlan, type PassRecord, phaseConditions } from "./pass.ts";
 
 /**
  * Merge-patches `status` when it differs from what `cluster` carries; fields
@@ -73,12 +73,13 @@ export function passStatusInput(
 ): ClusterStatusInput {
   const { cluster } = s;
   const planned = rec.planned;
+  const plan = passPlan(rec);
   return {
     kind: "pass",
     problem,
     cutShort,
-    rollout: planned?.plan && {
-      plan: planned.plan,
+    rollout: planned && plan && {
+      plan,
       paused: s.paused,
       specHash: clusterHash([...planned.wantedHash.values()]),
       controlPlaneSize: s.selection.controlPlane.members.length,

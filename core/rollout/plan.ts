@@ -106,6 +106,13 @@ export function planNodeOf(
  *   order: "WorkersFirst",
  *   maxUnavailable: 1,
  *   paused: false,
+ *   endpointIsBootstrap: true,
+ *   provisioning: "BootstrapFirst",
+ *   firstBringUp: true,
+ *   hold: undefined,
+ *   releasing: [],
+ *   versions: undefined,
+ *   backup: undefined,
  * });
  * plan.create; // ["cp-1"]: the bootstrap node first, the others once it is up
  * ```

@@ -65,6 +65,10 @@ function cpOrder(nodes: readonly PlanNode[], bootstrap: string): PlanNode[] {
  * const { pass, draft } = rolloutPass({
  *   nodes: [node("cp-1"), node("cp-3"), node("cp-2")], departing: [], bootstrap: "cp-1",
  *   order: "WorkersFirst", maxUnavailable: 1, paused: false,
+
+ *   endpointIsBootstrap: false, provisioning: "BootstrapFirst", firstBringUp: false, hold: undefined, releasing: [],
+ *   versions: undefined,
+ *   backup: undefined,
  * });
  * pass.cp.map((n) => n.machine); // ["cp-2", "cp-3", "cp-1"]: the bootstrap node last once it exists
  * draft.plan.pending; // ["cp-2", "cp-3", "cp-1"]

@@ -50,6 +50,11 @@ export interface DepartingNode {
   down?: boolean;
 }
 
+/**
+ * The planner's input. Every field is required (an explicit `undefined` where a fact is absent), so a new input
+ * fails to type-check until every builder gives it; the controller and `nico plan` both build it with
+ * core/rollout/input.ts {@link plannerInput}.
+ */
 export interface RolloutInput {
   nodes: PlanNode[];
   departing: DepartingNode[];
@@ -58,22 +63,22 @@ export interface RolloutInput {
   maxUnavailable: number;
   paused: boolean;
   /** The bootstrap node is the API endpoint (no controlPlaneEndpoint): it may not leave while others remain. */
-  endpointIsBootstrap?: boolean;
-  /** Default BootstrapFirst. Parallel only changes the first bring-up. */
-  provisioning?: ProvisioningMode;
+  endpointIsBootstrap: boolean;
+  /** Parallel only changes the first bring-up; BootstrapFirst creates the bootstrap node first and alone. */
+  provisioning: ProvisioningMode;
   /** The cluster is new (its bootstrap node has never been up): no running node can be taken down by creating others. */
-  firstBringUp?: boolean;
+  firstBringUp: boolean;
   /** Why the workload cluster cannot be observed now; set: creations only. */
-  hold?: string | undefined;
+  hold: string | undefined;
   /**
    * Departed nodes whose configuration is gone but whose Machine NIO is not done with yet (its removal
    * flake may still run): no further removal starts until they are released.
    */
-  releasing?: string[];
-  /** The Kubernetes versions the nodes report, for the skew guard (core/rollout/version_rules.ts); absent: none known. */
-  versions?: RolloutVersions | undefined;
-  /** etcd backups before control-plane steps (core/rollout/backuphold.ts); absent: backups are not configured. */
-  backup?: BackupGate | undefined;
+  releasing: string[];
+  /** The Kubernetes versions the nodes report, for the skew guard (core/rollout/version_rules.ts); `undefined`: none known. */
+  versions: RolloutVersions | undefined;
+  /** etcd backups before control-plane steps (core/rollout/backuphold.ts); `undefined`: backups are not configured. */
+  backup: BackupGate | undefined;
 }
 
 /** What the backup rule judges: the newest snapshot, the last failure, and since when each step is wanted. */
