@@ -20,7 +20,6 @@ import type { BackupGate, RolloutPlan } from "../../../core/rollout/plan.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
 import { BackupKeeper } from "../backup/keeper.ts";
 import type { BackupJobEnd, BackupJobRequest } from "../backup/job.ts";
-import { etcdClientCertificate } from "../etcd/trust.ts";
 import type { Requeue } from "../requeue.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { EtcdView, Identity } from "../view.ts";
@@ -121,7 +120,7 @@ async function start(s: ClusterScope, k: BackupKeeper, job: BackupJobKind, i: St
     const endpoint = choice?.member && s.memory.etcd?.endpointOf(choice.member.id);
     if (ca && endpoint) {
       const timeoutMs = s.deps.etcd?.timeoutMs ?? 2_000;
-      request.etcd = { ca, client: await etcdClientCertificate(ca), endpoint, timeoutMs: Math.max(timeoutMs, 10_000) };
+      request.etcd = { ca, client: await k.clientCertificate(ca), endpoint, timeoutMs: Math.max(timeoutMs, 10_000) };
     } else {
       request.noMember = choice?.why ?? `etcd cannot be read (${sight?.kind === "seen" ? "" : sight?.why ?? ""}); ` +
           "see EtcdHealthy";
