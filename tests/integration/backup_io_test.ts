@@ -85,9 +85,10 @@ async function fill(m: Members, mib: number): Promise<number> {
 }
 
 /** Downloads an object through a presigned URL into a file (streamed), and has etcdutl judge it. */
-async function judged(store: BackupStore, record: BackupRecord, dir: string) {
+async function judged(store: BackupStore, record: BackupRecord, dir: string, caPem?: string) {
   const url = await store.s3.presignGet(store.bucket, record.key, 300);
-  const res = await fetch(url);
+  using client = Deno.createHttpClient(caPem ? { caCerts: [caPem] } : {});
+  const res = await fetch(url, { client });
   assert.equal(res.status, 200, "the presigned URL reads the object without credentials");
   const path = `${dir}/${record.key.replaceAll("/", "_")}`;
   await res.body!.pipeTo((await Deno.create(path)).writable);
@@ -277,6 +278,27 @@ Deno.test("three members: the backup comes from a follower, and etcdutl accepts 
     const judge = await judged(store, r, m.dir);
     assert.equal(judge.totalKey, 4);
   } finally {
+    store.s3.close();
+  }
+});
+
+Deno.test("a store over TLS: with its CA a backup goes through; without it, a tls error and nothing left", async () => {
+  await using m = await startMembers(1);
+  await using server = await startS3Server({ host: STORE_HOST, buckets: ["backups"], tls: true });
+  assert.ok(server.endpoint.startsWith("https://"));
+  const store: BackupStore = { s3: server.client(), bucket: "backups" };
+  const untrusting = server.client({ caPem: "" });
+  try {
+    const err = await takeBackup(m.client, m.endpoints[0]!, { s3: untrusting, bucket: "backups" }, {
+      key: "tls/refused.db",
+      reason: "manual",
+    }).then(() => undefined, (e) => e);
+    assert.ok(err instanceof S3Error && err.kind === "tls", String(err));
+    const r = await takeBackup(m.client, m.endpoints[0]!, store, { key: "tls/ok.db", reason: "manual" });
+    assert.equal((await judged(store, r, m.dir, server.ca!.certPem)).totalSize + 32, r.size);
+    await nothingLeft(store, "tls/refused");
+  } finally {
+    untrusting.close();
     store.s3.close();
   }
 });
