@@ -79,9 +79,15 @@ async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
 
 /** The server's answer: until it closes, or its body is whole (a server may keep the connection open), at most 64 KiB. */
 async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
-  const buf = new Uint8Array(LIMIT);
+  let buf = new Uint8Array(4096); // a part's answer is a few hundred bytes: no 64 KiB of garbage per part
   let n = 0;
-  while (n < LIMIT && !whole(buf.subarray(0, n))) {
+  while (!whole(buf.subarray(0, n))) {
+    if (n === buf.byteLength) {
+      if (n >= LIMIT) break;
+      const bigger = new Uint8Array(Math.min(LIMIT, 2 * n));
+      bigger.set(buf);
+      buf = bigger;
+    }
     const got = await conn.read(buf.subarray(n));
     if (got === null) break;
     n += got;
