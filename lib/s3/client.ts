@@ -24,6 +24,7 @@ import { putBody } from "./put.ts";
 export type { S3Credentials } from "./sigv4.ts";
 export type { UploadOptions, UploadResult } from "./multipart.ts";
 export { metadataHeaders, type S3Request } from "./request.ts";
+export { S3Error, type S3ErrorKind } from "./errors.ts";
 
 /** Where the store is and how to reach it. */
 export interface S3ClientOptions {

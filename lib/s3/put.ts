@@ -77,16 +77,34 @@ async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.byteLength;) at += await conn.write(bytes.subarray(at));
 }
 
-/** Everything the server sends until it closes (at most {@link LIMIT} bytes). */
+/** The server's answer: until it closes, or its body is whole (a server may keep the connection open), at most 64 KiB. */
 async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
-  const buf = new Uint8Array(LIMIT);
+  let buf = new Uint8Array(4096); // a part's answer is a few hundred bytes: no 64 KiB of garbage per part
   let n = 0;
-  while (n < LIMIT) {
+  while (!whole(buf.subarray(0, n))) {
+    if (n === buf.byteLength) {
+      if (n >= LIMIT) break;
+      const bigger = new Uint8Array(Math.min(LIMIT, 2 * n));
+      bigger.set(buf);
+      buf = bigger;
+    }
     const got = await conn.read(buf.subarray(n));
     if (got === null) break;
     n += got;
   }
   return buf.subarray(0, n);
+}
+
+/** Whether `raw` holds a whole answer: its head, then a body of its Content-Length or a chunked body's last chunk. */
+function whole(raw: Uint8Array): boolean {
+  const text = new TextDecoder().decode(raw);
+  const end = text.indexOf("\r\n\r\n");
+  if (end < 0) return false;
+  const head = text.slice(0, end);
+  const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1];
+  if (length !== undefined) return raw.byteLength - (end + 4) >= Number(length);
+  if (/\r\ntransfer-encoding:[^\r]*chunked/i.test(head)) return /(^|\r\n)0\r\n\r\n$/.test(text.slice(end + 4));
+  return false; // the body ends when the connection does
 }
 
 /** An HTTP/1.1 answer's status, headers and body (chunked or not); undefined when there is no whole head. */
