@@ -80,6 +80,7 @@ export async function reconcileBackups(
   const k = keeperOf(s);
   if (!spec || !k) return undefined;
   const preChange = rememberSteps(k, plan, s.now.getTime());
+  tellSkipped(s, k, plan);
   const store = JSON.stringify(spec.store);
   const request = s.cluster.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION];
   const due = nextBackupJob({ state: k.state, now: s.now, schedule: spec.schedule, store, request, preChange });
@@ -93,6 +94,15 @@ export async function reconcileBackups(
     ? { after: Math.max(1_000, due.at.getTime() - s.now.getTime() + 50), why: "the next etcd backup or retry" }
     : undefined;
   return { condition: backupCondition(k.state), status, requeue };
+}
+
+/** BestEffort: a pre-change snapshot skipped is told by a Warning Event too (status says it only while it holds). */
+function tellSkipped(s: ClusterScope, k: BackupKeeper, plan: RolloutPlan | undefined): void {
+  const held = plan?.backupHeld;
+  const skipped = held?.state === "skipped" ? held.message : held?.skipped;
+  if (skipped && k.warnings.allow("skipped", "EtcdBackupSkipped", skipped, s.now.getTime())) {
+    s.deps.recorder.post(s.cluster, "Warning", "EtcdBackupSkipped", skipped);
+  }
 }
 
 interface StartInput {
