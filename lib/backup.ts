@@ -98,6 +98,7 @@ export async function takeBackup(
   const upload = store.s3.upload(store.bucket, request.key, snapshot, {
     metadata,
     contentType: "application/octet-stream",
+    size: () => snapshot.expectedSize, // each part written as it arrives: no part buffer
     ...(request.partSize ? { partSize: request.partSize } : {}),
     ...signal,
     beforeComplete: ({ size }) => {
