@@ -184,7 +184,7 @@ interface Streaming {
 
 /**
  * Writes the stream's parts to the store as their bytes arrive (see {@link UploadOptions.size}): one part's body
- * being written while the one before waits for its answer, and no buffer of ours.
+ * being written while the one before waits for its answer, and no part buffer (256 KiB gather small chunks).
  */
 async function streamParts(
   s3: Required<Requester>,
@@ -233,16 +233,27 @@ async function streamParts(
     answering.push(answer);
     if (answering.length > 1) await answering.shift(); // at most one more outstanding
   };
+  // Small chunks (a snapshot's are 32 KiB) are gathered into writes of 256 KiB: an eighth of the writes.
+  const staging = new Uint8Array(256 * 1024);
+  let staged = 0;
+  const flush = async (p: Streaming) => {
+    const bytes = staging.subarray(0, staged);
+    await p.put.write(bytes);
+    p.md5.update(bytes);
+    p.written += staged;
+    staged = 0;
+  };
   try {
     for await (const chunk of source) {
       for (let at = 0; at < chunk.byteLength;) {
         part ??= await open();
-        const bytes = chunk.subarray(at, at + Math.min(chunk.byteLength - at, part.length - part.written));
-        await part.put.write(bytes);
-        part.md5.update(bytes);
-        part.written += bytes.byteLength;
-        at += bytes.byteLength;
-        size += bytes.byteLength;
+        const room = Math.min(staging.byteLength - staged, part.length - part.written - staged);
+        const n = Math.min(chunk.byteLength - at, room);
+        staging.set(chunk.subarray(at, at + n), staged);
+        staged += n;
+        at += n;
+        size += n;
+        if (staged === staging.byteLength || part.written + staged === part.length) await flush(part);
         if (part.written === part.length) {
           const whole = part;
           part = undefined; // no longer to be cut short: its answer is awaited, even on a failure
@@ -251,7 +262,7 @@ async function streamParts(
       }
       u.signal?.throwIfAborted();
     }
-    if (part) throw new Error(`the stream ended ${part.length - part.written} bytes short of its length`);
+    if (part) throw new Error(`the stream ended ${part.length - part.written - staged} bytes short of its length`);
     if (etags.length === 0) await done(await open()); // an empty stream: one empty part
     if (size !== sizeOf()) throw new Error(`the stream ended after ${size} of its ${sizeOf()} bytes`);
   } catch (err) {
