@@ -21,8 +21,8 @@
  * @module
  */
 import { S3Error } from "./errors.ts";
-import { metadataHeaders, type OpenPut, type Requester } from "./request.ts";
-import { createHash, type Hash } from "node:crypto";
+import { metadataHeaders, type Requester } from "./request.ts";
+import { MAX_PARTS, PartWriter } from "./stream_parts.ts";
 import { elements, escapeXml, text } from "./xml.ts";
 
 /** How {@link uploadStream} uploads. */
@@ -54,8 +54,6 @@ export interface UploadResult {
 
 /** S3's least size of a part that is not the last. */
 const MIN_PART_SIZE = 5 * 1024 * 1024;
-/** S3's most parts in one upload. */
-const MAX_PARTS = 10_000;
 /**
  * 5 MiB, S3's least: two buffered parts are 10 MiB of memory, and an object may reach 48 GiB (10,000 parts), six times
  * etcd's largest database. With two buffered 8 MiB parts a backup of a 111 MiB database grew the process by 29 to 37
@@ -173,18 +171,8 @@ async function sendPart(s3: Requester, u: Upload, n: number, bytes: Uint8Array):
   return etag;
 }
 
-/** A part being written: its number, its length, what was written and its MD5 so far. */
-interface Streaming {
-  n: number;
-  length: number;
-  written: number;
-  md5: Hash;
-  put: OpenPut;
-}
-
 /**
- * Writes the stream's parts to the store as their bytes arrive (see {@link UploadOptions.size}): one part's body
- * being written while the one before waits for its answer, and no part buffer (256 KiB gather small chunks).
+ * Writes the stream's parts to the store as their bytes arrive (see {@link UploadOptions.size} and ./stream_parts.ts).
  */
 async function streamParts(
   s3: Required<Requester>,
@@ -192,87 +180,17 @@ async function streamParts(
   source: AsyncIterable<Uint8Array>,
   sizeOf: () => number | undefined,
 ) {
-  const etags: string[] = [];
-  let size = 0;
-  let part: Streaming | undefined;
-  const answering: Promise<void>[] = []; // parts whose body is whole, waiting for the store's answer
-  const open = async (): Promise<Streaming> => {
-    const total = sizeOf();
-    if (total === undefined) throw new Error("the stream's length is not known");
-    const length = Math.min(u.partSize, total - size);
-    if (length < 0 || (length === 0 && etags.length > 0)) {
-      throw new Error(`the stream is longer than its ${total} bytes`);
-    }
-    if (etags.length === MAX_PARTS) throw new RangeError(`more than ${MAX_PARTS} parts: upload with larger parts`);
-    const n = etags.push("");
-    const query = { partNumber: String(n), uploadId: u.uploadId };
-    const put = await s3.openPut({
-      method: "PUT",
-      operation: "UploadPart",
-      bucket: u.bucket,
-      key: u.key,
-      query,
-      length,
-      ...(u.signal ? { signal: u.signal } : {}),
-    });
-    return { n, length, written: 0, md5: createHash("md5"), put };
-  };
-  const finished = async (p: Streaming) => {
-    const res = await p.put.finish();
-    await res.body?.cancel();
-    const etag = res.headers.get("etag") ?? "";
-    const md5 = /^"?([0-9a-f]{32})"?$/i.exec(etag)?.[1];
-    if (!etag || (md5 && md5.toLowerCase() !== p.md5.digest("hex"))) {
-      throw new S3Error("protocol", "UploadPart", u.bucket, u.key, res.status, md5 ? "BadDigest" : undefined);
-    }
-    etags[p.n - 1] = etag;
-  };
-  const done = async (p: Streaming) => {
-    const answer = finished(p); // its body is whole: its answer is read now, whatever happens next
-    answer.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
-    answering.push(answer);
-    if (answering.length > 1) await answering.shift(); // at most one more outstanding
-  };
-  // Small chunks (a snapshot's are 32 KiB) are gathered into writes of 256 KiB: an eighth of the writes.
-  const staging = new Uint8Array(256 * 1024);
-  let staged = 0;
-  const flush = async (p: Streaming) => {
-    const bytes = staging.subarray(0, staged);
-    await p.put.write(bytes);
-    p.md5.update(bytes);
-    p.written += staged;
-    staged = 0;
-  };
+  const writer = new PartWriter(s3, u, sizeOf);
   try {
     for await (const chunk of source) {
-      for (let at = 0; at < chunk.byteLength;) {
-        part ??= await open();
-        const room = Math.min(staging.byteLength - staged, part.length - part.written - staged);
-        const n = Math.min(chunk.byteLength - at, room);
-        staging.set(chunk.subarray(at, at + n), staged);
-        staged += n;
-        at += n;
-        size += n;
-        if (staged === staging.byteLength || part.written + staged === part.length) await flush(part);
-        if (part.written === part.length) {
-          const whole = part;
-          part = undefined; // no longer to be cut short: its answer is awaited, even on a failure
-          await done(whole);
-        }
-      }
+      await writer.write(chunk);
       u.signal?.throwIfAborted();
     }
-    if (part) throw new Error(`the stream ended ${part.length - part.written - staged} bytes short of its length`);
-    if (etags.length === 0) await done(await open()); // an empty stream: one empty part
-    if (size !== sizeOf()) throw new Error(`the stream ended after ${size} of its ${sizeOf()} bytes`);
+    return await writer.end();
   } catch (err) {
-    part?.put.close(); // a body cut short: the store keeps nothing of it
-    // A part whose body went whole may still land: the upload is aborted only after every such answer came.
-    await Promise.allSettled(answering);
+    await writer.fail();
     throw err;
   }
-  for (const answer of answering) await answer;
-  return { size, etags };
 }
 
 /** Completes the upload; a 200 whose body is an `<Error>` (S3 may fail after answering 200) is a failure. */
