@@ -23,16 +23,34 @@ export interface PutAnswer {
 const LIMIT = 64 * 1024;
 const enc = new TextEncoder();
 
+/** A PUT whose body is being written: {@link openPut}. */
+export interface PutStream {
+  /** Writes the next bytes of the body, straight from `bytes` (the connection's own pace). */
+  write(bytes: Uint8Array): Promise<void>;
+  /** After the last byte: the store's answer. */
+  finish(): Promise<PutAnswer>;
+  /** Drops the request: the store sees a body cut short, and stores nothing. */
+  close(): void;
+}
+
+/** A write the store cut short: its answer, where it sent one before closing (such as a refusal). */
+export class PutRefused extends Error {
+  constructor(readonly answer: PutAnswer | undefined, options?: ErrorOptions) {
+    super(answer ? `HTTP ${answer.status} before the body was sent` : "the connection closed while sending", options);
+    this.name = "PutRefused";
+  }
+}
+
 /**
- * PUTs `body` to `url` with `headers` (already signed, `host` and `content-length` left to this function, which
- * sends the URL's and the body's); `stop` closes the connection (a deadline, the caller's signal).
+ * Opens a PUT of a `length`-byte body to `url` with `headers` (already signed; `host` and `content-length` are
+ * written here, from the URL and `length`); `stop` closes the connection (a deadline, the caller's signal).
  */
-export async function putBody(
+export async function openPut(
   url: URL,
   headers: Record<string, string>,
-  body: Uint8Array,
+  length: number,
   o: { caPem?: string; stop: AbortSignal },
-): Promise<PutAnswer> {
+): Promise<PutStream> {
   o.stop.throwIfAborted();
   const hostname = url.hostname.replace(/^\[|\]$/g, "");
   const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
@@ -40,37 +58,68 @@ export async function putBody(
     ? await Deno.connectTls({ hostname, port, ...(o.caPem ? { caCerts: [o.caPem] } : {}) })
     : await Deno.connect({ hostname, port });
   const close = () => {
+    o.stop.removeEventListener("abort", close);
     try {
       conn.close();
     } catch { /* closed already */ }
   };
   o.stop.addEventListener("abort", close, { once: true });
-  try {
-    const lines = [`PUT ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`];
-    for (const [k, v] of Object.entries(headers)) {
-      if (k !== "host" && k !== "content-length") lines.push(`${k}: ${v}`);
-    }
-    lines.push(`content-length: ${body.byteLength}`, "connection: close", "", "");
-    let writeError: unknown;
+  const answer = async () => {
     try {
-      await writeAll(conn, enc.encode(lines.join("\r\n")));
-      await writeAll(conn, body);
-    } catch (err) {
-      writeError = err; // a store may answer (a refusal) and close before reading the body: read its answer
+      return parse(await readAll(conn));
+    } finally {
+      close();
     }
-    const raw = await readAll(conn).catch((err) => {
-      throw writeError ?? err;
-    });
-    const answer = parse(raw);
-    if (!answer) throw writeError ?? new Error("the connection closed without an HTTP answer");
-    return answer;
-  } catch (err) {
-    o.stop.throwIfAborted();
-    throw err;
-  } finally {
-    o.stop.removeEventListener("abort", close);
-    close();
+  };
+  const lines = [`PUT ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`];
+  for (const [k, v] of Object.entries(headers)) {
+    if (k !== "host" && k !== "content-length") lines.push(`${k}: ${v}`);
   }
+  lines.push(`content-length: ${length}`, "connection: close", "", "");
+  const write = async (bytes: Uint8Array) => {
+    try {
+      await writeAll(conn, bytes);
+    } catch (err) {
+      // A store may answer (a refusal) and close before reading the whole body: read what it said.
+      o.stop.throwIfAborted();
+      throw new PutRefused(await answer().catch(() => undefined), { cause: err });
+    }
+  };
+  try {
+    await write(enc.encode(lines.join("\r\n")));
+  } catch (err) {
+    close();
+    throw err;
+  }
+  return {
+    write,
+    async finish() {
+      const a = await answer().catch((err) => {
+        o.stop.throwIfAborted();
+        throw err;
+      });
+      if (!a) throw new PutRefused(undefined);
+      return a;
+    },
+    close,
+  };
+}
+
+/** PUTs `body` in one go (see {@link openPut}); a store that answers before taking it all is answered with that. */
+export async function putBody(
+  url: URL,
+  headers: Record<string, string>,
+  body: Uint8Array,
+  o: { caPem?: string; stop: AbortSignal },
+): Promise<PutAnswer> {
+  const put = await openPut(url, headers, body.byteLength, o);
+  try {
+    await put.write(body);
+  } catch (err) {
+    if (err instanceof PutRefused && err.answer) return err.answer;
+    throw err;
+  }
+  return await put.finish();
 }
 
 async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {

@@ -232,7 +232,7 @@ async function bigDatabase({ m, server, store, endpoint }: One): Promise<void> {
   const r = probe.record!;
   const grew = probe.peakGrowthMiB;
   console.log(`${(r.size / MiB).toFixed(1)} MiB in ${probe.seconds.toFixed(1)} s, RSS grew ${grew.toFixed(1)} MiB`);
-  assert.ok(grew < 48, `RSS grew ${grew.toFixed(1)} MiB for a ${(r.size / MiB).toFixed(0)} MiB database`);
+  assert.ok(grew < 32, `RSS grew ${grew.toFixed(1)} MiB for a ${(r.size / MiB).toFixed(0)} MiB database`);
   const judge = await judged(store, r, m.dir);
   assert.equal(judge.totalSize + 32, r.size);
   assert.deepEqual((await listBackups(store, "c1/")).map((b) => b.key), ["c1/good.db", "c1/gw.db", "c1/big.db"]);

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { uploadStream } from "../../lib/s3/multipart.ts";
 import type { Requester, S3Request } from "../../lib/s3/request.ts";
 import { S3Error } from "../../lib/s3/errors.ts";
+import { createHash } from "node:crypto";
 
 const MiB = 1024 * 1024;
 const PART = 5 * MiB;
@@ -100,4 +101,61 @@ Deno.test("an empty stream is one empty part; parts under 5 MiB are refused", as
   assert.equal(r.parts, 1);
   assert.equal(s3.parts[0]!.byteLength, 0);
   await assert.rejects(() => uploadStream(recorder(), "bk", "k", bytes(1), { partSize: MiB }), RangeError);
+});
+
+/** A recorder that also takes parts written piece by piece; `etagOf` makes the ETag the store answers. */
+function streamingRecorder(etagOf = (md5: string) => `"${md5}"`, failPart?: number) {
+  const base = recorder(failPart);
+  const landed: number[] = [];
+  return Object.assign(base, {
+    landed,
+    openPut(r: S3Request & { length: number }) {
+      const n = Number(r.query!.partNumber);
+      const bytes = new Uint8Array(r.length);
+      let at = 0;
+      return Promise.resolve({
+        write(b: Uint8Array) {
+          bytes.set(b, at);
+          at += b.byteLength;
+          return Promise.resolve();
+        },
+        async finish() {
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          base.calls.push("UploadPart");
+          if (n === failPart) throw new S3Error("server", "UploadPart", r.bucket, r.key, 500, "InternalError");
+          base.parts[n - 1] = bytes;
+          landed.push(n);
+          return new Response(null, { headers: { etag: etagOf(createHash("md5").update(bytes).digest("hex")) } });
+        },
+        close() {},
+      });
+    },
+  });
+}
+
+Deno.test("streamed parts (a known length): written as they arrive, every byte in place, ETags checked", async () => {
+  const size = 2 * PART + 777;
+  const s3 = streamingRecorder();
+  const r = await uploadStream(s3, "bk", "k", bytes(size), { partSize: PART, size: () => size });
+  assert.equal(r.parts, 3);
+  assert.deepEqual(s3.parts.map((p) => p.byteLength), [PART, PART, 777]);
+  assert.ok(s3.parts.every((p, n) => p.every((b, i) => b === (n * PART + i) % 251)));
+  assert.equal(s3.calls.at(-1), "CompleteMultipartUpload");
+});
+
+Deno.test("streamed parts: a wrong ETag, a stream longer or shorter than said, a refused part: aborted", async () => {
+  const cases: [string, ReturnType<typeof streamingRecorder>, number, number, RegExp][] = [
+    ["an ETag that is not the MD5 sent", streamingRecorder(() => `"${"0".repeat(32)}"`), PART, PART, /BadDigest/],
+    ["longer than said", streamingRecorder(), PART + 10, PART, /longer than its/],
+    ["shorter than said", streamingRecorder(), PART - 10, PART, /bytes short of its length/],
+    ["a refused part", streamingRecorder(undefined, 1), 3 * PART, 3 * PART, /InternalError/],
+  ];
+  for (const [what, s3, actual, said, message] of cases) {
+    await assert.rejects(
+      () => uploadStream(s3, "bk", "k", bytes(actual), { partSize: PART, size: () => said }),
+      message,
+    );
+    assert.equal(s3.calls.at(-1), "AbortMultipartUpload", what);
+    assert.ok(!s3.calls.includes("CompleteMultipartUpload"), what);
+  }
 });
