@@ -16,6 +16,7 @@ import { LEASES } from "../lib/kube/resources.ts";
 import type { Lease } from "../lib/leader.ts";
 import { errorMessage, type Logger } from "../lib/runtime/log.ts";
 import { sleep } from "../lib/runtime/sleep.ts";
+import { postEvent } from "./events.ts";
 
 /** How often the default shard's leader looks for clusters of shards nobody runs. */
 export const SHARD_CHECK_INTERVAL_MS = 60_000;
@@ -48,9 +49,9 @@ export async function reportUnowned(o: UnownedOptions, now = Date.now()): Promis
     const why = shardNotRunning(leases.get(name), now);
     if (!why) continue;
     found++;
-    o.recorder.post(
+    postEvent(
+      o.recorder,
       c,
-      "Warning",
       "ShardNotRunning",
       `labelled ${SHARD_LABEL}=${shard}, but no NICO runs shard ${shard} (its Lease ${o.leaseNamespace}/${name} ${why}): ` +
         `nothing reconciles this cluster; run nico run --shard ${shard} (the Helm chart's shards value), or relabel it`,

@@ -26,8 +26,6 @@ export const JOBS = resource("batch", "v1", "Job", "jobs");
  * NixCronJob runs; `older`: the Python NIO, which applies over SSH and writes an `Applied` condition.
  */
 export type NioGeneration = "v1" | "older";
-/** Every NIO generation, for flags and messages. */
-export const NIO_GENERATIONS: readonly NioGeneration[] = ["v1", "older"];
 
 /** NIO v1's labels on the children of a NixosConfiguration (decommission NixJobs among them). */
 export const NIO_CONFIG_LABEL = `${NIO_GROUP}/config`;

@@ -57,12 +57,6 @@ export function shardOfLabels(labels: Record<string, string> | undefined): strin
   return namedShard(labels?.[SHARD_LABEL]);
 }
 
-/** Whether a cluster with these labels belongs to `shard` (undefined: the default shard). */
-export function belongsToShard(labels: Record<string, string> | undefined, shard: string | undefined): boolean {
-  const label = labels?.[SHARD_LABEL];
-  return shard === undefined ? label === undefined : label === shard;
-}
-
 /**
  * What is wrong with a cluster's shard label, for admission (undefined: nothing). `default` is refused: the default
  * shard takes clusters without the label, and no selector can also match `default`.

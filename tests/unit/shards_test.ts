@@ -2,7 +2,6 @@
 import assert from "node:assert/strict";
 import { SHARD_LABEL } from "../../core/contract/labels.ts";
 import {
-  belongsToShard,
   namedShard,
   shardLabelProblem,
   shardLeaseName,
@@ -16,7 +15,16 @@ import { Case, cluster, fleet, runCase, three, withRepo } from "../webhook_kit.t
 
 const labelled = (shard?: string) => shard === undefined ? {} : { [SHARD_LABEL]: shard };
 
-Deno.test("every cluster belongs to exactly one shard: unlabelled ones to the default shard", () => {
+/** Whether `labels` match a selector of the two forms a shard's selector takes (`!key`, `key=value`), as the API server reads them. */
+function selects(selector: string, labels: Record<string, string>): boolean {
+  if (selector.startsWith("!")) return !(selector.slice(1) in labels);
+  const [key, value] = selector.split("=") as [string, string];
+  return labels[key] === value;
+}
+const belongsToShard = (labels: Record<string, string>, shard: string | undefined) =>
+  selects(shardSelector(shard), labels);
+
+Deno.test("every cluster belongs to exactly one shard's selector: unlabelled ones to the default shard", () => {
   const shards = [undefined, "a", "b"];
   for (const label of [undefined, "a", "b", "c"]) {
     const owners = shards.filter((s) => belongsToShard(labelled(label), s));

@@ -21,6 +21,7 @@ import { SECRETS } from "../../../lib/kube/resources.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
 import type { ClusterContext, ClusterScope } from "../scope.ts";
 import { type Secret, secretValue } from "../secrets.ts";
+import { postEvent } from "../../events.ts";
 
 /** The memory's mark of a Secret NICO deleted (nothing to delete again). */
 const DELETED = "deleted";
@@ -54,7 +55,7 @@ export async function reconcileArgoCd(s: ClusterScope): Promise<void> {
       errorMessage(err)
     }; Argo CD does not see this cluster's current endpoint and credentials (docs/operations.md, GitOps)`;
     if (s.memory.argoCdWarnings.allow(s.memory.key, "ArgoCDRegistrationFailed", message, s.now.getTime())) {
-      s.deps.recorder.post(s.cluster, "Warning", "ArgoCDRegistrationFailed", message);
+      postEvent(s.deps.recorder, s.cluster, "ArgoCDRegistrationFailed", message);
     }
   }
 }
@@ -70,9 +71,9 @@ async function writeArgoCdSecret(s: ClusterScope, desired: ArgoCdSecret): Promis
   if (!existing) {
     try {
       await client.create(SECRETS, desired);
-      s.deps.recorder.post(
+      postEvent(
+        s.deps.recorder,
         s.cluster,
-        "Normal",
         "ArgoCDRegistered",
         `registered with Argo CD as ${atob(desired.data.name!)} (Secret ${namespace}/${name})`,
       );
@@ -101,7 +102,7 @@ function sameContent(existing: Secret, desired: ArgoCdSecret): boolean {
  * Deletes the cluster's Argo CD cluster Secret (once per memory), when registration is on: Argo CD stops
  * deploying into a cluster that is being deleted. Only NICO's own Secret of that name is deleted.
  */
-export async function deleteArgoCdSecret(c: ClusterContext): Promise<void> {
+export async function deleteArgoCdSecret(c: ClusterContext, now: Date): Promise<void> {
   const argoNs = c.deps.argocdNamespace;
   if (!argoNs || c.memory.argoCd === DELETED) return;
   const ns = c.cluster.metadata.namespace!;
@@ -117,8 +118,8 @@ export async function deleteArgoCdSecret(c: ClusterContext): Promise<void> {
     // The deletion goes on (the cluster's own objects matter more); the Secret is tried again next pass.
     const message = `the Argo CD cluster Secret ${argoNs}/${name} was not deleted: ${errorMessage(err)}; ` +
       "delete it by hand if the cluster is gone before NICO could";
-    if (c.memory.argoCdWarnings.allow(c.memory.key, "ArgoCDRegistrationFailed", message, Date.now())) {
-      c.deps.recorder.post(c.cluster, "Warning", "ArgoCDRegistrationFailed", message);
+    if (c.memory.argoCdWarnings.allow(c.memory.key, "ArgoCDRegistrationFailed", message, now.getTime())) {
+      postEvent(c.deps.recorder, c.cluster, "ArgoCDRegistrationFailed", message);
     }
   }
 }
