@@ -15,7 +15,7 @@
  * @module
  */
 import type { ConditionInput } from "../../core/status/conditions.ts";
-import { etcdCondition } from "../../core/etcd/health.ts";
+import { etcdCondition } from "../../core/status/etcd.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { reconcileArgoCd } from "./phases/argocd.ts";

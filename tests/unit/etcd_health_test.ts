@@ -1,7 +1,8 @@
 /** etcd's health as the status says it (core/etcd/health.ts, core/etcd/observed.ts), by tables. */
 import assert from "node:assert/strict";
 import type { MemberView } from "../../core/etcd/members.ts";
-import { etcdCondition, type EtcdSight, etcdSight, etcdStatus } from "../../core/etcd/health.ts";
+import { type EtcdSight, etcdSight, etcdStatus } from "../../core/etcd/health.ts";
+import { etcdCondition } from "../../core/status/etcd.ts";
 import { type EtcdSnapshot, memberViews } from "../../core/etcd/observed.ts";
 import type { EtcdStatus } from "../../lib/etcd/client.ts";
 
