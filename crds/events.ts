@@ -48,6 +48,15 @@ export const EVENTS = {
   DrainWaiting: normal(
     "a drain waits, with what for (a PodDisruptionBudget and the pods it holds; pods with emptyDir data); told again when that changes, at most every ten minutes otherwise",
   ),
+  EtcdBackupFailed: warning(
+    "an etcd backup job (a check of the store, a scheduled, pre-change or requested snapshot) failed, and why (the same again after 10 minutes at most)",
+    "fix what the message names (see docs/backups.md); NICO tries again",
+  ),
+  EtcdBackupSkipped: warning(
+    "with `beforeChanges: BestEffort`, a control-plane step went on without its pre-change snapshot, and why",
+    "fix the store if you want the snapshot; see `EtcdBackedUp`",
+  ),
+  EtcdBackupTaken: normal("an etcd snapshot was written to the store (and older ones beyond `keep` deleted)"),
   EtcdLeaderMoved: normal("NICO moved etcd's leadership off a member before its node changes or leaves"),
   EtcdMemberRemoved: normal("NICO removed an etcd member: of a departing node, or an orphan (see `OrphanMember`)"),
   EtcdMembershipBlocked: warning(
