@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 const ROOT = new URL("../../", import.meta.url);
 
 /** core/'s folders, lowest first: each may import from those before it, never from those after. */
-const CORE_ORDER = ["contract", "machines", "versions", "render", "etcd", "nodes", "rollout", "status"];
+const CORE_ORDER = ["contract", "machines", "versions", "render", "etcd", "nodes", "rollout", "status", "backup"];
 
 /** The TypeScript files under `dir` (relative to the root), recursively. */
 function tsFiles(dir: string): string[] {
