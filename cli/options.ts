@@ -14,6 +14,7 @@ import {
   defaultWorkers,
   MAX_DEFAULT_WORKERS,
 } from "../controllers/cluster/settings.ts";
+import { parseCidrList, type TargetRules } from "../controllers/cluster/workload/targets.ts";
 
 const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
 const address = z.string().regex(
@@ -24,6 +25,15 @@ const duration = z.string().regex(durationPattern(), "expected a duration such a
   .transform((v) => parseDuration(v)!);
 
 export { defaultWorkers, MAX_DEFAULT_WORKERS };
+
+const cidrs = z.string().default("").refine((v) => {
+  try {
+    parseCidrList(v);
+    return true;
+  } catch {
+    return false;
+  }
+}, "expected a comma-separated list of addresses and CIDR ranges");
 
 /** A knob's one default, for the flags the cluster controller reads (controllers/cluster/settings.ts). */
 const D = CLUSTER_DEFAULTS;
@@ -69,6 +79,12 @@ export const RunOptions = z.object({
     "How often each cluster's etcd is looked at (members, status, alarms), with workload connections on.",
   ),
   etcdTimeout: duration.default(D.etcdTimeout).describe("Deadline of one request to an etcd member."),
+  workloadAllowedCidrs: cidrs.describe(
+    "Addresses and CIDR ranges NICO may reach for a cluster (API server, /version, etcd) though refused by default: loopback, link-local, NICO's own and --management-cidrs.",
+  ),
+  managementCidrs: cidrs.describe(
+    "The management cluster's own ranges (its Service and Pod CIDRs): NICO never connects there for a cluster unless --workload-allowed-cidrs lists them.",
+  ),
   webhookAddr: address.default(":9443").describe("Admission webhook listen address."),
   webhookCertMode: z.enum(["self-signed", "cert-manager", "off"]).default("self-signed")
     .describe("self-signed: NICO keeps its own CA; cert-manager: use mounted files; off: no webhook."),
@@ -133,6 +149,8 @@ const ENV: Record<string, string> = {
   workloadProbeInterval: "NICO_WORKLOAD_PROBE_INTERVAL",
   etcdInterval: "NICO_ETCD_INTERVAL",
   etcdTimeout: "NICO_ETCD_TIMEOUT",
+  workloadAllowedCidrs: "NICO_WORKLOAD_ALLOWED_CIDRS",
+  managementCidrs: "NICO_MANAGEMENT_CIDRS",
   refPollInterval: "NICO_REF_POLL_INTERVAL",
   webhookAddr: "NICO_WEBHOOK_ADDR",
   webhookCertMode: "NICO_WEBHOOK_CERT_MODE",
@@ -226,12 +244,16 @@ export function listenOn(addr: string): { hostname: string; port: number } {
   return { hostname: host || "0.0.0.0", port: Number(addr.slice(i + 1)) };
 }
 
-/** What the workload flags give the cluster controller: its workload connections (etcd's knobs are settings). */
-export function workloadWatching(o: RunOptions) {
+/**
+ * What the workload flags give the cluster controller: its workload connections (etcd's knobs are settings); `own`
+ * are addresses of NICO itself and of the management cluster it found (refused like --management-cidrs).
+ */
+export function workloadWatching(o: RunOptions, own: readonly string[] = []) {
   return {
     maxOpen: o.maxWorkloadConnections,
     maxWatches: o.maxWorkloadWatches,
     probeIntervalMs: o.workloadProbeInterval,
+    policy: targetRules(o, own),
   };
 }
 
@@ -243,3 +265,33 @@ type Shared = keyof RunOptions & keyof ClusterSettings;
 type Fits = { [K in Shared]: RunOptions[K] extends ClusterSettings[K] ? true : false }[Shared];
 const _everyFlagFits: false extends Fits ? never : true = true;
 void _everyFlagFits;
+
+/** The target rules of the flags, with `own` addresses refused as the management cluster's. */
+export function targetRules(o: Pick<RunOptions, "workloadAllowedCidrs" | "managementCidrs">, own: readonly string[]) {
+  const deny = [o.managementCidrs, ...own].filter((e) => e !== "").join(",");
+  return { allow: parseCidrList(o.workloadAllowedCidrs), deny: parseCidrList(deny) } satisfies TargetRules;
+}
+
+/**
+ * NICO's own addresses (its network interfaces but loopback, which is refused anyway) and the in-cluster API
+ * server's Service address: refused as targets, whatever --management-cidrs says.
+ */
+export function ownAddresses(env: Record<string, string | undefined>): string[] {
+  const out: string[] = [];
+  try {
+    for (const i of Deno.networkInterfaces()) {
+      if (!i.address.startsWith("127.") && i.address !== "::1") out.push(i.address);
+    }
+  } catch {
+    // no sys permission: the flag is all there is
+  }
+  const svc = env.KUBERNETES_SERVICE_HOST;
+  if (svc) out.push(svc);
+  return out.map((a) => a.replace(/%.*$/, "")).filter((a) => {
+    try {
+      return parseCidrList(a) !== undefined;
+    } catch {
+      return false;
+    }
+  });
+}

@@ -17,7 +17,7 @@ import { LeaderFence, runLeaderElection } from "../lib/leader.ts";
 import { Metrics } from "../lib/metrics.ts";
 import { sleep } from "../lib/runtime/sleep.ts";
 import { errorMessage, jsonLogger, type Logger, type LogLevel, textLogger } from "../lib/runtime/log.ts";
-import { OptionsError, parseRunOptions, type RunOptions, usage, workloadWatching } from "./options.ts";
+import { OptionsError, ownAddresses, parseRunOptions, type RunOptions, usage, workloadWatching } from "./options.ts";
 import { runWebhookCertificates } from "../webhooks/certificates.ts";
 import { startWebhook, webhookNames } from "./webhook.ts";
 import { watchUnowned } from "../controllers/shards.ts";
@@ -128,7 +128,7 @@ function startReplica(
     settings: clusterSettings({ ...o, nio, nioMissing, shard: namedShard(o.shard) }),
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     hooks: metrics.controllerHooks("kubernetescluster"),
-    ...(o.workloadConnections ? { workloads: workloadWatching(o) } : {}),
+    ...(o.workloadConnections ? { workloads: workloadWatching(o, ownAddresses(Deno.env.toObject())) } : {}),
   });
   // Not the informers of NIO resources the API server does not serve: they would fail every 30 s and never sync.
   for (const inf of parts.caches) inf.start(stop.signal);

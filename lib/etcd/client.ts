@@ -10,6 +10,11 @@
  * Member ids are uint64: they stay decimal strings here (JSON numbers would
  * lose precision), as the gateway writes them.
  *
+ * A member's address may be a tenant's to choose, so the client follows no
+ * redirect (a 3xx is an error) and its errors never carry the body of an
+ * answer: the endpoint, the method, the HTTP status and etcd's numeric error
+ * code at most (what NICO writes into a cluster's status comes from here).
+ *
  * @module
  */
 import { errorMessage } from "../runtime/log.ts";
@@ -72,6 +77,12 @@ type Json = Record<string, unknown>;
 const str = (v: unknown, dflt = ""): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : dflt);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => str(x)) : []);
 
+/** etcd's gRPC status code of an error answer (a number, never its free text), as `: gRPC code N`. */
+function grpcCode(json: Json): string {
+  const code = json.code;
+  return typeof code === "number" && Number.isInteger(code) && code >= 0 && code < 100 ? `: gRPC code ${code}` : "";
+}
+
 /** A member from the gateway's JSON. */
 function member(m: Json): EtcdMember {
   return {
@@ -113,6 +124,7 @@ export class EtcdClient {
     try {
       res = await fetch(`${endpoint.replace(/\/+$/, "")}/v3/${method}`, {
         method: "POST",
+        redirect: "manual",
         body: JSON.stringify(body),
         headers: { "Content-Type": "application/json" },
         client: this.#client(),
@@ -122,6 +134,10 @@ export class EtcdClient {
       const why = deadline.aborted ? `no answer within ${this.#timeoutMs} ms` : errorMessage(err);
       throw new EtcdError(endpoint, method, why, { cause: err });
     }
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel();
+      throw new EtcdError(endpoint, method, `HTTP ${res.status}: a redirect, which NICO never follows`);
+    }
     const text = await res.text().catch((err) => {
       throw new EtcdError(endpoint, method, `reading the answer: ${errorMessage(err)}`, { cause: err });
     });
@@ -129,9 +145,9 @@ export class EtcdClient {
     try {
       json = JSON.parse(text) as Json;
     } catch {
-      throw new EtcdError(endpoint, method, `HTTP ${res.status}: ${text.slice(0, 200)}`);
+      throw new EtcdError(endpoint, method, `HTTP ${res.status}: the answer is not etcd's JSON (not shown)`);
     }
-    if (!res.ok) throw new EtcdError(endpoint, method, `HTTP ${res.status}: ${str(json.message, text.slice(0, 200))}`);
+    if (!res.ok) throw new EtcdError(endpoint, method, `HTTP ${res.status}${grpcCode(json)}`);
     return json;
   }
 

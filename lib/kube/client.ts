@@ -8,7 +8,7 @@ import { isNotFound, WriteRefusedError } from "./errors.ts";
 import { type KubeConfig, loadKubeConfig, type LoadOptions } from "./kubeconfig.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
 import { transportOf, transports } from "./transport.ts";
-import { either, toApiError, watchEvents } from "./stream.ts";
+import { either, failedAnswer, parseAnswer, watchEvents } from "./stream.ts";
 import { retryAfterMs, TokenBucket } from "./throttle.ts";
 import { sleep } from "../runtime/sleep.ts";
 import type { Query, RequestOptions } from "./request.ts";
@@ -41,6 +41,8 @@ export class KubeClient {
   readonly #mayWrite: (() => boolean) | undefined;
   readonly #bucket: TokenBucket | undefined;
   readonly #retries429: number;
+  /** Quote answers in errors (a trusted server). */
+  readonly #quote: boolean;
   /** Who is told of waits and of writes leaving. */
   readonly #hooks: Pick<ClientOptions, "onThrottle" | "onWrite">;
 
@@ -55,6 +57,7 @@ export class KubeClient {
     const limit = options.rateLimit;
     this.#bucket = limit instanceof TokenBucket ? limit : limit ? new TokenBucket(limit.qps, limit.burst) : undefined;
     this.#retries429 = options.retries429 ?? 5;
+    this.#quote = !options.untrusted;
     this.#hooks = { onThrottle: options.onThrottle, onWrite: options.onWrite };
   }
 
@@ -85,6 +88,7 @@ export class KubeClient {
       ...(mayWrite ? { mayWrite } : {}),
       ...(options.rateLimit ?? this.#bucket ? { rateLimit: options.rateLimit ?? this.#bucket! } : {}),
       retries429: options.retries429 ?? this.#retries429,
+      untrusted: options.untrusted ?? !this.#quote,
       onThrottle: options.onThrottle ?? this.#hooks.onThrottle,
       onWrite: options.onWrite ?? this.#hooks.onWrite,
     });
@@ -120,6 +124,7 @@ export class KubeClient {
       method,
       headers,
       body: body ?? null,
+      redirect: "manual",
       client: transportOf(this.#kc).client(credential.clientCert ?? this.#kc.clientCert),
       signal: either(this.#signal, opts.signal) ?? null,
     });
@@ -137,10 +142,8 @@ export class KubeClient {
       await this.#wait("server", method, path, Math.round(ms), opts.signal);
       return await this.#send(method, path, opts, retried, tries + 1);
     }
-    if (response.status >= 400) {
-      const text = await response.text();
-      throw toApiError(response.status, text, method, url.pathname);
-    }
+    const failed = await failedAnswer(response, method, url.pathname, this.#quote);
+    if (failed) throw failed;
     return response;
   }
 
@@ -148,8 +151,7 @@ export class KubeClient {
   async request<T>(method: HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
     const signal = either(opts.signal, AbortSignal.timeout(this.#timeoutMs));
     const response = await this.#send(method, path, { ...opts, signal });
-    const text = await response.text();
-    return (text ? JSON.parse(text) : undefined) as T;
+    return parseAnswer<T>(await response.text(), method, path, this.#quote);
   }
 
   /** Closes the connections of this client and of every client made from it with {@link with}; later requests reopen. */

@@ -27,7 +27,12 @@ export function workloadClient(kubeconfig: string, o: WorkloadClientOptions): Ku
 }
 
 function clientFor(kc: KubeConfig, o: WorkloadClientOptions): KubeClient {
-  return new KubeClient(kc, { userAgent: "nico-workload", fieldManager: "nico", timeoutMs: o.timeoutMs ?? 5_000 });
+  return new KubeClient(kc, {
+    userAgent: "nico-workload",
+    fieldManager: "nico",
+    timeoutMs: o.timeoutMs ?? 5_000,
+    untrusted: true,
+  });
 }
 
 function workloadConfig(kubeconfig: string, o: WorkloadClientOptions): KubeConfig {
