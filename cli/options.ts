@@ -15,6 +15,7 @@ import {
   MAX_DEFAULT_WORKERS,
 } from "../controllers/cluster/settings.ts";
 import { parseCidrList, type TargetRules } from "../controllers/cluster/workload/targets.ts";
+import { labelKeyList } from "../core/render/argocd.ts";
 
 const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
 const address = z.string().regex(
@@ -108,6 +109,17 @@ export const RunOptions = z.object({
   ),
   argocdNamespace: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "expected a namespace name").optional()
     .describe("Register every cluster with the Argo CD of this namespace (a cluster Secret each); default off."),
+  argocdProject: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, "expected an Argo CD project name")
+    .optional()
+    .describe("The Argo CD project every registered cluster is scoped to (the Secret's project); default none."),
+  argocdLabelKeys: z.string().default(D.argocdLabelKeys).refine(
+    (v) => labelKeyList(v).every((k) => /^[A-Za-z0-9./_-]+\*?$/.test(k)),
+    {
+      message: "expected a comma-separated list of label keys, or prefixes ending in / or *",
+    },
+  ).describe(
+    "Label keys of a cluster copied onto its Argo CD Secret (a key, or a prefix ending in / or *); default none.",
+  ),
   metricsAddr: address.default(":8080").describe("Prometheus /metrics listen address."),
   healthAddr: address.default(":8081").describe("/healthz and /readyz listen address."),
   leaderElect: bool.default(true).describe("Only the Lease holder reconciles."),
@@ -160,6 +172,8 @@ const ENV: Record<string, string> = {
   gitAllowedHosts: "NICO_GIT_ALLOWED_HOSTS",
   webhookClientCa: "NICO_WEBHOOK_CLIENT_CA",
   argocdNamespace: "NICO_ARGOCD_NAMESPACE",
+  argocdProject: "NICO_ARGOCD_PROJECT",
+  argocdLabelKeys: "NICO_ARGOCD_LABEL_KEYS",
   metricsAddr: "NICO_METRICS_ADDR",
   healthAddr: "NICO_HEALTH_ADDR",
   leaderElect: "NICO_LEADER_ELECT",

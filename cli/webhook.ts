@@ -42,6 +42,7 @@ function servedLookup(
     machines: has(informers.machines) ? lookup.machines : () => [],
     configurations: has(informers.configs) ? lookup.configurations : () => [],
     clusters: lookup.clusters,
+    endpointUsers: lookup.endpointUsers,
   };
 }
 

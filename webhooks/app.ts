@@ -25,7 +25,7 @@ import { MAX_BODY_BYTES, MUTATE_PATH, VALIDATE_PATH } from "./paths.ts";
 
 export { MAX_BODY_BYTES };
 import { type AdmissionLookup, LookupNotReady } from "./lookup.ts";
-import { needsValidation, type SecretAccess, secretToAuthorize, validateCluster } from "./validate.ts";
+import { endpointOf, needsValidation, type SecretAccess, secretToAuthorize, validateCluster } from "./validate.ts";
 import { backupSecretsToAuthorize } from "./backup_rules.ts";
 
 /** Options of {@link webhookApp}. */
@@ -144,6 +144,7 @@ async function validate(c: Context<Env>, opts: WebhookAppOptions): Promise<Respo
   const { lookup } = opts;
   const secret = secretToAuthorize(req.operation, req.object, req.oldObject);
   const accessTimeout = opts.accessCheckTimeoutMs ?? 2000;
+  const endpoint = endpointOf(req.object);
   const verdict = validateCluster({
     operation: req.operation,
     namespace: ns,
@@ -152,6 +153,7 @@ async function validate(c: Context<Env>, opts: WebhookAppOptions): Promise<Respo
     machines: lookup.machines(ns),
     configurations: lookup.configurations(ns),
     clusters: lookup.clusters(ns),
+    endpointUsers: endpoint === undefined ? [] : lookup.endpointUsers(endpoint),
     credentialsAccess: secret ? await checkAccess(opts.access, req, secret, accessTimeout) : undefined,
     backupAccess: await backupAccess(opts.access, req, accessTimeout),
     defaultGitRepo: opts.defaultGitRepo,

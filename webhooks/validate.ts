@@ -26,6 +26,7 @@ import {
 import { updateProblems } from "./update_rules.ts";
 import { versionProblems } from "./version_rules.ts";
 import { backupAccessProblems, backupRawProblems, type BackupSecretAccess } from "./backup_rules.ts";
+import { endpointKey, endpointProblems } from "./endpoint_rules.ts";
 
 /** Whether the requesting user may read the credentialsRef Secret, or why that is unknown. */
 export type SecretAccess = { allowed: boolean; user: string } | { error: string };
@@ -50,6 +51,8 @@ export interface ValidationInput {
   defaultGitRepo?: string | undefined;
   /** Hosts gitRepo may name (`--git-allowed-hosts`); default: public hosts only. */
   gitAllowedHosts?: HostPolicy | undefined;
+  /** The clusters of any namespace naming the spec's `controlPlaneEndpoint` (endpoint_rules.ts); absent: none. */
+  endpointUsers?: KubernetesCluster[] | undefined;
 }
 
 /** Refusals (any refuses the request) and warnings. */
@@ -163,6 +166,7 @@ export function validateCluster(input: ValidationInput): Verdict {
     verdict.warnings.push(...versions.warnings);
   }
 
+  verdict.errors.push(...endpointProblems(spec, oldSpec, { namespace: ns, name }, input.endpointUsers ?? []));
   if (spec.credentialsRef) {
     verdict.errors.push(...accessProblems(spec.credentialsRef.name, ns, input.credentialsAccess));
   }
@@ -178,4 +182,12 @@ export function validateCluster(input: ValidationInput): Verdict {
     verdict.warnings = verdict.warnings.filter((w) => !advice.has(w));
   }
   return verdict;
+}
+
+/** The key of the endpoint the object names, for {@link ValidationInput.endpointUsers}; undefined when none. */
+export function endpointOf(object: unknown): string | undefined {
+  const e = (asRaw(object).spec as { controlPlaneEndpoint?: { host?: unknown; port?: unknown } } | undefined)
+    ?.controlPlaneEndpoint;
+  if (typeof e?.host !== "string" || !e.host) return undefined;
+  return endpointKey({ host: e.host, port: typeof e.port === "number" ? e.port : undefined });
 }

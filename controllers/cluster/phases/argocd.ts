@@ -10,10 +10,13 @@
 import { createHash } from "node:crypto";
 import { kubeconfigSecret } from "../../../core/contract/names.ts";
 import {
+  ARGOCD_SECRET_TYPE_CLUSTER,
+  ARGOCD_SECRET_TYPE_LABEL,
   argoCdClusterSecret,
   type ArgoCdSecret,
   argoCdSecretName,
   isArgoCdSecretOf,
+  labelKeyList,
 } from "../../../core/render/argocd.ts";
 import { parseIssuedKubeconfig } from "../../../core/render/kubeconfig.ts";
 import { isAlreadyExists } from "../../../lib/kube/errors.ts";
@@ -38,6 +41,8 @@ export async function reconcileArgoCd(s: ClusterScope): Promise<void> {
       cluster: { namespace: s.namespace, name: s.name, labels: s.cluster.metadata.labels },
       argoCdNamespace: argoNs,
       kubeconfig,
+      labelKeys: labelKeyList(s.deps.argocdLabelKeys),
+      project: s.deps.argocdProject,
     });
   } catch {
     return; // the kubeconfig phase re-issues an unreadable kubeconfig; the next pass registers it
@@ -67,6 +72,7 @@ async function writeArgoCdSecret(s: ClusterScope, desired: ArgoCdSecret): Promis
   if (existing && !isArgoCdSecretOf(existing, s.namespace, s.name)) {
     throw new Error(`a Secret of that name exists and is not NICO's for ${s.namespace}/${s.name}`);
   }
+  await checkServerFree(s, desired);
   if (!existing) {
     try {
       await client.create(SECRETS, desired);
@@ -89,6 +95,45 @@ async function writeArgoCdSecret(s: ClusterScope, desired: ArgoCdSecret): Promis
   });
   return "endpoint or credentials changed";
 }
+
+/**
+ * Refuses to register a server another cluster Secret of Argo CD already names (webhooks/endpoint_rules.ts
+ * refuses the same endpoint at admission; this catches a race past it, and a cluster whose server is its
+ * bootstrap node's address). Argo CD keeps one Secret per server: two would mix two clusters' credentials.
+ * The other Secret is not named: it may be another tenant's.
+ */
+async function checkServerFree(s: ClusterScope, desired: ArgoCdSecret): Promise<void> {
+  const server = serverKey(atob(desired.data.server!));
+  const { items } = await s.deps.client.list<Secret>(SECRETS, {
+    namespace: desired.metadata.namespace,
+    labelSelector: `${ARGOCD_SECRET_TYPE_LABEL}=${ARGOCD_SECRET_TYPE_CLUSTER}`,
+  });
+  const taken = items.some((o) =>
+    !isArgoCdSecretOf(o, s.namespace, s.name) && o.data?.server !== undefined &&
+    serverKey(secretText(o.data.server)) === server
+  );
+  if (taken) throw new ServerTakenError(atob(desired.data.server!));
+}
+
+/** Another cluster Secret of Argo CD names this cluster's server. */
+export class ServerTakenError extends Error {
+  override readonly name = "ServerTakenError";
+  constructor(server: string) {
+    super(
+      `Argo CD already has another cluster Secret for ${server}; NICO does not register a second one (Argo CD would ` +
+        "mix the two clusters' credentials): give this cluster its own spec.controlPlaneEndpoint",
+    );
+  }
+}
+
+const serverKey = (url: string) => url.trim().replace(/\/+$/, "").toLowerCase();
+const secretText = (b64: string) => {
+  try {
+    return atob(b64);
+  } catch {
+    return "";
+  }
+};
 
 function sameContent(existing: Secret, desired: ArgoCdSecret): boolean {
   const json = (v: unknown) => JSON.stringify(v ?? {});
