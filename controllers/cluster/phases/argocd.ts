@@ -22,18 +22,22 @@ import { parseIssuedKubeconfig } from "../../../core/render/kubeconfig.ts";
 import { isAlreadyExists } from "../../../lib/kube/errors.ts";
 import { SECRETS } from "../../../lib/kube/resources.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
+import { condition as setCondition, type ConditionInput } from "../../../core/status/conditions.ts";
 import type { ClusterContext, ClusterScope } from "../scope.ts";
 import { type Secret, secretValue } from "../secrets.ts";
 
 /** The memory's mark of a Secret NICO deleted (nothing to delete again). */
 const DELETED = "deleted";
 
-/** Writes the Argo CD cluster Secret when Argo CD registration is on, the kubeconfig exists and something changed. */
-export async function reconcileArgoCd(s: ClusterScope): Promise<void> {
+/**
+ * Writes the Argo CD cluster Secret when Argo CD registration is on, the kubeconfig exists and something changed;
+ * answers the `ArgoCDRegistered` condition (none while registration is off or there is no kubeconfig yet).
+ */
+export async function reconcileArgoCd(s: ClusterScope): Promise<ConditionInput | undefined> {
   const argoNs = s.deps.argocdNamespace;
-  if (!argoNs) return;
+  if (!argoNs) return undefined;
   const text = secretValue(s.cache.secret(kubeconfigSecret(s.name)), "value");
-  if (!text) return;
+  if (!text) return undefined;
   let desired: ArgoCdSecret;
   try {
     const kubeconfig = parseIssuedKubeconfig(text);
@@ -45,22 +49,27 @@ export async function reconcileArgoCd(s: ClusterScope): Promise<void> {
       project: s.deps.argocdProject,
     });
   } catch {
-    return; // the kubeconfig phase re-issues an unreadable kubeconfig; the next pass registers it
+    return undefined; // the kubeconfig phase re-issues an unreadable kubeconfig; the next pass registers it
   }
+  const at = `${argoNs}/${desired.metadata.name}`;
+  const registered = setCondition("ArgoCDRegistered", "True", "Registered", `registered as Secret ${at}`);
   const digest = createHash("sha256").update(JSON.stringify(desired)).digest("hex");
-  if (s.memory.argoCd === digest) return;
+  if (s.memory.argoCd === digest) return registered;
   try {
     const why = await writeArgoCdSecret(s, desired);
     s.memory.argoCd = digest;
     s.memory.argoCdWarnings.clear(s.memory.key);
-    if (why) s.log.info("wrote the Argo CD cluster Secret", { secret: `${argoNs}/${desired.metadata.name}`, why });
+    if (why) s.log.info("wrote the Argo CD cluster Secret", { secret: at, why });
+    return registered;
   } catch (err) {
-    const message = `the Argo CD cluster Secret ${argoNs}/${desired.metadata.name} was not written: ${
+    const taken = err instanceof ServerTakenError;
+    const message = `the Argo CD cluster Secret ${at} was not written: ${
       errorMessage(err)
     }; Argo CD does not see this cluster's current endpoint and credentials (docs/operations.md, GitOps)`;
     if (s.memory.argoCdWarnings.allow(s.memory.key, "ArgoCDRegistrationFailed", message, s.now.getTime())) {
       s.deps.recorder.post(s.cluster, "Warning", "ArgoCDRegistrationFailed", message);
     }
+    return setCondition("ArgoCDRegistered", "False", taken ? "ServerTaken" : "RegistrationFailed", message);
   }
 }
 

@@ -1,0 +1,205 @@
+/**
+ * Trust boundaries (issue 41), tried as a tenant would on loopback against the real API server: a tenant reads
+ * its own cluster's CAs from its namespace (as it may), serves a fake etcd and a fake API server on its own
+ * Machine's address with certificates from them, and answers every request with a redirect to a fake internal
+ * service holding a secret. NICO follows no redirect, so the internal service is never asked and nothing of it
+ * reaches the tenant's status or Events. By default NICO reaches no loopback address at all (what production
+ * does). Two tenants cannot register one API server with Argo CD, and a tenant's labels do not reach Argo CD.
+ */
+import assert from "node:assert/strict";
+import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import { caKeySecret, caSecret, etcdCaKeySecret, etcdCaSecret } from "../../core/contract/names.ts";
+import { argoCdSecretName } from "../../core/render/argocd.ts";
+import type { Secret } from "../../controllers/cluster/secrets.ts";
+import { issueCert, type KeyPair } from "../../lib/pki.ts";
+import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
+import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
+import { eventually } from "../../testing/helpers.ts";
+import { createMachines } from "../../testing/nico.ts";
+import { type World, world } from "../../testing/world.ts";
+import { condition } from "../../testing/scenario.ts";
+
+const SECRET = "AWS_SECRET=hunter2-from-the-internal-service";
+
+/** A fake internal service on loopback: it answers the secret and counts who asked (any connection counts). */
+function internalService(hostname: string) {
+  let asked = 0;
+  const server = Deno.serve({ hostname, port: 0, onListen() {} }, () => {
+    asked++;
+    return new Response(`ROLE=admin ${SECRET}`, { headers: { "content-type": "text/plain" } });
+  });
+  return {
+    url: `http://${hostname}:${(server.addr as Deno.NetAddr).port}/latest/meta-data`,
+    asked: () => asked,
+    stop: () => server.shutdown(),
+  };
+}
+
+/** A TLS server on the tenant's node with a certificate from the tenant's CA, redirecting everything to `to`. */
+async function redirector(ca: KeyPair, hostname: string, port: number, to: string) {
+  const cert = await issueCert(ca, { commonName: hostname, ipAddresses: [hostname], usage: "server", days: 1 });
+  const paths: string[] = [];
+  const server = Deno.serve({ hostname, port, cert: cert.certPem, key: cert.keyPem, onListen() {} }, (req) => {
+    paths.push(new URL(req.url).pathname);
+    return new Response(null, { status: 303, headers: { location: to } });
+  });
+  return { paths, stop: () => server.shutdown() };
+}
+
+/** The CA pair in `<cert>` (tls.crt) and `<key>` (tls.key) of the tenant's namespace. */
+async function tenantCa(client: KubeClient, ns: string, cert: string, key: string): Promise<KeyPair> {
+  const read = async (name: string, k: string) => {
+    const s = await eventually(`Secret ${name}`, () => client.get<Secret>(SECRETS, name, ns), 60_000);
+    return atob(s.data![k]!);
+  };
+  return { certPem: await read(cert, "tls.crt"), keyPem: await read(key, "tls.key") };
+}
+
+/** Every Event message of the namespace. */
+async function eventMessages(w: World): Promise<string[]> {
+  const { items } = await w.client.list<KubeObject & { note?: string }>(EVENTS, { namespace: w.ns });
+  return items.map((e) => e.note ?? "");
+}
+
+Deno.test({
+  name: "finding 1: etcd, /version and the workload API follow no redirect; nothing of the answer reaches status",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using w = await world("trust-redirect", { nico: { workloadProbeMs: 500, etcdIntervalMs: 500 } });
+    const host = "127.0.160.2";
+    const internal = internalService("127.0.160.9");
+    w.defer(internal.stop);
+    await createMachines(w.client, w.ns, ["cp-1"], {}, 160);
+    await w.client.create(KUBERNETES_CLUSTERS, {
+      metadata: { name: "c", namespace: w.ns },
+      spec: { controlPlane: { machines: ["cp-1"] } },
+    });
+    const etcdCa = await tenantCa(w.client, w.ns, etcdCaSecret("c"), etcdCaKeySecret("c"));
+    const clusterCa = await tenantCa(w.client, w.ns, caSecret("c"), caKeySecret("c"));
+    const etcd = await redirector(etcdCa, host, 2379, internal.url);
+    w.defer(etcd.stop);
+    const api = await redirector(clusterCa, host, 6443, internal.url);
+    w.defer(api.stop);
+
+    const seen = await w.until(
+      "EtcdHealthy and WorkloadAPIAvailable name the redirects",
+      (c) =>
+        /127\.0\.160\.2:2379.*HTTP 303/.test(condition(c, "EtcdHealthy")?.message ?? "") &&
+        condition(c, "WorkloadAPIAvailable")?.status === "False" &&
+        etcd.paths.includes("/v3/cluster/member/list") && api.paths.includes("/version"),
+      90_000,
+    );
+    await w.settled();
+    const after = (await w.cluster())!;
+    for (const c of [seen, after]) {
+      const status = JSON.stringify(c.status);
+      assert.ok(!status.includes("hunter2") && !status.includes("ROLE="), status);
+    }
+    for (const m of await eventMessages(w)) assert.ok(!m.includes("hunter2") && !m.includes("ROLE="), m);
+    assert.equal(internal.asked(), 0, "NICO followed a redirect to the internal service");
+    console.log(`EtcdHealthy: ${condition(after, "EtcdHealthy")?.message}`);
+  },
+});
+
+Deno.test({
+  name: "finding 4: by default NICO connects to no loopback address of a tenant's cluster, and says why",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    // What production does: no --workload-allowed-cidrs (loopbackOnly keeps the test kit's own guard).
+    const targets = { loopbackOnly: true, allow: undefined, deny: undefined };
+    await using w = await world("trust-refused", { nico: { workloadProbeMs: 500, etcdIntervalMs: 500, targets } });
+    let connections = 0;
+    const listeners = [2379, 6443].map((port) => Deno.listen({ hostname: "127.0.161.2", port }));
+    for (const l of listeners) {
+      void (async () => {
+        for await (const conn of l) {
+          connections++;
+          conn.close();
+        }
+      })().catch(() => {});
+      w.defer(() => l.close());
+    }
+    await createMachines(w.client, w.ns, ["cp-1"], {}, 161);
+    await w.client.create(KUBERNETES_CLUSTERS, {
+      metadata: { name: "c", namespace: w.ns },
+      spec: { controlPlane: { machines: ["cp-1"] } },
+    });
+    const refusal =
+      /refusing to connect to 127\.0\.161\.2: a loopback address, which NICO reaches only when --workload-allowed-cidrs lists it/;
+    await w.until(
+      "EtcdHealthy and WorkloadAPIAvailable say NICO refuses the address",
+      (c: KubernetesCluster) =>
+        refusal.test(condition(c, "EtcdHealthy")?.message ?? "") &&
+        refusal.test(condition(c, "WorkloadAPIAvailable")?.message ?? ""),
+      90_000,
+    );
+    await w.settled();
+    assert.equal(connections, 0, "NICO connected to a refused address");
+  },
+});
+
+/** Tenant A's cluster `c` on its Machine at 127.0.162.2 (labelled `labels`), registered with Argo CD; its Secret. */
+async function registeredA(a: World, argo: string, labels: Record<string, string> = {}): Promise<Secret> {
+  await createMachines(a.client, a.ns, ["cp-1"], {}, 162);
+  await a.client.create(KUBERNETES_CLUSTERS, {
+    metadata: { name: "c", namespace: a.ns, labels },
+    spec: { controlPlane: { machines: ["cp-1"] } },
+  });
+  const secret = await eventually(
+    "tenant A's Argo CD Secret",
+    () => a.client.get<Secret>(SECRETS, argoCdSecretName(a.ns, "c"), argo),
+    60_000,
+  );
+  assert.equal(atob(secret.data!.server!), "https://127.0.162.2:6443");
+  return secret;
+}
+
+Deno.test({
+  name: "finding 3: a tenant's labels do not reach its Argo CD Secret unless the operator lists them",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using a = await world("trust-labels", { nico: false });
+    const argo = await a.cp.namespace("trust-argocd");
+    await a.startNico({ argoCdNamespace: argo, settings: { argocdLabelKeys: "team", argocdProject: "tenant-a" } });
+    const secret = await registeredA(a, argo, { env: "production", team: "a" });
+    assert.equal(secret.metadata.labels?.env, undefined, "a tenant's env label joins no ApplicationSet");
+    assert.equal(secret.metadata.labels?.team, "a", "a key the operator lists is copied");
+    assert.equal(atob(secret.data!.project!), "tenant-a");
+  },
+});
+
+Deno.test({
+  name: "finding 2: two tenants cannot register one API server with Argo CD",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using a = await world("trust-tenant-a", { nico: false });
+    const argo = await a.cp.namespace("trust-argocd");
+    await a.startNico({ argoCdNamespace: argo });
+    await using b = await world("trust-tenant-b", { nico: { argoCdNamespace: argo } });
+    await registeredA(a, argo);
+
+    // Tenant B names A's API server as its endpoint (past admission: none runs here, as in a race).
+    await createMachines(b.client, b.ns, ["cp-1"], {}, 163);
+    await b.client.create(KUBERNETES_CLUSTERS, {
+      metadata: { name: "c", namespace: b.ns },
+      spec: { controlPlane: { machines: ["cp-1"] }, controlPlaneEndpoint: { host: "127.0.162.2", port: 6443 } },
+    });
+    const refused = await eventually("B's registration refused", async () => {
+      const found = (await eventMessages(b)).find((m) => m.includes("already has another cluster Secret"));
+      return found;
+    }, 60_000);
+    assert.match(refused, /for https:\/\/127\.0\.162\.2:6443; NICO does not register a second one/);
+    assert.ok(!refused.includes(a.ns), "the other tenant's Secret is not named");
+    await b.until(
+      "ArgoCDRegistered=False ServerTaken",
+      (c) => condition(c, "ArgoCDRegistered")?.reason === "ServerTaken",
+    );
+    await a.until("A stays registered", (c) => condition(c, "ArgoCDRegistered")?.reason === "Registered");
+    await b.settled();
+    assert.equal(await b.client.get<Secret>(SECRETS, argoCdSecretName(b.ns, "c"), argo), undefined);
+  },
+});
