@@ -285,27 +285,3 @@ export function targetRules(o: Pick<RunOptions, "workloadAllowedCidrs" | "manage
   const deny = [o.managementCidrs, ...own].filter((e) => e !== "").join(",");
   return { allow: parseCidrList(o.workloadAllowedCidrs), deny: parseCidrList(deny) } satisfies TargetRules;
 }
-
-/**
- * NICO's own addresses (its network interfaces but loopback, which is refused anyway) and the in-cluster API
- * server's Service address: refused as targets, whatever --management-cidrs says.
- */
-export function ownAddresses(env: Record<string, string | undefined>): string[] {
-  const out: string[] = [];
-  try {
-    for (const i of Deno.networkInterfaces()) {
-      if (!i.address.startsWith("127.") && i.address !== "::1") out.push(i.address);
-    }
-  } catch {
-    // no sys permission: the flag is all there is
-  }
-  const svc = env.KUBERNETES_SERVICE_HOST;
-  if (svc) out.push(svc);
-  return out.map((a) => a.replace(/%.*$/, "")).filter((a) => {
-    try {
-      return parseCidrList(a) !== undefined;
-    } catch {
-      return false;
-    }
-  });
-}

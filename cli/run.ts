@@ -17,7 +17,7 @@ import { LeaderFence, runLeaderElection } from "../lib/leader.ts";
 import { Metrics } from "../lib/metrics.ts";
 import { sleep } from "../lib/runtime/sleep.ts";
 import { errorMessage, jsonLogger, type Logger, type LogLevel, textLogger } from "../lib/runtime/log.ts";
-import { OptionsError, ownAddresses, parseRunOptions, type RunOptions, usage, workloadWatching } from "./options.ts";
+import { OptionsError, parseRunOptions, type RunOptions, usage, workloadWatching } from "./options.ts";
 import { runWebhookCertificates } from "../webhooks/certificates.ts";
 import { startWebhook, webhookNames } from "./webhook.ts";
 import { watchUnowned } from "../controllers/shards.ts";
@@ -28,6 +28,7 @@ import { parseHostPolicy } from "../lib/git/hosts.ts";
 import type { WebhookServer } from "../webhooks/server.ts";
 import type { HttpServer } from "../lib/http/server.ts";
 import { serveProbes } from "./probes.ts";
+import { ownAddresses, publicRoots } from "./trust.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 export const USER_AGENT = `nico/${denoJson.version}`;
@@ -247,6 +248,12 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
   const o = optionsOrExit(args);
   if (typeof o === "number") return o;
   const log = makeLogger(o.logLevel, o.logFormat);
+  const roots = publicRoots(Deno.env.toObject());
+  if (roots) {
+    log.info(
+      `TLS to workload clusters and etcd also trusts public root CAs (${roots}); see docs/operations.md, Security`,
+    );
+  }
   const stop = new AbortController();
   const onSignal = () => {
     log.info("shutting down", {});

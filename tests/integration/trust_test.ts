@@ -11,13 +11,15 @@ import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernet
 import { caKeySecret, caSecret, etcdCaKeySecret, etcdCaSecret } from "../../core/contract/names.ts";
 import { argoCdSecretName } from "../../core/render/argocd.ts";
 import type { Secret } from "../../controllers/cluster/secrets.ts";
-import { issueCert, type KeyPair } from "../../lib/pki.ts";
+import { createCa, issueCert, type KeyPair } from "../../lib/pki.ts";
 import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { eventually } from "../../testing/helpers.ts";
 import { createMachines } from "../../testing/nico.ts";
 import { type World, world } from "../../testing/world.ts";
 import { condition } from "../../testing/scenario.ts";
+import { EtcdObserver } from "../../controllers/cluster/etcd/observer.ts";
+import { silentLogger } from "../../lib/runtime/log.ts";
 
 const SECRET = "AWS_SECRET=hunter2-from-the-internal-service";
 
@@ -99,6 +101,116 @@ Deno.test({
     for (const m of await eventMessages(w)) assert.ok(!m.includes("hunter2") && !m.includes("ROLE="), m);
     assert.equal(internal.asked(), 0, "NICO followed a redirect to the internal service");
     console.log(`EtcdHealthy: ${condition(after, "EtcdHealthy")?.message}`);
+  },
+});
+
+/** A child Deno asks `url` for etcd's member list trusting `caPem` only, under `env`; answers what it saw. */
+async function childAsks(url: string, ca: KeyPair, env: Record<string, string>): Promise<string> {
+  const me = await issueCert(ca, { commonName: "nico", usage: "client", days: 1 });
+  const client = new URL("../../lib/etcd/client.ts", import.meta.url).href;
+  const script = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(
+      script,
+      `import { EtcdClient } from ${JSON.stringify(client)};
+const e = (k: string) => Deno.env.get(k)!;
+const c = new EtcdClient({ caPem: e("CA_PEM"), certPem: e("CERT_PEM"), keyPem: e("KEY_PEM"), timeoutMs: 5_000 });
+try { await c.members(${JSON.stringify(url)}); console.log("connected"); }
+catch (e) { console.log("refused: " + (e as Error).message); }
+c.close();`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", "--no-config", "--no-lock", "--quiet", script],
+      env: { ...env, CA_PEM: ca.certPem, CERT_PEM: me.certPem, KEY_PEM: me.keyPem },
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    return new TextDecoder().decode(out.stdout).trim();
+  } finally {
+    await Deno.remove(script);
+  }
+}
+
+Deno.test({
+  name: "finding 1: Deno trusts public roots beside a cluster's CA; the Deployment's empty DENO_TLS_CA_STORE does not",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    // A "public" root (what a tenant's host with a publicly trusted certificate chains to), as the system store
+    // holds it (SSL_CERT_FILE is where Deno's system store reads on Linux), and the cluster's own etcd CA.
+    const publicRoot = await createCa({ commonName: "a public root", days: 1 });
+    const clusterCa = await createCa({ commonName: "c-etcd-ca", days: 1 });
+    const host = "127.0.164.2";
+    const cert = await issueCert(publicRoot, { commonName: host, ipAddresses: [host], usage: "server", days: 1 });
+    const server = Deno.serve(
+      { hostname: host, port: 0, cert: cert.certPem, key: cert.keyPem, onListen() {} },
+      () => Response.json({ members: [] }),
+    );
+    const dir = await Deno.makeTempDir({ prefix: "nico-roots-" });
+    try {
+      const rootFile = `${dir}/roots.pem`;
+      await Deno.writeTextFile(rootFile, publicRoot.certPem);
+      const url = `https://${host}:${(server.addr as Deno.NetAddr).port}`;
+      const withRoots = await childAsks(url, clusterCa, {
+        DENO_TLS_CA_STORE: "system",
+        SSL_CERT_FILE: rootFile,
+      });
+      assert.equal(withRoots, "connected", "caCerts adds to the root store: a public certificate passes");
+      const deployment = await Deno.readTextFile(new URL("../../deploy/base/deployment.yaml", import.meta.url));
+      const store = /- name: DENO_TLS_CA_STORE\s+value: "(.*)"/.exec(deployment)?.[1];
+      assert.equal(store, "", "the Deployment loads no root store");
+      const without = await childAsks(url, clusterCa, { DENO_TLS_CA_STORE: store!, SSL_CERT_FILE: rootFile });
+      assert.match(without, /^refused: etcd https:\/\/127\.0\.164\.2:\d+ cluster\/member\/list: /);
+    } finally {
+      await server.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "finding 4: etcd is asked only on the nodes' own endpoints, never on a client URL a member advertises",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const ca = await createCa({ commonName: "c-etcd-ca", days: 1 });
+    const node = "127.0.165.2";
+    let internal = 0;
+    const listener = Deno.listen({ hostname: "127.0.165.9", port: 0 });
+    const accepting = (async () => {
+      for await (const conn of listener) {
+        internal++;
+        conn.close();
+      }
+    })().catch(() => {});
+    const advertised = `https://127.0.165.9:${(listener.addr as Deno.NetAddr).port}`;
+    const cert = await issueCert(ca, { commonName: node, ipAddresses: [node], usage: "server", days: 1 });
+    const members = [
+      { ID: "1", name: "cp-1", peerURLs: [`https://${node}:2380`], clientURLs: [`https://${node}:2379`] },
+      { ID: "2", name: "elsewhere", peerURLs: ["https://127.0.165.8:2380"], clientURLs: [advertised] },
+    ];
+    const server = Deno.serve({ hostname: node, port: 0, cert: cert.certPem, key: cert.keyPem, onListen() {} }, (r) => {
+      const path = new URL(r.url).pathname;
+      if (path.endsWith("member/list")) return Response.json({ members });
+      if (path.endsWith("maintenance/status")) return Response.json({ header: { member_id: "1" }, leader: "1" });
+      return Response.json({});
+    });
+    const me = await issueCert(ca, { commonName: "nico", usage: "client", days: 1 });
+    const opts = { intervalMs: 3_600_000, timeoutMs: 1_000, policy: "loopback" as const, onChange: () => {} };
+    const obs = new EtcdObserver(ca, me, { ...opts, key: "test/c", log: silentLogger });
+    try {
+      obs.watch([{ host: node, url: `https://${node}:${(server.addr as Deno.NetAddr).port}` }]);
+      const snap = await obs.look();
+      assert.equal(snap.members?.length, 2);
+      assert.ok(snap.statuses.has("1"), "the node's own member is asked on the node's endpoint");
+      assert.match(snap.statusErrors.get("2") ?? "", /^not asked: its peer URL names no node of the cluster/);
+      assert.equal(internal, 0, "NICO connected to a client URL the member advertised");
+    } finally {
+      await obs.close();
+      await server.shutdown();
+      listener.close();
+      await accepting;
+    }
   },
 });
 
