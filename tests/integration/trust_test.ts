@@ -20,6 +20,7 @@ import { type World, world } from "../../testing/world.ts";
 import { condition } from "../../testing/scenario.ts";
 import { EtcdObserver } from "../../controllers/cluster/etcd/observer.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
+import { apply, clusterJson, machines, setup } from "../webhook_api_kit.ts";
 
 const SECRET = "AWS_SECRET=hunter2-from-the-internal-service";
 
@@ -313,5 +314,34 @@ Deno.test({
     await a.until("A stays registered", (c) => condition(c, "ArgoCDRegistered")?.reason === "Registered");
     await b.settled();
     assert.equal(await b.client.get<Secret>(SECRETS, argoCdSecretName(b.ns, "c"), argo), undefined);
+  },
+});
+
+Deno.test({
+  name: "finding 2 at admission: kubectl apply of a cluster naming another tenant's endpoint is refused",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const f = await setup();
+    const [nsA, nsB] = [await f.cp.namespace("trust-adm-a"), await f.cp.namespace("trust-adm-b")];
+    await machines(f, nsA, ["cp-1"]);
+    await machines(f, nsB, ["cp-1"]);
+    const endpoint = { host: "127.0.166.10", port: 6443 };
+    const spec = { controlPlane: { machines: ["cp-1"] }, controlPlaneEndpoint: endpoint };
+    const a = await apply(f.cp, clusterJson(nsA, "c", spec));
+    assert.equal(a.code, 0, a.stderr);
+    await eventually("admission's cache holds A", () => f.informers.clusters.get(nsA, "c") !== undefined);
+    const b = await apply(f.cp, clusterJson(nsB, "c", spec));
+    assert.notEqual(b.code, 0, "B was admitted with A's endpoint");
+    assert.match(
+      b.stderr,
+      /spec\.controlPlaneEndpoint: 127\.0\.166\.10:6443 is already the endpoint of another cluster/,
+    );
+    assert.ok(!b.stderr.includes(nsA), "the other tenant's namespace is not named");
+    const moved = await apply(
+      f.cp,
+      clusterJson(nsB, "c", { ...spec, controlPlaneEndpoint: { ...endpoint, port: 7443 } }),
+    );
+    assert.equal(moved.code, 0, moved.stderr);
   },
 });
