@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { durationPattern, formatDuration, parseDuration } from "../lib/duration.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
-import { SHARD_NAME_PATTERN } from "../core/contract/shards.ts";
+import { parseNamespaceShards, SHARD_NAME_PATTERN } from "../core/contract/shards.ts";
 import {
   CLUSTER_DEFAULTS,
   type ClusterSettings,
@@ -50,6 +50,16 @@ export const RunOptions = z.object({
     .optional().describe(
       "Reconcile only the clusters labelled nico.homystack.com/shard=<name>, with a leader Lease of the shard's own; default (or 'default'): the clusters without the label.",
     ),
+  namespaceShards: z.string().default("").refine((v) => {
+    try {
+      parseNamespaceShards(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }, "expected comma-separated namespace:shard pairs").describe(
+    "Which shards a namespace's clusters may be labelled for, as namespace:shard pairs; a namespace not listed may use any (the default shard is always allowed).",
+  ),
   shardCheckInterval: duration.default(60_000).describe(
     "How often the default shard's leader looks for clusters labelled for a shard no NICO runs (a ShardNotRunning Event on each).",
   ),
@@ -149,6 +159,7 @@ const ENV: Record<string, string> = {
   allowInsecureKubeconfig: "NICO_ALLOW_INSECURE_KUBECONFIG",
   namespace: "NICO_NAMESPACE",
   shard: "NICO_SHARD",
+  namespaceShards: "NICO_NAMESPACE_SHARDS",
   shardCheckInterval: "NICO_SHARD_CHECK_INTERVAL",
   workers: "NICO_WORKERS",
   defaultGitRepo: "NICO_DEFAULT_GIT_REPO",

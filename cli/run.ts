@@ -193,6 +193,7 @@ async function lookForUnowned(r: Replica, signal: AbortSignal): Promise<void> {
     leaseName: r.o.leaseName,
     namespace: r.o.namespace,
     intervalMs: r.o.shardCheckInterval,
+    onCount: (n) => r.metrics.unowned.set(n),
   }, signal);
 }
 
