@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { caKeySecret, caSecret, etcdCaKeySecret, etcdCaSecret } from "../../core/contract/names.ts";
 import type { Secret } from "../../controllers/cluster/secrets.ts";
+import { argoCdSecretName } from "../../core/render/argocd.ts";
 import { createCa, issueCert, type KeyPair } from "../../lib/pki.ts";
 import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
@@ -220,7 +221,9 @@ Deno.test({
   fn: async () => {
     // What production does: no --workload-allowed-cidrs (loopbackOnly keeps the test kit's own guard).
     const targets = { loopbackOnly: true, allow: undefined, deny: undefined };
-    await using w = await world("trust-refused", { nico: { workloadProbeMs: 500, etcdIntervalMs: 500, targets } });
+    await using w = await world("trust-refused", { nico: false });
+    const argo = await w.cp.namespace("trust-refused-argocd");
+    await w.startNico({ workloadProbeMs: 500, etcdIntervalMs: 500, targets, argoCdNamespace: argo });
     let connections = 0;
     const listeners = [2379, 6443].map((port) => Deno.listen({ hostname: "127.0.161.2", port }));
     for (const l of listeners) {
@@ -246,7 +249,14 @@ Deno.test({
         refusal.test(condition(c, "WorkloadAPIAvailable")?.message ?? ""),
       90_000,
     );
+    await w.until(
+      "Argo CD is not handed the refused server",
+      (c) =>
+        condition(c, "ArgoCDRegistered")?.reason === "RegistrationFailed" &&
+        refusal.test(condition(c, "ArgoCDRegistered")?.message ?? ""),
+    );
     await w.settled();
     assert.equal(connections, 0, "NICO connected to a refused address");
+    assert.equal(await w.client.get<Secret>(SECRETS, argoCdSecretName(w.ns, "c"), argo), undefined);
   },
 });

@@ -22,6 +22,7 @@ import { parseIssuedKubeconfig } from "../../../core/render/kubeconfig.ts";
 import { isAlreadyExists } from "../../../lib/kube/errors.ts";
 import { SECRETS } from "../../../lib/kube/resources.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
+import { refusedTarget } from "../workload/targets.ts";
 import { condition as setCondition, type ConditionInput } from "../../../core/status/conditions.ts";
 import type { ClusterContext, ClusterScope } from "../scope.ts";
 import { type Secret, secretValue } from "../secrets.ts";
@@ -53,6 +54,16 @@ export async function reconcileArgoCd(s: ClusterScope): Promise<ConditionInput |
   }
   const at = `${argoNs}/${desired.metadata.name}`;
   const registered = setCondition("ArgoCDRegistered", "True", "Registered", `registered as Secret ${at}`);
+  // Argo CD connects where the Secret says: a server NICO itself may not reach is not handed to it either.
+  const refused = s.deps.etcd ? refusedTarget(atob(desired.data.server!), s.deps.etcd.policy) : undefined;
+  if (refused) {
+    return setCondition(
+      "ArgoCDRegistered",
+      "False",
+      "RegistrationFailed",
+      `not registered with Argo CD, which would connect where NICO does not: ${refused}`,
+    );
+  }
   const digest = createHash("sha256").update(JSON.stringify(desired)).digest("hex");
   if (s.memory.argoCd === digest) return registered;
   try {
