@@ -44,6 +44,7 @@ function servedLookup(
     configurations: has(informers.configs) ? lookup.configurations : () => [],
     clusters: lookup.clusters,
     endpointUsers: lookup.endpointUsers,
+    machinesAt: has(informers.machines) ? lookup.machinesAt : () => [],
   };
 }
 

@@ -10,6 +10,8 @@
  */
 import type { KubernetesCluster, KubernetesClusterSpec } from "../crds/kubernetescluster.ts";
 import { canonicalHost } from "../lib/git/hosts.ts";
+import { type Machine, machineAddress } from "../core/contract/nio.ts";
+import { CLUSTER_LABEL } from "../core/contract/labels.ts";
 
 /** The key two endpoints compare by: the canonical host and the port. */
 export function endpointKey(e: { host: string; port?: number | undefined }): string {
@@ -24,7 +26,8 @@ export function clusterEndpointKeys(c: KubernetesCluster): string[] {
 
 /**
  * Why the spec's endpoint may not be used: another cluster (`users`, the clusters naming the same endpoint)
- * already names it. An endpoint the update leaves as it was is not judged again, so a cluster is never locked
+ * already names it, or its host is the address of a Machine another cluster claims (`machines`, the Machines at
+ * that host: a cluster without an endpoint is reached on its bootstrap node's address). An endpoint the update leaves as it was is not judged again, so a cluster is never locked
  * out of its own changes.
  */
 export function endpointProblems(
@@ -32,6 +35,7 @@ export function endpointProblems(
   oldSpec: KubernetesClusterSpec | undefined,
   self: { namespace: string; name: string },
   users: readonly KubernetesCluster[],
+  machines: readonly Machine[] = [],
 ): string[] {
   const e = spec.controlPlaneEndpoint;
   if (!e) return [];
@@ -40,11 +44,26 @@ export function endpointProblems(
   const others = users.filter((c) =>
     !(c.metadata.namespace === self.namespace && c.metadata.name === self.name) && clusterEndpointKeys(c).includes(key)
   );
-  if (!others.length) return [];
+  const claimed = machines.filter((m) => {
+    const owner = m.metadata.labels?.[CLUSTER_LABEL];
+    return owner !== undefined && !(m.metadata.namespace === self.namespace && owner === self.name);
+  });
+  if (!others.length && !claimed.length) return [];
   const here = others.find((c) => c.metadata.namespace === self.namespace);
-  const who = here ? `cluster ${here.metadata.name} of this namespace` : "another cluster";
+  const mine = claimed.find((m) => m.metadata.namespace === self.namespace);
+  const who = here
+    ? `cluster ${here.metadata.name} of this namespace`
+    : mine
+    ? `Machine ${mine.metadata.name} of cluster ${mine.metadata.labels![CLUSTER_LABEL]}`
+    : "another cluster";
   return [
     `spec.controlPlaneEndpoint: ${key} is already the endpoint of ${who}; two clusters never share an API ` +
     "server endpoint (Argo CD would mix their credentials): name this cluster's own load balancer or address",
   ];
+}
+
+/** The canonical address a Machine is reached at (the index admission reads Machines by). */
+export function machineHostKeys(m: Machine): string[] {
+  const a = machineAddress(m);
+  return a ? [canonicalHost(a)] : [];
 }

@@ -10,7 +10,7 @@ import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeObject } from "../lib/kube/client.ts";
 import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 import type { Informer } from "../lib/runtime/informer.ts";
-import { clusterEndpointKeys } from "./endpoint_rules.ts";
+import { clusterEndpointKeys, machineHostKeys } from "./endpoint_rules.ts";
 
 /** The reads admission needs. The three lists are synchronous cache reads. */
 export interface AdmissionLookup {
@@ -19,6 +19,8 @@ export interface AdmissionLookup {
   clusters(namespace: string): KubernetesCluster[];
   /** The clusters of every namespace whose `spec.controlPlaneEndpoint` has this key (endpoint_rules.ts). */
   endpointUsers(key: string): KubernetesCluster[];
+  /** The Machines of every namespace at this canonical host (endpoint_rules.ts). */
+  machinesAt(host: string): Machine[];
 }
 
 /** Thrown by a lookup whose cache has not loaded yet: admission answers 503 and the API server retries later. */
@@ -54,11 +56,19 @@ export function informerLookup(informers: LookupInformers): AdmissionLookup {
       if (!clusters.hasIndex(ENDPOINT_INDEX)) clusters.addIndex(ENDPOINT_INDEX, clusterEndpointKeys);
       return clusters.byIndex(ENDPOINT_INDEX, key);
     },
+    machinesAt: (host) => {
+      const machines = informers.machines;
+      cached(machines, "");
+      if (!machines.hasIndex(HOST_INDEX)) machines.addIndex(HOST_INDEX, machineHostKeys);
+      return machines.byIndex(HOST_INDEX, host);
+    },
   };
 }
 
 /** The index of clusters by their endpoint's key. */
 const ENDPOINT_INDEX = "nico.homystack.com/endpoint";
+/** The index of Machines by their canonical address. */
+const HOST_INDEX = "nico.homystack.com/host";
 
 /** Fixed objects for a lookup: tests and benchmarks. */
 export interface StaticObjects {
@@ -76,5 +86,6 @@ export function staticLookup(objects: StaticObjects): AdmissionLookup {
     configurations: (ns) => inNs(objects.configurations, ns),
     clusters: (ns) => inNs(objects.clusters, ns),
     endpointUsers: (key) => (objects.clusters ?? []).filter((c) => clusterEndpointKeys(c).includes(key)),
+    machinesAt: (host) => (objects.machines ?? []).filter((m) => machineHostKeys(m).includes(host)),
   };
 }

@@ -14,7 +14,7 @@ import {
 } from "../crds/kubernetescluster.ts";
 import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 import { type Findings, machineFindings, quorumWarnings } from "./machine_rules.ts";
-import type { HostPolicy } from "../lib/git/hosts.ts";
+import { canonicalHost, type HostPolicy } from "../lib/git/hosts.ts";
 import {
   listProblems,
   nameProblems,
@@ -53,6 +53,8 @@ export interface ValidationInput {
   gitAllowedHosts?: HostPolicy | undefined;
   /** The clusters of any namespace naming the spec's `controlPlaneEndpoint` (endpoint_rules.ts); absent: none. */
   endpointUsers?: KubernetesCluster[] | undefined;
+  /** The Machines of any namespace at the endpoint's host (endpoint_rules.ts); absent: none. */
+  endpointMachines?: Machine[] | undefined;
 }
 
 /** Refusals (any refuses the request) and warnings. */
@@ -166,7 +168,9 @@ export function validateCluster(input: ValidationInput): Verdict {
     verdict.warnings.push(...versions.warnings);
   }
 
-  verdict.errors.push(...endpointProblems(spec, oldSpec, { namespace: ns, name }, input.endpointUsers ?? []));
+  verdict.errors.push(
+    ...endpointProblems(spec, oldSpec, { namespace: ns, name }, input.endpointUsers ?? [], input.endpointMachines),
+  );
   if (spec.credentialsRef) {
     verdict.errors.push(...accessProblems(spec.credentialsRef.name, ns, input.credentialsAccess));
   }
@@ -184,10 +188,11 @@ export function validateCluster(input: ValidationInput): Verdict {
   return verdict;
 }
 
-/** The key of the endpoint the object names, for {@link ValidationInput.endpointUsers}; undefined when none. */
-export function endpointOf(object: unknown): string | undefined {
+/** The key and host of the endpoint the object names, for {@link ValidationInput.endpointUsers}; none: undefined. */
+export function endpointOf(object: unknown): { key: string; host: string } | undefined {
   const e = (asRaw(object).spec as { controlPlaneEndpoint?: { host?: unknown; port?: unknown } } | undefined)
     ?.controlPlaneEndpoint;
   if (typeof e?.host !== "string" || !e.host) return undefined;
-  return endpointKey({ host: e.host, port: typeof e.port === "number" ? e.port : undefined });
+  const key = endpointKey({ host: e.host, port: typeof e.port === "number" ? e.port : undefined });
+  return { key, host: canonicalHost(e.host) };
 }

@@ -1,5 +1,5 @@
 /** Admission: one cluster per API server endpoint, across namespaces (webhooks/endpoint_rules.ts). */
-import { type Case, cluster, fleet, runCase, three, withRepo } from "../webhook_kit.ts";
+import { type Case, cluster, fleet, machine, runCase, three, withRepo } from "../webhook_kit.ts";
 
 const endpoint = { host: "api.shared.example.test", port: 6443 };
 /** Tenant A's cluster in another namespace, naming the endpoint. */
@@ -43,6 +43,20 @@ const cases: Case[] = [
     op: "UPDATE",
     object: cluster(withRepo({ ...three, controlPlaneEndpoint: endpoint, paused: true })),
     oldObject: cluster(withRepo({ ...three, controlPlaneEndpoint: endpoint })),
+    errors: [],
+  },
+  {
+    name: "the address of a Machine another namespace's cluster claims (its bootstrap node): refused",
+    objects: {
+      machines: [...fleet(3), machine("a-1", { namespace: "tenant-a", claim: "a", host: "node-a.example.test" })],
+    },
+    object: cluster(withRepo({ ...three, controlPlaneEndpoint: { host: "node-a.example.test", port: 6443 } })),
+    errors: [/^spec\.controlPlaneEndpoint: node-a\.example\.test:6443 is already the endpoint of another cluster;/],
+  },
+  {
+    name: "the address of a Machine this cluster claims (its own bootstrap node) passes",
+    objects: { machines: [...fleet(2), machine("cp-3", { claim: "prod", host: "node-3.example.test" })] },
+    object: cluster(withRepo({ ...three, controlPlaneEndpoint: { host: "node-3.example.test", port: 6443 } })),
     errors: [],
   },
 ];
