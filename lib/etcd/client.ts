@@ -61,6 +61,8 @@ export interface EtcdClientOptions {
   keyPem: string;
   /** Each request's deadline (default 2 s). */
   timeoutMs?: number;
+  /** Asked before each request leaves, with the endpoint; a throw refuses it (a check of where it goes). */
+  beforeRequest?: ((endpoint: string) => Promise<void>) | undefined;
 }
 
 /** A request an etcd member refused or could not answer, naming the endpoint and the method. */
@@ -122,6 +124,7 @@ export class EtcdClient {
     const all = signal ? AbortSignal.any([signal, deadline]) : deadline;
     let res: Response;
     try {
+      await this.#opts.beforeRequest?.(endpoint);
       res = await fetch(`${endpoint.replace(/\/+$/, "")}/v3/${method}`, {
         method: "POST",
         redirect: "manual",

@@ -43,6 +43,7 @@ export class KubeClient {
   readonly #retries429: number;
   /** Quote answers in errors (a trusted server). */
   readonly #quote: boolean;
+  readonly #beforeRequest: ClientOptions["beforeRequest"];
   /** Who is told of waits and of writes leaving. */
   readonly #hooks: Pick<ClientOptions, "onThrottle" | "onWrite">;
 
@@ -58,6 +59,7 @@ export class KubeClient {
     this.#bucket = limit instanceof TokenBucket ? limit : limit ? new TokenBucket(limit.qps, limit.burst) : undefined;
     this.#retries429 = options.retries429 ?? 5;
     this.#quote = !options.untrusted;
+    this.#beforeRequest = options.beforeRequest;
     this.#hooks = { onThrottle: options.onThrottle, onWrite: options.onWrite };
   }
 
@@ -89,6 +91,7 @@ export class KubeClient {
       ...(options.rateLimit ?? this.#bucket ? { rateLimit: options.rateLimit ?? this.#bucket! } : {}),
       retries429: options.retries429 ?? this.#retries429,
       untrusted: options.untrusted ?? !this.#quote,
+      beforeRequest: options.beforeRequest ?? this.#beforeRequest,
       onThrottle: options.onThrottle ?? this.#hooks.onThrottle,
       onWrite: options.onWrite ?? this.#hooks.onWrite,
     });
@@ -115,6 +118,7 @@ export class KubeClient {
       body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
       headers["Content-Type"] = opts.contentType ?? JSON_TYPE;
     }
+    await this.#beforeRequest?.(url);
     const credential = await this.#kc.credentials.get();
     if (credential.authorization) headers["Authorization"] = credential.authorization;
     // Last thing before the request leaves: nothing awaited in between.

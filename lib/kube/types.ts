@@ -71,6 +71,8 @@ export interface ClientOptions {
    * refused by every client either way.
    */
   untrusted?: boolean;
+  /** Asked before each request leaves, with its URL; a throw refuses it (a check of where it goes). */
+  beforeRequest?: ((url: URL) => Promise<void>) | undefined;
 }
 
 /** A wait before a request: the client's own rate limit, or the API server's `429`. */

@@ -1,6 +1,6 @@
 /** Pure parts of the workload-cluster connection: which targets are allowed, Node views, drain plans. */
 import assert from "node:assert/strict";
-import { isLoopbackHost, parseCidrList, refusedTarget } from "../../controllers/cluster/workload/targets.ts";
+import { isLoopbackHost, nameCheck, parseCidrList, refusedTarget } from "../../controllers/cluster/workload/targets.ts";
 import { workloadClient } from "../../controllers/cluster/workload/connect.ts";
 import { type KubeNode, type KubePod, planDrain, viewNode } from "../../core/nodes/workload.ts";
 import { DRAIN_STARTED_ANNOTATION } from "../../core/contract/labels.ts";
@@ -181,4 +181,28 @@ Deno.test("a drain plan evicts ordinary pods and skips DaemonSet, mirror and fin
   const lenient = planDrain(pods, "w-1", { deleteEmptyDirData: true });
   assert.deepEqual(lenient.evict.map((p) => p.name), ["web", "bare", "cache"]);
   assert.deepEqual(lenient.refused, []);
+});
+
+Deno.test("a host name is checked by the addresses it resolves to, before each request (cached a while)", async () => {
+  let asked = 0;
+  const answers: Record<string, string[]> = {
+    "metadata.example.test": ["169.254.169.254"],
+    "api.example.test": ["127.0.5.9"],
+    "mixed.example.test": ["127.0.5.9", "::1"],
+  };
+  const resolve = (name: string) => {
+    asked++;
+    return Promise.resolve(answers[name] ?? []);
+  };
+  const check = nameCheck({ allow: parseCidrList("127.0.5.0/24"), deny: undefined }, resolve);
+  await assert.rejects(
+    check("https://metadata.example.test:6443"),
+    /^Error: refusing to connect to metadata\.example\.test: it resolves to 169\.254\.169\.254: a link-local address/,
+  );
+  await check("https://api.example.test:6443");
+  await check(new URL("https://api.example.test:6443/version"));
+  await assert.rejects(check("https://mixed.example.test"), /it resolves to ::1: a loopback address/);
+  assert.equal(asked, 3, "each name resolved once within the cache's time");
+  await check("https://127.0.0.1:6443"); // an address literal is judged where the client is made
+  assert.equal(asked, 3);
 });

@@ -23,7 +23,7 @@ import { sleep } from "../../../lib/runtime/sleep.ts";
 import { urlHost } from "../../../core/etcd/members.ts";
 import { type EtcdSnapshot, memberViews } from "../../../core/etcd/observed.ts";
 import type { EtcdStatus } from "../../../lib/etcd/client.ts";
-import { refusedTarget, type TargetPolicy } from "../workload/targets.ts";
+import { nameCheck, refusedTarget, type TargetPolicy } from "../workload/targets.ts";
 import type { Rounds } from "../workload/rounds.ts";
 
 /** How NICO watches etcd, for every cluster (given to the reconciler). */
@@ -86,6 +86,7 @@ export class EtcdObserver {
       certPem: client.certPem,
       keyPem: client.keyPem,
       timeoutMs: o.timeoutMs,
+      beforeRequest: nameCheck(o.policy),
     });
   }
 

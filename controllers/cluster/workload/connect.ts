@@ -11,7 +11,7 @@ import { parseIssuedKubeconfig } from "../../../core/render/kubeconfig.ts";
 import { KubeClient, type KubeConfig } from "../../../lib/kube/client.ts";
 import { staticCredentials } from "../../../lib/kube/credentials.ts";
 import { transportOf, transports } from "../../../lib/kube/transport.ts";
-import { refusedTarget, type TargetPolicy } from "./targets.ts";
+import { nameCheck, refusedTarget, type TargetPolicy } from "./targets.ts";
 
 export interface WorkloadClientOptions {
   policy: TargetPolicy;
@@ -32,6 +32,7 @@ function clientFor(kc: KubeConfig, o: WorkloadClientOptions): KubeClient {
     fieldManager: "nico",
     timeoutMs: o.timeoutMs ?? 5_000,
     untrusted: true,
+    beforeRequest: nameCheck(o.policy),
   });
 }
 

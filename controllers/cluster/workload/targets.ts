@@ -7,8 +7,9 @@
  * `--workload-allowed-cidrs` are reached even so (a lab on loopback). Tests, the demo and the benchmark also
  * set {@link TARGETS_ENV}: then only loopback addresses, so a mistake never reaches another machine.
  *
- * A host *name* is judged as written (`localhost` is loopback); one that resolves to a refused address is not
- * caught here (docs/operations.md, Security).
+ * A host *name* is judged as written (`localhost` is loopback), and before each request by the addresses DNS gives
+ * it ({@link nameCheck}): a name that resolves to a refused address is refused. What the resolver the request itself
+ * uses answers a moment later is not seen (docs/operations.md, Security).
  *
  * @module
  */
@@ -141,4 +142,44 @@ export function refusedHost(host: string, policy: TargetPolicy): string | undefi
     return `refusing to connect to ${shown}: ${kind}, which NICO reaches only when ${ALLOW_FLAG} lists it`;
   }
   return undefined;
+}
+
+/** Answers the addresses of a host name (A and AAAA records). */
+export type Resolver = (name: string) => Promise<string[]>;
+
+/** The addresses DNS gives `name` within 2 s (A and AAAA; a record type the name lacks, or no answer, is none). */
+export const dnsResolver: Resolver = async (name) => {
+  const signal = AbortSignal.timeout(2_000);
+  const [a, aaaa] = await Promise.all(
+    (["A", "AAAA"] as const).map((t) => Deno.resolveDns(name, t, { signal }).catch(() => [] as string[])),
+  );
+  return [...a!, ...aaaa!];
+};
+
+/**
+ * A check, before each request, of where a host *name* leads: its addresses (from `resolve`, kept `ttlMs`) must all
+ * be allowed under `policy`; an address literal was judged when the client was made. Throws the refusal.
+ */
+export function nameCheck(
+  policy: TargetPolicy,
+  resolve: Resolver = dnsResolver,
+  ttlMs = 30_000,
+): (server: string | URL) => Promise<void> {
+  const seen = new Map<string, { at: number; refused: string | undefined }>();
+  return async (server) => {
+    const host = new URL(server).hostname;
+    if (ipBytes(host) || specialHost(host)) return;
+    const last = seen.get(host);
+    let refused = last && performance.now() - last.at < ttlMs ? last.refused : undefined;
+    if (!last || performance.now() - last.at >= ttlMs) {
+      const addresses = await resolve(host);
+      const why = addresses.map((a) => [a, refusedHost(a, policy)] as const).find(([, r]) => r !== undefined);
+      refused = why
+        ? `refusing to connect to ${host}: it resolves to ${why[1]!.replace(/^refusing to connect to /, "")}`
+        : undefined;
+      if (seen.size > 1_000) seen.clear();
+      seen.set(host, { at: performance.now(), refused });
+    }
+    if (refused) throw new Error(refused);
+  };
 }
