@@ -31,6 +31,8 @@ export interface UnownedOptions {
   /** Only this namespace's clusters (default: all). */
   namespace?: string | undefined;
   intervalMs?: number;
+  /** Told the count after each look (the `nico_clusters_unowned` gauge). */
+  onCount?: ((clusters: number) => void) | undefined;
 }
 
 /** One look: a Warning Event on each cluster of a shard that no NICO runs; answers how many it found. */
@@ -65,6 +67,7 @@ export async function watchUnowned(o: UnownedOptions, signal: AbortSignal): Prom
   while (!signal.aborted) {
     try {
       const n = await reportUnowned(o);
+      o.onCount?.(n);
       if (n) o.log.info("clusters of shards nobody runs", { clusters: n });
     } catch (err) {
       if (!signal.aborted) o.log.error("cannot look for clusters of shards nobody runs", { error: errorMessage(err) });

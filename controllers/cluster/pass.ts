@@ -73,6 +73,8 @@ export interface PassRecord {
   kubeconfig?: string | undefined;
   /** etcd backups: their condition, `status.etcd.backups` (where `spec.etcd.backup` is set). */
   backups?: BackupsOutcome | undefined;
+  /** `ArgoCDRegistered`, when NICO registers clusters with Argo CD. */
+  argoCd?: ConditionInput | undefined;
 }
 
 /** A record of nothing yet. */
@@ -109,7 +111,7 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   const kubeconfig = await reconcileKubeconfig(s, target, identity.ca, force);
   rec.kubeconfig = kubeconfig.secret;
   if (identity.rekeyKept) await answerKeptRekey(s, kubeconfig.reissued);
-  await reconcileArgoCd(s);
+  rec.argoCd = await reconcileArgoCd(s);
   await settleWorkloadNodes(s, nodes, workload, drains.draining);
   const wishes = [
     drains.requeue,
@@ -162,6 +164,7 @@ export function phaseConditions(rec: PassRecord): ConditionInput[] {
     rec.releases?.condition,
     rec.remediation?.condition,
     rec.kubeconfigTarget?.condition,
+    rec.argoCd,
     rec.etcd && etcdCondition(rec.etcd.sight, rec.etcdChange?.membership),
     rec.backups?.condition,
   ].filter((c) => c !== undefined);

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { SHARD_LABEL } from "../../core/contract/labels.ts";
 import {
   namedShard,
+  parseNamespaceShards,
   shardLabelProblem,
   shardLeaseName,
   shardOfLabels,
@@ -104,6 +105,38 @@ const admissionCases: Case[] = [
     oldObject: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "default" }),
     errors: [],
   },
+  {
+    name: "a namespace the operator restricts may use only its shards (--namespace-shards)",
+    objects: { machines: fleet(3) },
+    op: "UPDATE",
+    object: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "platform" }),
+    oldObject: cluster(withRepo(three)),
+    options: { namespaceShards: parseNamespaceShards("infra:edge-1,infra:edge-2,other:platform") },
+    errors: [
+      `metadata.labels[${SHARD_LABEL}]: namespace infra may use the shards edge-1, edge-2 (and the default, without ` +
+      "the label), not platform; the operator lists them in --namespace-shards",
+    ],
+  },
+  {
+    name: "…its own shards, and the default, pass",
+    objects: { machines: fleet(3) },
+    object: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "edge-2" }),
+    options: { namespaceShards: parseNamespaceShards("infra:edge-1,infra:edge-2") },
+    errors: [],
+  },
+  {
+    name: "…and a namespace not listed may use any",
+    objects: { machines: fleet(3) },
+    object: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "platform" }),
+    options: { namespaceShards: parseNamespaceShards("other:edge-1") },
+    errors: [],
+  },
 ];
+
+Deno.test("--namespace-shards: namespace:shard pairs", () => {
+  assert.throws(() => parseNamespaceShards("infra=edge-1"), /infra=edge-1 is not namespace:shard/);
+  assert.throws(() => parseNamespaceShards("infra:Edge"), /not namespace:shard/);
+  assert.equal(parseNamespaceShards("").size, 0);
+});
 
 for (const c of admissionCases) Deno.test(`admission: ${c.name}`, () => runCase(c));

@@ -8,9 +8,11 @@
  * Kept in the cluster's memory (controllers/cluster/memory.ts) and closed
  * with it.
  *
- * A member is asked on its node's endpoint (the node's address and the
- * contract's client port) when its peer URL is on a node of the cluster,
- * else on the client URL it advertises, if NICO may reach that address.
+ * A member is asked only on its node's endpoint (the node's address and the
+ * cluster's client port) when its peer URL is on a node of the cluster;
+ * never on a client URL it advertises (that is the member's to say, so a
+ * tenant's), and no endpoint the target policy refuses
+ * (controllers/cluster/workload/targets.ts).
  *
  * @module
  */
@@ -21,7 +23,7 @@ import { sleep } from "../../../lib/runtime/sleep.ts";
 import { urlHost } from "../../../core/etcd/members.ts";
 import { type EtcdSnapshot, memberViews } from "../../../core/etcd/observed.ts";
 import type { EtcdStatus } from "../../../lib/etcd/client.ts";
-import { refusedTarget, type TargetPolicy } from "../workload/targets.ts";
+import { nameCheck, refusedTarget, type TargetPolicy } from "../workload/targets.ts";
 import type { Rounds } from "../workload/rounds.ts";
 
 /** How NICO watches etcd, for every cluster (given to the reconciler). */
@@ -84,6 +86,7 @@ export class EtcdObserver {
       certPem: client.certPem,
       keyPem: client.keyPem,
       timeoutMs: o.timeoutMs,
+      beforeRequest: nameCheck(o.policy),
     });
   }
 
@@ -142,6 +145,11 @@ export class EtcdObserver {
     let members: EtcdSnapshot["members"];
     let listedBy: string | undefined;
     for (const ep of this.#endpoints) {
+      const refused = refusedTarget(ep.url, this.#o.policy);
+      if (refused) {
+        listErrors.push(`etcd ${ep.url}: ${refused}`);
+        continue;
+      }
       requests++;
       try {
         members = await this.client.members(ep.url, signal);
@@ -157,9 +165,9 @@ export class EtcdObserver {
     let alarms: EtcdSnapshot["alarms"] = [];
     if (members && listedBy) {
       for (const m of members) {
-        const at = this.#endpointFor(m.peerURLs, m.clientURLs);
+        const at = this.#endpointFor(m.peerURLs);
         if (at) byMember.set(m.id, at);
-        else statusErrors.set(m.id, "not asked: no endpoint NICO may reach");
+        else statusErrors.set(m.id, "not asked: its peer URL names no node of the cluster NICO may reach");
       }
       const asked = [...byMember].map(async ([id, url]) => {
         requests++;
@@ -196,7 +204,8 @@ export class EtcdObserver {
    * there but has lost quorum; a member list needs a leader), asked in parallel.
    */
   async #leaderless(signal: AbortSignal, count: () => void): Promise<string[]> {
-    const asked = await Promise.all(this.#endpoints.map(async (ep) => {
+    const allowed = this.#endpoints.filter((ep) => refusedTarget(ep.url, this.#o.policy) === undefined);
+    const asked = await Promise.all(allowed.map(async (ep) => {
       count();
       const s = await this.client.status(ep.url, signal).catch(() => undefined);
       return s && s.leader === "0" ? ep.host : undefined;
@@ -204,14 +213,14 @@ export class EtcdObserver {
     return asked.filter((h): h is string => h !== undefined);
   }
 
-  /** The node's endpoint on the peer URL's host, else the advertised client URL if the policy lets NICO reach it. */
-  #endpointFor(peerURLs: string[], clientURLs: string[]): string | undefined {
+  /** The node's endpoint on the peer URL's host, if the policy lets NICO reach it (never an advertised URL). */
+  #endpointFor(peerURLs: string[]): string | undefined {
     for (const u of peerURLs) {
       const host = urlHost(u);
       const ep = this.#endpoints.find((e) => e.host === host);
-      if (ep) return ep.url;
+      if (ep && refusedTarget(ep.url, this.#o.policy) === undefined) return ep.url;
     }
-    return clientURLs.find((u) => refusedTarget(u, this.#o.policy) === undefined);
+    return undefined;
   }
 
   /** Stops the loop and closes the connections. */

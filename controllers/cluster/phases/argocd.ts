@@ -10,15 +10,20 @@
 import { createHash } from "node:crypto";
 import { kubeconfigSecret } from "../../../core/contract/names.ts";
 import {
+  ARGOCD_SECRET_TYPE_CLUSTER,
+  ARGOCD_SECRET_TYPE_LABEL,
   argoCdClusterSecret,
   type ArgoCdSecret,
   argoCdSecretName,
   isArgoCdSecretOf,
+  labelKeyList,
 } from "../../../core/render/argocd.ts";
 import { parseIssuedKubeconfig } from "../../../core/render/kubeconfig.ts";
 import { isAlreadyExists } from "../../../lib/kube/errors.ts";
 import { SECRETS } from "../../../lib/kube/resources.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
+import { refusedTarget } from "../workload/targets.ts";
+import { condition as setCondition, type ConditionInput } from "../../../core/status/conditions.ts";
 import type { ClusterContext, ClusterScope } from "../scope.ts";
 import { type Secret, secretValue } from "../secrets.ts";
 import { postEvent } from "../../events.ts";
@@ -26,12 +31,15 @@ import { postEvent } from "../../events.ts";
 /** The memory's mark of a Secret NICO deleted (nothing to delete again). */
 const DELETED = "deleted";
 
-/** Writes the Argo CD cluster Secret when Argo CD registration is on, the kubeconfig exists and something changed. */
-export async function reconcileArgoCd(s: ClusterScope): Promise<void> {
+/**
+ * Writes the Argo CD cluster Secret when Argo CD registration is on, the kubeconfig exists and something changed;
+ * answers the `ArgoCDRegistered` condition (none while registration is off or there is no kubeconfig yet).
+ */
+export async function reconcileArgoCd(s: ClusterScope): Promise<ConditionInput | undefined> {
   const argoNs = s.deps.argocdNamespace;
-  if (!argoNs) return;
+  if (!argoNs) return undefined;
   const text = secretValue(s.cache.secret(kubeconfigSecret(s.name)), "value");
-  if (!text) return;
+  if (!text) return undefined;
   let desired: ArgoCdSecret;
   try {
     const kubeconfig = parseIssuedKubeconfig(text);
@@ -39,24 +47,41 @@ export async function reconcileArgoCd(s: ClusterScope): Promise<void> {
       cluster: { namespace: s.namespace, name: s.name, labels: s.cluster.metadata.labels },
       argoCdNamespace: argoNs,
       kubeconfig,
+      labelKeys: labelKeyList(s.deps.argocdLabelKeys),
+      project: s.deps.argocdProject,
     });
   } catch {
-    return; // the kubeconfig phase re-issues an unreadable kubeconfig; the next pass registers it
+    return undefined; // the kubeconfig phase re-issues an unreadable kubeconfig; the next pass registers it
+  }
+  const at = `${argoNs}/${desired.metadata.name}`;
+  const registered = setCondition("ArgoCDRegistered", "True", "Registered", `registered as Secret ${at}`);
+  // Argo CD connects where the Secret says: a server NICO itself may not reach is not handed to it either.
+  const refused = s.deps.etcd ? refusedTarget(atob(desired.data.server!), s.deps.etcd.policy) : undefined;
+  if (refused) {
+    return setCondition(
+      "ArgoCDRegistered",
+      "False",
+      "RegistrationFailed",
+      `not registered with Argo CD, which would connect where NICO does not: ${refused}`,
+    );
   }
   const digest = createHash("sha256").update(JSON.stringify(desired)).digest("hex");
-  if (s.memory.argoCd === digest) return;
+  if (s.memory.argoCd === digest) return registered;
   try {
     const why = await writeArgoCdSecret(s, desired);
     s.memory.argoCd = digest;
     s.memory.argoCdWarnings.clear(s.memory.key);
-    if (why) s.log.info("wrote the Argo CD cluster Secret", { secret: `${argoNs}/${desired.metadata.name}`, why });
+    if (why) s.log.info("wrote the Argo CD cluster Secret", { secret: at, why });
+    return registered;
   } catch (err) {
-    const message = `the Argo CD cluster Secret ${argoNs}/${desired.metadata.name} was not written: ${
+    const taken = err instanceof ServerTakenError;
+    const message = `the Argo CD cluster Secret ${at} was not written: ${
       errorMessage(err)
     }; Argo CD does not see this cluster's current endpoint and credentials (docs/operations.md, GitOps)`;
     if (s.memory.argoCdWarnings.allow(s.memory.key, "ArgoCDRegistrationFailed", message, s.now.getTime())) {
       postEvent(s.deps.recorder, s.cluster, "ArgoCDRegistrationFailed", message);
     }
+    return setCondition("ArgoCDRegistered", "False", taken ? "ServerTaken" : "RegistrationFailed", message);
   }
 }
 
@@ -68,6 +93,7 @@ async function writeArgoCdSecret(s: ClusterScope, desired: ArgoCdSecret): Promis
   if (existing && !isArgoCdSecretOf(existing, s.namespace, s.name)) {
     throw new Error(`a Secret of that name exists and is not NICO's for ${s.namespace}/${s.name}`);
   }
+  await checkServerFree(s, desired);
   if (!existing) {
     try {
       await client.create(SECRETS, desired);
@@ -90,6 +116,45 @@ async function writeArgoCdSecret(s: ClusterScope, desired: ArgoCdSecret): Promis
   });
   return "endpoint or credentials changed";
 }
+
+/**
+ * Refuses to register a server another cluster Secret of Argo CD already names (webhooks/endpoint_rules.ts
+ * refuses the same endpoint at admission; this catches a race past it, and a cluster whose server is its
+ * bootstrap node's address). Argo CD keeps one Secret per server: two would mix two clusters' credentials.
+ * The other Secret is not named: it may be another tenant's.
+ */
+async function checkServerFree(s: ClusterScope, desired: ArgoCdSecret): Promise<void> {
+  const server = serverKey(atob(desired.data.server!));
+  const { items } = await s.deps.client.list<Secret>(SECRETS, {
+    namespace: desired.metadata.namespace,
+    labelSelector: `${ARGOCD_SECRET_TYPE_LABEL}=${ARGOCD_SECRET_TYPE_CLUSTER}`,
+  });
+  const taken = items.some((o) =>
+    !isArgoCdSecretOf(o, s.namespace, s.name) && o.data?.server !== undefined &&
+    serverKey(secretText(o.data.server)) === server
+  );
+  if (taken) throw new ServerTakenError(atob(desired.data.server!));
+}
+
+/** Another cluster Secret of Argo CD names this cluster's server. */
+export class ServerTakenError extends Error {
+  override readonly name = "ServerTakenError";
+  constructor(server: string) {
+    super(
+      `Argo CD already has another cluster Secret for ${server}; NICO does not register a second one (Argo CD would ` +
+        "mix the two clusters' credentials): give this cluster its own spec.controlPlaneEndpoint",
+    );
+  }
+}
+
+const serverKey = (url: string) => url.trim().replace(/\/+$/, "").toLowerCase();
+const secretText = (b64: string) => {
+  try {
+    return atob(b64);
+  } catch {
+    return "";
+  }
+};
 
 function sameContent(existing: Secret, desired: ArgoCdSecret): boolean {
   const json = (v: unknown) => JSON.stringify(v ?? {});
