@@ -105,6 +105,27 @@ const PLANS: [string, MembershipInput, string[]][] = [
     ["no action"],
   ],
   [
+    "two members, one of them leaving, the other changing: held until the leaver's member is removed",
+    input([m(1), m(3, { leader: true })], {
+      nodes: nodes(1, 3),
+      changing: ["cp-1"],
+      departing: ["cp-3"],
+    }),
+    [
+      "no action",
+      "hold cp-1: its switch would leave fewer healthy etcd members than a majority (2/2 healthy voting members (quorum 2): cp-1, cp-3)",
+    ],
+  ],
+  [
+    "…a departing learner has no vote: the switch goes",
+    input([m(1, { leader: true }), m(3, { isLearner: true })], {
+      nodes: nodes(1, 3),
+      changing: ["cp-1"],
+      departing: ["cp-3"],
+    }),
+    ["no action"],
+  ],
+  [
     "changing a follower while another is down: held",
     input([m(1, { leader: true }), m(2), m(3, { healthy: false })], {
       changing: ["cp-2"],
