@@ -326,6 +326,13 @@ Deno.test("etcd holds narrow the plan as drains do", () => {
     held.waiting,
     "cp-3: its etcd member cp-3 (1003) is removed first; at most 1 worker(s) unavailable at once",
   );
+  // A new control-plane node the planner did not pick in this pass (another member is down) is held all the same,
+  // and named: status.rollout.etcdHeld names every node etcd holds.
+  const later = { ...plan, create: [], pending: ["cp-5", "cp-1", "w-1"] };
+  const cp5 = new Set(["cp-1", "cp-3", "cp-5"]);
+  assert.deepEqual(etcdTargets(later, cp5, new Set(["cp-1", "cp-3"])).creating, ["cp-5"]);
+  const dead = holdForEtcd(later, [{ machine: "cp-5", why: "etcd admits no new member while cp-2 does not answer" }]);
+  assert.deepEqual(dead.etcdHeld, [{ machine: "cp-5", why: "etcd admits no new member while cp-2 does not answer" }]);
   assert.equal(holdForEtcd(plan, []), plan, "no hold: the same plan");
   assert.deepEqual(plan.remove, ["cp-3"], "the plan given is not modified");
 });
