@@ -47,6 +47,8 @@ for (const { generation, join } of CASES) {
           gitRepo: "https://git.example.test/v1.git",
           controlPlane: { machines: CP.slice(0, n) },
           dataPlane: { machines: ["w-1"] },
+          // Voters join one at a time, as kubeadm's do: parallel adds of unstarted voters can leave etcd leaderless.
+          ...(join === "voter" ? { rollout: { provisioning: "BootstrapFirst" } } : {}),
         });
         await s.client.create(KUBERNETES_CLUSTERS, { metadata: { name: "c", namespace: s.ns }, spec: spec(5) });
         await s.until("Ready, etcd of 5 healthy", etcdSettled(5), 240_000);
