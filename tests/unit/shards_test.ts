@@ -52,6 +52,10 @@ Deno.test("the shard label: a shard name, never 'default'", () => {
   assert.match(shardLabelProblem({ [SHARD_LABEL]: "default" })!, /remove the label/);
   assert.match(shardLabelProblem({ [SHARD_LABEL]: "Edge_1" })!, /is not a shard name/);
   assert.match(shardLabelProblem({ [SHARD_LABEL]: "-a" })!, /is not a shard name/);
+  // At most 40 characters: 40 pass, 41 do not (the Lease name `<base>-<shard>` must stay a valid name).
+  assert.equal(shardLabelProblem({ [SHARD_LABEL]: "a".repeat(40) }), undefined);
+  assert.equal(shardLabelProblem({ [SHARD_LABEL]: `a${"-".repeat(38)}b` }), undefined);
+  assert.match(shardLabelProblem({ [SHARD_LABEL]: "a".repeat(41) })!, /is not a shard name .*at most 40/);
 });
 
 Deno.test("--shard and NICO_SHARD", () => {
@@ -60,6 +64,10 @@ Deno.test("--shard and NICO_SHARD", () => {
   assert.equal(parseRunOptions([], { NICO_SHARD: "b" }).shard, "b");
   assert.equal(parseRunOptions(["--shard=default"], {}).shard, "default");
   assert.throws(() => parseRunOptions(["--shard", "Edge 1"], {}), OptionsError);
+  // At most 40 characters, as the label.
+  assert.equal(parseRunOptions(["--shard", "a".repeat(40)], {}).shard, "a".repeat(40));
+  assert.throws(() => parseRunOptions(["--shard", "a".repeat(41)], {}), OptionsError);
+  assert.throws(() => parseRunOptions([], { NICO_SHARD: "a".repeat(41) }), /at most 40/);
 });
 
 Deno.test("status.shard: written by a named shard, removed by the default one, and at once", () => {

@@ -1,7 +1,8 @@
 /**
  * One cluster's etcd, watched off the pass's critical path: a loop that
  * refreshes a {@link EtcdSnapshot} every `intervalMs` (backing off while no
- * member answers) and when asked ({@link EtcdObserver.refresh}): the member
+ * member answers, and looking again within {@link ETCD_SOON_MS} while etcd is
+ * mid-change) and when asked ({@link EtcdObserver.refresh}): the member
  * list from the first control-plane node that answers (in node order), every
  * member's status in parallel (each with the client's deadline), and the
  * alarms. A pass reads the last snapshot and never waits on a hung member.
@@ -48,6 +49,28 @@ export interface EtcdWatching {
 /** The defaults of {@link EtcdWatching}. */
 export const ETCD_INTERVAL_MS = 10_000;
 export const ETCD_TIMEOUT_MS = 2_000;
+/**
+ * How soon the observer looks again while etcd is changing under it: a member added and not started or still a
+ * learner, or members that answer without a leader (quorum lost, or a join under way). Such a state lasts seconds,
+ * and the status must not keep saying it (nor hide it) until the next slow look.
+ */
+export const ETCD_SOON_MS = 2_000;
+
+/**
+ * Whether a look saw etcd mid-change: a member added but not started or still a learner, or members that answer
+ * without a leader.
+ *
+ * @example
+ * ```ts
+ * import { changing } from "./observer.ts";
+ * changing({ members: [{ id: "1", name: "", peerURLs: [], clientURLs: [], isLearner: false }] }); // true
+ * changing({ members: undefined, leaderless: ["127.0.0.2"] }); // true
+ * changing({ members: [{ id: "1", name: "cp-1", peerURLs: [], clientURLs: [], isLearner: false }] }); // false
+ * ```
+ */
+export function changing(s: Pick<EtcdSnapshot, "members" | "leaderless">): boolean {
+  return (s.leaderless?.length ?? 0) > 0 || (s.members ?? []).some((m) => !m.name || m.isLearner);
+}
 
 /** A control-plane node's etcd client endpoint, by the host its members' peer URLs name. */
 export interface EtcdEndpoint {
@@ -130,7 +153,10 @@ export class EtcdObserver {
       if (!before || fingerprint(before) !== fingerprint(next)) this.#o.onChange(this.#o.key);
       this.#wake = new AbortController();
       if (this.#again) this.#wake.abort(); // asked for during the look: what it saw may predate the ask
-      const wait = this.#o.intervalMs * Math.min(4, 2 ** failures);
+      // Backing off while nothing answers; soon while etcd is mid-change (a join, a lost leader).
+      const wait = changing(next)
+        ? Math.min(this.#o.intervalMs, ETCD_SOON_MS)
+        : this.#o.intervalMs * Math.min(4, 2 ** failures);
       await sleep(wait, AbortSignal.any([this.#abort.signal, this.#wake.signal]));
     }
   }

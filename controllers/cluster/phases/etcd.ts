@@ -83,10 +83,19 @@ export async function observeEtcd(s: ClusterScope, identity: Identity): Promise<
  * the next control-plane step waits for that look, so it should not wait for the observer's interval.
  */
 function lookForWaiting(s: ClusterScope, reports: readonly NodeReport[]): Requeue | undefined {
+  const obs = s.memory.etcd;
+  if (!obs) return undefined;
+  // A control-plane node that applied since the last look began (a member joined or restarted): look again now, so
+  // EtcdHealthy and Ready never disagree for longer than one look.
+  const since = obs.snapshot()?.since;
+  const applied = reports.filter((r) =>
+    r.plane === "controlPlane" && r.appliedAt !== undefined && since !== undefined && r.appliedAt > since
+  );
   const waiting = reports.filter((r) => r.state === "Joining" && r.reason === "EtcdMemberNotReady");
-  if (!waiting.length || !s.memory.etcd) return undefined;
-  s.memory.etcd.refresh();
-  return { after: 2_000, why: `etcd is to count ${waiting.map((r) => r.machine).join(", ")}` };
+  if (!waiting.length && !applied.length) return undefined;
+  obs.refresh();
+  const names = [...new Set([...waiting, ...applied].map((r) => r.machine))].join(", ");
+  return { after: 2_000, why: `etcd is to count ${names}` };
 }
 
 const bracket = (h: string) => (h.includes(":") && !h.startsWith("[") ? `[${h}]` : h);
