@@ -83,7 +83,7 @@ export function configurationFacts(cfg: NixosConfiguration | undefined): Configu
   return {
     changedAt: specChangedAt(cfg),
     createdAt: created ? new Date(created) : undefined,
-    runGraceMs: runSoonGraceMs(cfg.metadata.generation),
+    runGraceMs: runSoonGraceMs(cfg.metadata.generation, cfg.spec.dayTwoSchedule),
     expected: cfg.metadata.annotations?.[CONFIGURATION_ANNOTATION],
     ...(asked ? { asked } : {}),
   };

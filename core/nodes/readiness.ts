@@ -234,7 +234,7 @@ function v1Report(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeReport
   // Nothing ran since the change. A new commit starts a run at once; otherwise NICO brings the schedule forward
   // after a grace (core/nodes/runs.ts), so until then no due time is promised. After it, the first scheduled run
   // is the earliest one can.
-  const fresh = i.now.getTime() - changed.getTime() < runSoonGraceMs(cfg.metadata.generation);
+  const fresh = i.now.getTime() - changed.getTime() < runSoonGraceMs(cfg.metadata.generation, cfg.spec.dayTwoSchedule);
   const due = fresh ? undefined : nextRun(cfg, i.now);
   const when = due ? `, due ${clock(due)}` : "";
   return timedOut(i, cfg, base, nextRun(cfg, changed) ?? changed) ??

@@ -169,10 +169,10 @@ export function runVerdict(runs: readonly Run[], changedAt: Date): RunVerdict {
 export const RUN_SOON_SCHEDULE = "* * * * *";
 
 /**
- * How long after a change NICO waits for NIO v1 to fire a run by itself (it
- * does within a second for a new commit) before it asks for one with
- * {@link RUN_SOON_SCHEDULE}. Asking at once would let a scheduled run start
- * beside the one NIO fires: NIO's `Forbid` covers only its CronJob's own runs.
+ * How long after a change that moves the commit NICO waits for NIO v1 to fire a run by itself (it does within a
+ * second) before it asks for one with {@link RUN_SOON_SCHEDULE}. Asking at once would let a scheduled run start
+ * beside the one NIO fires: NIO's `Forbid` covers only its CronJob's own runs. A change that keeps the commit gets
+ * no such wait: NIO v1 never fires a run for it ({@link firesRun}), so NICO writes it with the schedule forward.
  */
 export const RUN_SOON_GRACE_MS = 5_000;
 
@@ -185,19 +185,67 @@ export const RUN_SOON_GRACE_MS = 5_000;
  */
 export const FIRST_RUN_GRACE_MS = 60_000;
 
+/** The parts of a configuration's spec that say whether NIO v1 fires a run by itself. */
+export interface RunSource {
+  gitRepo?: string | undefined;
+  ref?: string | undefined;
+  dayTwoSchedule?: string | undefined;
+}
+
 /**
- * How long NICO waits for NIO v1 to run a configuration by itself: {@link FIRST_RUN_GRACE_MS} while it has its first
- * spec (`metadata.generation` 1: only a spec change moves it), {@link RUN_SOON_GRACE_MS} after a change.
+ * Whether NIO v1 fires a run by itself when a configuration's spec goes from `before` to `after`: for a new
+ * configuration (no commit rolled out yet) and for a change of the commit it resolves (`gitRepo`, `ref`; its
+ * NixCronJob's `revChanged`). A change of anything else (`additionalFiles` such as `cluster.nix`, the folder,
+ * the flake attribute) only re-templates the node's CronJob: it runs at the next tick of the schedule.
+ *
+ * @example
+ * ```ts
+ * import { firesRun } from "./runs.ts";
+ * const spec = { gitRepo: "https://git.example.test/flake.git", ref: "0123456789abcdef0123456789abcdef01234567" };
+ * firesRun(undefined, spec); // true: the first run of a new configuration
+ * firesRun(spec, { ...spec, ref: "fedcba9876543210fedcba9876543210fedcba98" }); // true
+ * firesRun(spec, spec); // false: cluster.nix alone runs on the schedule
+ * ```
+ */
+export function firesRun(before: RunSource | undefined, after: RunSource): boolean {
+  if (!before) return true;
+  // NIO's CRD defaults `ref` to `main`.
+  return before.gitRepo !== after.gitRepo || (before.ref ?? "main") !== (after.ref ?? "main");
+}
+
+/**
+ * How long NICO waits for NIO v1 to run a configuration by itself: none once its schedule is brought forward
+ * (it was written so, or a grace ended), {@link FIRST_RUN_GRACE_MS} while it has its first spec
+ * (`metadata.generation` 1: only a spec change moves it), {@link RUN_SOON_GRACE_MS} after a change.
  *
  * @example
  * ```ts
  * import { runSoonGraceMs } from "./runs.ts";
  * runSoonGraceMs(1); // 60000
  * runSoonGraceMs(4); // 5000
+ * runSoonGraceMs(4, "* * * * *"); // 0: a change NIO v1 will not run itself was written with the schedule forward
  * ```
  */
-export function runSoonGraceMs(generation: number | undefined): number {
+export function runSoonGraceMs(generation: number | undefined, schedule?: string | undefined): number {
+  if (schedule === RUN_SOON_SCHEDULE) return 0;
   return generation === 1 ? FIRST_RUN_GRACE_MS : RUN_SOON_GRACE_MS;
+}
+
+/**
+ * The `dayTwoSchedule` NICO writes with a new spec of an existing configuration (NIO v1): the user's when NIO fires
+ * a run of it by itself ({@link firesRun}: a new commit), which a schedule brought forward could only double; else
+ * {@link RUN_SOON_SCHEDULE} at once, since nothing but a tick will run it.
+ *
+ * @example
+ * ```ts
+ * import { scheduleOnChange } from "./runs.ts";
+ * const before = { gitRepo: "https://git.example.test/flake.git", ref: "0123456789abcdef0123456789abcdef01234567" };
+ * scheduleOnChange(before, { ...before, dayTwoSchedule: "0 3 * * *" }); // "* * * * *"
+ * scheduleOnChange(before, { ...before, ref: "fedcba9876543210fedcba9876543210fedcba98", dayTwoSchedule: "0 3 * * *" }); // "0 3 * * *"
+ * ```
+ */
+export function scheduleOnChange(before: RunSource, after: RunSource): string | undefined {
+  return firesRun(before, after) ? after.dayTwoSchedule : RUN_SOON_SCHEDULE;
 }
 
 /** {@link scheduleFor}'s answer for "leave the schedule as it is". */
@@ -219,9 +267,10 @@ export interface ScheduleInput {
 
 /**
  * The `dayTwoSchedule` a node's configuration carries (NIO v1): every minute
- * while NIO has run nothing of the node's current spec for
- * {@link RUN_SOON_GRACE_MS} (a change that keeps the commit: `cluster.nix`, a
- * file, the folder), so it reaches the node within a minute, and only that
+ * while NIO has run nothing of the node's current spec and the grace for NIO
+ * to fire a run by itself ({@link runSoonGraceMs}: none for a change that
+ * keeps the commit, such as `cluster.nix`, which NICO writes with the schedule
+ * forward) is over, so it reaches the node within a minute, and only that
  * node; the user's schedule otherwise (`undefined`: NIO's default), once a
  * run started. A node NIO is blocked on, removing, or that is not created
  * yet keeps what it has.

@@ -22,7 +22,7 @@ import { createMachines, machinesDiscovered } from "../../testing/nico.ts";
 import { FAIL_APPLY_ANNOTATION, type SimNioOptions, UNDISCOVERABLE_ANNOTATION } from "../../testing/sim-nio.ts";
 import { extend, world } from "../../testing/world.ts";
 import { changingSwitches, maxConcurrent, switchOrder, switchWindows } from "../../testing/switches.ts";
-import { sameSchedule } from "../../core/nodes/runs.ts";
+import { RUN_SOON_SCHEDULE, sameSchedule } from "../../core/nodes/runs.ts";
 
 const REPO = "https://git.example.test/flake.git";
 const NODES = ["cp-1", "cp-2", "cp-3", "w-1", "w-2"];
@@ -72,6 +72,12 @@ Deno.test("a change that keeps the commit (cluster.nix) reaches every node one a
   await using w = await v1World("v1files");
   await createCluster(w.client, w.ns);
   await w.until("Ready", ready);
+  const before = await eventually("schedules at rest", async () => {
+    const list = await w.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: w.ns });
+    return list.items.every((x) => sameSchedule(x.spec.dayTwoSchedule, undefined)) && list;
+  });
+  const versions = recordVersions(w.client, w.ns, before.resourceVersion);
+  w.defer(() => versions.stop());
   const since = Date.now();
   // A new endpoint changes cluster.nix on every node, and nothing else: the commit stays.
   await w.client.mergePatch(KUBERNETES_CLUSTERS, "c", w.ns, {
@@ -81,18 +87,58 @@ Deno.test("a change that keeps the commit (cluster.nix) reaches every node one a
     cond(c, "UpToDate")?.status === "True" && ready(c) &&
     c.status?.observedGeneration === c.metadata.generation);
   const readySeen = Date.now();
+  // NIO v1 never runs such a change by itself: each node's new spec was written with the schedule forward, in the
+  // same write (no grace to wait for first, no third write).
+  const hashOf = (c: NixosConfiguration) => c.metadata.annotations?.["nico.homystack.com/spec-hash"];
+  for (const x of before.items) {
+    const seen = versions.of(x.metadata.name);
+    const changed = seen.filter((v, i) => hashOf(v) !== hashOf(i ? seen[i - 1]! : x));
+    assert.equal(changed.length, 1, `${x.metadata.name}: spec changes ${changed.map(hashOf)}`);
+    assert.equal(changed[0]!.spec.dayTwoSchedule, RUN_SOON_SCHEDULE, `${x.metadata.name} written without a run asked`);
+  }
   const windows = changingSwitches(switchWindows(w.nio.history)).filter((x) => x.start >= since);
   assert.equal(maxConcurrent(windows, isCp), 1, `control-plane switches at once: ${JSON.stringify(windows)}`);
   assert.equal(maxConcurrent(windows, (x) => !isCp(x)), 1, `worker switches at once: ${JSON.stringify(windows)}`);
   assert.deepEqual(switchOrder(windows, since), ["c.w-1", "c.w-2", "c.cp-2", "c.cp-3", "c.cp-1"]);
   const configs = await w.configs();
   assertAllRan(windows, configs, readySeen);
-  // Each node got the every-minute schedule for its step only; at rest they carry NIO's default again.
-  await eventually(
-    "schedules back at rest",
-    async () => (await w.configs()).every((c) => sameSchedule(c.spec.dayTwoSchedule, undefined)),
-  );
+  // Each node got the every-minute schedule for its step only; at rest they carry NIO's default again: two spec
+  // writes per node (the change with the schedule forward, the schedule back).
+  const after = await eventually("schedules back at rest", async () => {
+    const cfgs = await w.configs();
+    return cfgs.every((c) => sameSchedule(c.spec.dayTwoSchedule, undefined)) && cfgs;
+  });
+  for (const x of before.items) {
+    const now = after.find((c) => c.metadata.name === x.metadata.name)!;
+    assert.equal(now.metadata.generation! - x.metadata.generation!, 2, `${x.metadata.name}: spec writes`);
+  }
 });
+
+/** Every version of the namespace's configurations from `resourceVersion` on, by name, until `stop`. */
+function recordVersions(client: KubeClient, ns: string, resourceVersion: string | undefined) {
+  const abort = new AbortController();
+  const seen = new Map<string, NixosConfiguration[]>();
+  const done = (async () => {
+    for await (
+      const ev of client.watch<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
+        namespace: ns,
+        ...(resourceVersion ? { resourceVersion } : {}),
+        signal: abort.signal,
+      })
+    ) {
+      if (ev.type === "BOOKMARK") continue;
+      const list = seen.get(ev.object.metadata.name) ?? [];
+      seen.set(ev.object.metadata.name, [...list, ev.object]);
+    }
+  })().catch(() => {});
+  return {
+    of: (name: string) => seen.get(name) ?? [],
+    stop: async () => {
+      abort.abort();
+      await done;
+    },
+  };
+}
 
 Deno.test("a failing switch halts the rollout within seconds of its first failed Pod, naming node, attempt and reason", async () => {
   await using w = await v1World("v1fail", { minuteMs: 1000 });

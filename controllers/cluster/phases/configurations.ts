@@ -16,8 +16,15 @@ import { endpointUrl } from "../../../core/render/kubeconfig.ts";
 import { type BackupGate, type DepartingNode, planRollout, type RolloutPlan } from "../../../core/rollout/plan.ts";
 import { plannerInput } from "../../../core/rollout/input.ts";
 import { markOf } from "../../../core/machines/marks.ts";
-import { RUN_SOON_SCHEDULE, runSoonGraceMs, sameSchedule, scheduleFor } from "../../../core/nodes/runs.ts";
-import { sameSecondAsLast, specChangedAt } from "../../../core/nodes/readiness.ts";
+import {
+  RUN_SOON_SCHEDULE,
+  runSoonGraceMs,
+  sameSchedule,
+  scheduleFor,
+  scheduleOnChange,
+} from "../../../core/nodes/runs.ts";
+import { type NodeReport, sameSecondAsLast, specChangedAt } from "../../../core/nodes/readiness.ts";
+import { specDrift } from "../../../core/render/drift.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { type ClusterScope, WRITES_IN_FLIGHT } from "../scope.ts";
 import { type EtcdView, gatherMembers, type Identity, type Member, reportsOf, type WorkloadView } from "../view.ts";
@@ -150,19 +157,7 @@ export async function writeConfigurations(
     const machine = d.spec.machineRef.name;
     const r = reportOf.get(machine);
     const existing = s.cache.config(name);
-    // A spec written now waits for NIO to fire a run by itself first (see core/nodes/runs.ts scheduleFor).
-    const schedule = s.deps.nio !== "v1"
-      ? undefined
-      : renderNow.has(machine) && existing
-      ? d.spec.dayTwoSchedule
-      : scheduleFor({
-        resting: d.spec.dayTwoSchedule,
-        state: r?.state ?? "Pending",
-        reason: r?.reason ?? "",
-        changedAt: existing && specChangedAt(existing),
-        graceMs: runSoonGraceMs(existing?.metadata.generation),
-        now: s.now,
-      });
+    const schedule = s.deps.nio !== "v1" ? undefined : scheduleOf(s, d, existing, renderNow.has(machine), r);
     const w = await applyConfiguration(s, d, existing, renderNow.has(machine), schedule);
     if (w) written.set(name, w);
   });
@@ -174,6 +169,31 @@ export async function writeConfigurations(
     if (deleted) s.log.info("deleted configuration of a departed node", { configuration: c.metadata.name });
   }
   return { requeue };
+}
+
+/**
+ * The `dayTwoSchedule` to write with a configuration (NIO v1). A spec written now with a new commit waits for NIO to
+ * fire a run by itself; any other change of its content is written with the schedule forward, since only a tick runs
+ * it; otherwise the node's state decides (see core/nodes/runs.ts scheduleOnChange, scheduleFor).
+ */
+function scheduleOf(
+  s: ClusterScope,
+  d: NixosConfiguration,
+  existing: NixosConfiguration | undefined,
+  renderNow: boolean,
+  r: NodeReport | undefined,
+): ReturnType<typeof scheduleFor> {
+  if (renderNow && existing) {
+    return specDrift(existing.spec, d.spec).length ? scheduleOnChange(existing.spec, d.spec) : d.spec.dayTwoSchedule;
+  }
+  return scheduleFor({
+    resting: d.spec.dayTwoSchedule,
+    state: r?.state ?? "Pending",
+    reason: r?.reason ?? "",
+    changedAt: existing && specChangedAt(existing),
+    graceMs: runSoonGraceMs(existing?.metadata.generation, existing?.spec.dayTwoSchedule),
+    now: s.now,
+  });
 }
 
 /**
