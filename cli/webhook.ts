@@ -39,12 +39,13 @@ function servedLookup(
   // Every cluster, whatever its shard: a Machine one shard's cluster names is not free for another's.
   const lookup = informerLookup({ machines: informers.machines, configs: informers.configs, clusters: allClusters });
   const has = (i: { resource: unknown }) => served.some((s) => s.resource === i.resource);
+  const none = () => [];
   return {
-    machines: has(informers.machines) ? lookup.machines : () => [],
-    configurations: has(informers.configs) ? lookup.configurations : () => [],
-    clusters: lookup.clusters,
-    endpointUsers: lookup.endpointUsers,
-    machinesAt: has(informers.machines) ? lookup.machinesAt : () => [],
+    ...lookup,
+    ...(has(informers.machines)
+      ? {}
+      : { machine: () => undefined, claimedMachines: none, unclaimedMachines: none, machinesAt: none }),
+    ...(has(informers.configs) ? {} : { configurationsOf: none, ownedConfigurations: none }),
   };
 }
 

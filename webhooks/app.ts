@@ -24,7 +24,8 @@ import { namespaceShardProblem, type NamespaceShards, shardLabelProblem } from "
 import { MAX_BODY_BYTES, MUTATE_PATH, VALIDATE_PATH } from "./paths.ts";
 
 export { MAX_BODY_BYTES };
-import { type AdmissionLookup, LookupNotReady } from "./lookup.ts";
+import { type AdmissionLookup, admissionObjects, LookupNotReady } from "./lookup.ts";
+import type { ClusterRef } from "../core/machines/selection.ts";
 import { endpointOf, needsValidation, type SecretAccess, secretToAuthorize, validateCluster } from "./validate.ts";
 import { backupSecretsToAuthorize } from "./backup_rules.ts";
 
@@ -152,9 +153,7 @@ async function validate(c: Context<Env>, opts: WebhookAppOptions): Promise<Respo
     namespace: ns,
     object: req.object,
     oldObject: req.oldObject,
-    machines: lookup.machines(ns),
-    configurations: lookup.configurations(ns),
-    clusters: lookup.clusters(ns),
+    ...admissionObjects(lookup, clusterOf(req, ns), [specOf(req.object), specOf(req.oldObject)]),
     endpointUsers: endpoint === undefined ? [] : lookup.endpointUsers(endpoint.key),
     endpointMachines: endpoint === undefined ? [] : lookup.machinesAt(endpoint.host),
     credentialsAccess: secret ? await checkAccess(opts.access, req, secret, accessTimeout) : undefined,
@@ -179,6 +178,17 @@ async function backupAccess(access: SecretAccessCheck, req: AdmissionRequest, ti
   const checked = await Promise.all(names.map(([, name]) => checkAccess(access, req, name, timeoutMs)));
   return Object.fromEntries(names.map(([field, name], i) => [field, { name, access: checked[i]! }]));
 }
+
+/** The request's object as a ref: its name and uid (on UPDATE the old object's, which the API server keeps). */
+function clusterOf(req: AdmissionRequest, namespace: string): ClusterRef {
+  const meta = (o: unknown) => (o as { metadata?: { name?: unknown; uid?: unknown } } | null)?.metadata;
+  const str = (v: unknown) => typeof v === "string" && v !== "" ? v : undefined;
+  const name = str(meta(req.object)?.name) ?? req.name ?? "";
+  const uid = str(meta(req.object)?.uid) ?? str(meta(req.oldObject)?.uid);
+  return { name, namespace, ...(uid ? { uid } : {}) };
+}
+
+const specOf = (o: unknown): unknown => (o as { spec?: unknown } | null)?.spec;
 
 /** What is wrong with a shard label the request sets or changes (one it leaves as it was is not judged again). */
 function newShardLabelProblem(

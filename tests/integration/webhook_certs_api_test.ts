@@ -113,10 +113,10 @@ Deno.test("informerLookup refuses to answer before its caches sync; secretTls sa
   };
   const lookup = informerLookup(cold);
   assert.throws(
-    () => lookup.machines("default"),
+    () => lookup.unclaimedMachines("default"),
     (err) => err instanceof LookupNotReady && /cache of machines is still loading/.test(err.message),
   );
-  assert.deepEqual(lookup.configurations("no-such-namespace"), []);
+  assert.deepEqual(lookup.configurationsOf("no-such-namespace", "m"), []);
   await assert.rejects(
     secretTls(f.client, "default", "no-such-secret").load(),
     /Secret default\/no-such-secret does not exist yet; the leader creates it/,

@@ -178,7 +178,7 @@ Deno.test("requests NICO cannot judge: refused or allowed with the reason, at on
   await t.step("a lookup that throws: allowed false, code 500, the reason", async () => {
     const lookup: AdmissionLookup = {
       ...staticLookup({}),
-      machines: () => {
+      machine: () => {
         throw new Error("cache exploded");
       },
     };
@@ -201,7 +201,7 @@ Deno.test("requests NICO cannot judge: refused or allowed with the reason, at on
   await t.step("a cache that is not synced: allowed false, code 503", async () => {
     const lookup: AdmissionLookup = {
       ...staticLookup({}),
-      machines: () => {
+      machine: () => {
         throw new LookupNotReady("NICO's cache of machines is still loading; try again in a few seconds");
       },
     };
@@ -217,7 +217,7 @@ Deno.test("requests NICO cannot judge: refused or allowed with the reason, at on
   await t.step("a metadata-only update passes even while the cache is loading", async () => {
     const lookup: AdmissionLookup = {
       ...staticLookup({}),
-      machines: () => {
+      machine: () => {
         throw new LookupNotReady("still loading");
       },
     };
