@@ -1,14 +1,32 @@
 /**
  * Certificates NICO issues: the cluster CA, the admin client certificate in
  * the kubeconfig, and the webhook's serving certificate. ECDSA P-256 keys
- * and SHA-256 signatures, built with `@peculiar/x509` on WebCrypto.
+ * and SHA-256 signatures, built with `@peculiar/x509` on WebCrypto. That
+ * library (and its polyfill) is loaded the first time a certificate is made
+ * (about 19 MiB of a process): what a pass checks on every look (expiry,
+ * names, issuer, key, signature) is read with lib/der.ts and WebCrypto alone.
  *
  * @module
  */
-import "reflect-metadata";
-import * as x509 from "@peculiar/x509";
+import { ecdsaSignedBy, pemBlock, readCertificate } from "./der.ts";
 
-x509.cryptoProvider.set(crypto);
+type X509 = typeof import("@peculiar/x509");
+let loading: Promise<X509> | undefined;
+
+/** `@peculiar/x509`, loaded once, on first use. */
+function x509lib(): Promise<X509> {
+  return loading ??= (async () => {
+    await import("reflect-metadata");
+    const x509 = await import("@peculiar/x509");
+    x509.cryptoProvider.set(crypto);
+    return x509;
+  })();
+}
+
+/** Whether `@peculiar/x509` was loaded in this process (tests). */
+export function x509Loaded(): boolean {
+  return loading !== undefined;
+}
 
 const ALGORITHM = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -51,14 +69,21 @@ function subject(cn: string, orgs: string[] = []): string {
 }
 
 async function exportKey(key: CryptoKey): Promise<string> {
-  const der = await crypto.subtle.exportKey("pkcs8", key);
-  return x509.PemConverter.encode(der, "PRIVATE KEY");
+  const der = new Uint8Array(await crypto.subtle.exportKey("pkcs8", key));
+  let bin = "";
+  for (const b of der) bin += String.fromCharCode(b);
+  const lines = btoa(bin).match(/.{1,64}/g) ?? [];
+  return `-----BEGIN PRIVATE KEY-----\n${lines.join("\n")}\n-----END PRIVATE KEY-----\n`;
 }
 
 async function importKey(pem: string): Promise<CryptoKey> {
-  const der = x509.PemConverter.decode(pem)[0];
-  if (!der) throw new Error("Cannot read the private key: no PEM block found");
-  return await crypto.subtle.importKey("pkcs8", der, ALGORITHM, true, ["sign"]);
+  let der: Uint8Array;
+  try {
+    der = pemBlock(pem, "PRIVATE KEY");
+  } catch {
+    throw new Error("Cannot read the private key: no PEM block found");
+  }
+  return await crypto.subtle.importKey("pkcs8", der.slice().buffer, ALGORITHM, true, ["sign"]);
 }
 
 async function newKeys(): Promise<CryptoKeyPair> {
@@ -67,6 +92,7 @@ async function newKeys(): Promise<CryptoKeyPair> {
 
 /** A self-signed CA certificate. */
 export async function createCa(opts: CaOptions): Promise<KeyPair> {
+  const x509 = await x509lib();
   const now = opts.now ?? new Date();
   const keys = await newKeys();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
@@ -90,6 +116,7 @@ export async function createCa(opts: CaOptions): Promise<KeyPair> {
 
 /** A leaf certificate signed by `ca`. */
 export async function issueCert(ca: KeyPair, opts: LeafOptions): Promise<KeyPair> {
+  const x509 = await x509lib();
   const now = opts.now ?? new Date();
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await importKey(ca.keyPem);
@@ -134,31 +161,40 @@ export interface CertInfo {
 
 /** Reads the first certificate of a PEM bundle. */
 export function certInfo(pem: string): CertInfo {
-  const cert = new x509.X509Certificate(pem);
-  const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
-  const names = san?.names.toJSON() ?? [];
+  const c = readCertificate(pem);
   return {
-    notAfter: cert.notAfter,
-    subject: cert.subject,
-    issuer: cert.issuer,
-    dnsNames: names.filter((n) => n.type === "dns").map((n) => n.value),
-    ipAddresses: names.filter((n) => n.type === "ip").map((n) => n.value),
+    notAfter: c.notAfter,
+    subject: c.subject,
+    issuer: c.issuer,
+    dnsNames: c.dnsNames,
+    ipAddresses: c.ipAddresses,
   };
 }
 
+const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
+
 /** Whether `certPem` was signed by the CA in `caPem`. */
 export async function signedBy(certPem: string, caPem: string): Promise<boolean> {
-  const cert = new x509.X509Certificate(certPem);
-  const ca = new x509.X509Certificate(caPem);
-  return cert.issuer === ca.subject && await cert.verify({ publicKey: ca, signatureOnly: true });
+  const cert = readCertificate(certPem);
+  const ca = readCertificate(caPem);
+  if (!sameBytes(cert.issuerDer, ca.subjectDer) && cert.issuer !== ca.subject) return false;
+  const own = await ecdsaSignedBy(cert, ca);
+  if (own !== undefined) return own;
+  // Another kind of signature (not one NICO makes): the library checks it.
+  const x509 = await x509lib();
+  const signed = new x509.X509Certificate(certPem);
+  return await signed.verify({ publicKey: new x509.X509Certificate(caPem), signatureOnly: true });
 }
 
 /** Whether `keyPem` is the private key of the certificate `certPem` (false when either cannot be read). */
 export async function keyMatches(certPem: string, keyPem: string): Promise<boolean> {
   try {
     const own = await crypto.subtle.exportKey("jwk", await importKey(keyPem));
-    const cert = new x509.X509Certificate(certPem);
-    const pub = await crypto.subtle.exportKey("jwk", await cert.publicKey.export(ALGORITHM, ["verify"]));
+    const spki = readCertificate(certPem).publicKeyDer.slice().buffer;
+    const pub = await crypto.subtle.exportKey(
+      "jwk",
+      await crypto.subtle.importKey("spki", spki, ALGORITHM, true, ["verify"]),
+    );
     return own.x !== undefined && own.x === pub.x && own.y === pub.y;
   } catch {
     return false;
