@@ -121,31 +121,67 @@ export const env = ownControlPlane({ apiserverArgs: ["--watch-cache-sizes=secret
  */
 export class ScriptedClient extends KubeClient {
   lists = 0;
-  watches: { at: number; resourceVersion: string | undefined }[] = [];
+  watches: { at: number; resourceVersion: string | undefined; streamed?: boolean }[] = [];
   /** Inject these errors, in order, into the next lists / watches. */
   listFailures: unknown[] = [];
   watchFailures: unknown[] = [];
-  /** When set, watches wait for it (or their abort) before starting. */
+  /** When set, watches wait for it (or their abort) before starting (not the one streaming the initial state). */
   hold: Promise<void> | undefined;
+  /** Inject these errors, in order, into the next watches that stream an initial state. */
+  streamFailures: unknown[] = [];
+  /** Pages read by lists. */
+  pages = 0;
+  /** Run once, after the next page a list reads and before it asks for the one after. */
+  betweenPages: (() => Promise<unknown>) | undefined;
+  /** When set, the next watch breaks (a connection reset) after passing on this many more events. */
+  breakAfter: number | undefined;
 
   static from(path: string): ScriptedClient {
     return new ScriptedClient(loadKubeConfig({ path }), { userAgent: "nico-tests", fieldManager: "nico-tests" });
   }
 
-  override async list<T extends KubeObject>(r: Resource, opts: ListOptions = {}): Promise<ListResult<T>> {
+  override async *listPages<T extends KubeObject>(r: Resource, opts: ListOptions = {}): AsyncGenerator<ListResult<T>> {
     this.lists++;
     const failure = this.listFailures.shift();
     if (failure) throw failure;
-    return await super.list<T>(r, opts);
+    for await (const page of super.listPages<T>(r, opts)) {
+      this.pages++;
+      yield page;
+      const between = this.betweenPages;
+      this.betweenPages = undefined;
+      await between?.();
+    }
   }
 
   override async *watch<T extends KubeObject>(r: Resource, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
-    this.watches.push({ at: performance.now(), resourceVersion: opts.resourceVersion });
+    this.watches.push({
+      at: performance.now(),
+      resourceVersion: opts.resourceVersion,
+      ...(opts.sendInitialEvents ? { streamed: true } : {}),
+    });
+    // A streamed initial state is the informer's list: it is not held, and fails only as a refusal (streamFailures).
+    if (opts.sendInitialEvents) {
+      const refusal = this.streamFailures.shift();
+      if (refusal) throw refusal;
+      yield* this.#breakable(super.watch<T>(r, opts));
+      return;
+    }
     if (this.hold) await untilAborted(opts.signal ?? new AbortController().signal, this.hold);
     opts.signal?.throwIfAborted();
     const failure = this.watchFailures.shift();
     if (failure) throw failure;
-    yield* super.watch<T>(r, opts);
+    yield* this.#breakable(super.watch<T>(r, opts));
+  }
+
+  /** Passes the events on; once {@link breakAfter} of them went through, throws as a connection that broke would. */
+  async *#breakable<E>(events: AsyncGenerator<E>): AsyncGenerator<E> {
+    for await (const e of events) {
+      if (this.breakAfter !== undefined && this.breakAfter-- <= 0) {
+        this.breakAfter = undefined;
+        throw new TypeError("error reading a body from connection: connection reset (test)");
+      }
+      yield e;
+    }
   }
 }
 

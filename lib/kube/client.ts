@@ -8,7 +8,7 @@ import { isNotFound, WriteRefusedError } from "./errors.ts";
 import { type KubeConfig, loadKubeConfig, type LoadOptions } from "./kubeconfig.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
 import { transportOf, transports } from "./transport.ts";
-import { either, failedAnswer, parseAnswer, watchEvents } from "./stream.ts";
+import { either, failedAnswer, listQuery, parseAnswer, watchEvents, watchQuery } from "./stream.ts";
 import { retryAfterMs, TokenBucket } from "./throttle.ts";
 import { sleep } from "../runtime/sleep.ts";
 import type { Query, RequestOptions } from "./request.ts";
@@ -189,24 +189,29 @@ export class KubeClient {
   /** Every object matching the options, following `continue` tokens. */
   async list<T extends KubeObject>(r: Resource, opts: ListOptions = {}): Promise<ListResult<T>> {
     const items: T[] = [];
-    let token: string | undefined;
     let resourceVersion = "";
-    do {
-      const page = await this.request<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>(
-        "GET",
-        resourcePath(r, opts.namespace),
-        {
-          query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: token },
-          signal: opts.signal,
-        },
-      );
-      const kind = r.kind;
-      const apiVersion = apiVersionOf(r);
-      for (const item of page.items) items.push({ ...item, apiVersion, kind });
-      resourceVersion = page.metadata.resourceVersion;
-      token = page.metadata.continue || undefined;
-    } while (token);
+    for await (const page of this.listPages<T>(r, opts)) {
+      items.push(...page.items);
+      resourceVersion = page.resourceVersion;
+    }
     return { items, resourceVersion };
+  }
+
+  /**
+   * The objects matching the options, a page at a time (`limit`, default 500, then each `continue` token), so a
+   * caller can keep what it needs of a page before the next is read. A token the server no longer knows (etcd
+   * compacted past it) throws an {@link ApiError} with status 410: the caller lists again from the start.
+   */
+  async *listPages<T extends KubeObject>(r: Resource, opts: ListOptions = {}): AsyncGenerator<ListResult<T>> {
+    let token: string | undefined;
+    do {
+      type Page = { items: T[]; metadata: { resourceVersion: string; continue?: string } };
+      const path = resourcePath(r, opts.namespace);
+      const page = await this.request<Page>("GET", path, { query: listQuery(opts, token), signal: opts.signal });
+      for (const item of page.items) [item.apiVersion, item.kind] = [apiVersionOf(r), r.kind];
+      token = page.metadata.continue || undefined;
+      yield { items: page.items, resourceVersion: page.metadata.resourceVersion };
+    } while (token);
   }
 
   create<T extends KubeObject>(r: Resource, obj: T, opts: WriteOptions = {}): Promise<T> {
@@ -331,14 +336,7 @@ export class KubeClient {
   async *watch<T extends KubeObject>(r: Resource, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
     const signal = either(this.#signal, opts.signal);
     const response = await this.#send("GET", resourcePath(r, opts.namespace), {
-      query: {
-        watch: true,
-        allowWatchBookmarks: true,
-        resourceVersion: opts.resourceVersion,
-        labelSelector: opts.labelSelector,
-        fieldSelector: opts.fieldSelector,
-        timeoutSeconds: opts.timeoutSeconds,
-      },
+      query: watchQuery(opts),
       signal: opts.signal,
     });
     yield* watchEvents<WatchEvent<T>>(response, signal, resourcePath(r, opts.namespace));

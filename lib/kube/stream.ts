@@ -5,6 +5,28 @@
  * @module
  */
 import { ApiError } from "./errors.ts";
+import type { Query } from "./request.ts";
+import type { ListOptions, WatchOptions } from "./types.ts";
+
+/** The query of one page of a list (`limit`: default 500). */
+export function listQuery(opts: ListOptions, token: string | undefined): Query {
+  const { labelSelector, fieldSelector } = opts;
+  return { labelSelector, fieldSelector, limit: opts.limit ?? 500, continue: token };
+}
+
+/** The query of a watch, with bookmarks; with the streamed initial state (KEP-3157) when asked. */
+export function watchQuery(opts: WatchOptions): Query {
+  const { resourceVersion, labelSelector, fieldSelector, timeoutSeconds } = opts;
+  return {
+    watch: true,
+    allowWatchBookmarks: true,
+    resourceVersion,
+    labelSelector,
+    fieldSelector,
+    timeoutSeconds,
+    ...(opts.sendInitialEvents ? { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan" } : {}),
+  };
+}
 
 /** A signal that aborts when either does; `undefined` when neither is given. */
 export function either(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {

@@ -92,13 +92,23 @@ export interface ListOptions extends CallOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /** Objects per page (default 500). */
+  limit?: number;
 }
 
 export interface WatchOptions extends ListOptions {
   resourceVersion?: string;
   /** Ask the server to end the watch after this long (it is resumed by the caller). */
   timeoutSeconds?: number;
+  /**
+   * Start with the current state, streamed: each object as an ADDED event, then a BOOKMARK annotated
+   * {@link INITIAL_EVENTS_END} (servers with the WatchList feature; others refuse or ignore it).
+   */
+  sendInitialEvents?: boolean;
 }
+
+/** The annotation of the bookmark that ends a watch's streamed initial state. */
+export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 
 export interface WriteOptions extends CallOptions {
   dryRun?: boolean;

@@ -1,6 +1,8 @@
 /**
- * An informer: lists one resource, then watches it from the list's
- * resourceVersion, keeps a local cache and tells handlers what changed.
+ * An informer: reads one resource's state (streamed by a watch where the API
+ * server offers it, else listed in pages: lib/runtime/initial.ts), then
+ * watches it from that resourceVersion, keeps a local cache and tells
+ * handlers what changed.
  *
  * - A watch the server ends (its `timeoutSeconds` elapsed) is resumed from
  *   the last resourceVersion seen, bookmarks included.
@@ -20,42 +22,13 @@ import { keyOf, objectKey } from "./keys.ts";
 import { sleep } from "./sleep.ts";
 import { type CacheEvent, diffSnapshot, type EventType } from "./snapshot.ts";
 import { type IndexFunc, Store } from "./store.ts";
+import { type ReadState, StateReader } from "./initial.ts";
+import type { InformerOptions, InformerStats } from "./informer_types.ts";
 
 /** Called for every change; `old` is the cached object for updates and deletes. */
 export type EventHandler<T> = (type: EventType, obj: T, old?: T) => void;
 
-/** Options of {@link Informer}. */
-export interface InformerOptions {
-  /** Only this namespace (default: all namespaces). */
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  /** Interval of the cache resync, in milliseconds (default 10 min; 0 turns it off). */
-  resyncMs?: number;
-  /** Base `timeoutSeconds` of each watch; each watch adds up to the same again as jitter (default 300). */
-  watchTimeoutSeconds?: number;
-  /** First retry delay after an error, in milliseconds (default 500). */
-  minBackoffMs?: number;
-  /** Largest retry delay, in milliseconds (default 30 s). */
-  maxBackoffMs?: number;
-  logger?: Logger;
-  /** Drops more of each object than `metadata.managedFields` before it enters the cache: what no reader reads. */
-  trim?: (obj: KubeObject) => void;
-}
-
-/** Counters of an {@link Informer}. */
-export interface InformerStats {
-  /** Successful lists (the first one, then one per relist). */
-  lists: number;
-  /** Watches opened. */
-  watches: number;
-  /** Watches that ended with 410 Gone. */
-  gone: number;
-  /** Failed lists and watches, other than 410. */
-  errors: number;
-  /** Resyncs done. */
-  resyncs: number;
-}
+export type { InformerOptions, InformerStats } from "./informer_types.ts";
 
 /** A client-side cache of one resource, kept current by list and watch. */
 export class Informer<T extends KubeObject = KubeObject> {
@@ -73,7 +46,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   #loop: Promise<void> | undefined;
   #resyncTimer: ReturnType<typeof setTimeout> | undefined;
   #unlink: (() => void) | undefined;
-  readonly #stats: InformerStats = { lists: 0, watches: 0, gone: 0, errors: 0, resyncs: 0 };
+  readonly #stats = { lists: 0, watches: 0, gone: 0, errors: 0, resyncs: 0 };
+  readonly #reader: StateReader<T>;
 
   constructor(client: KubeClient, resource: Resource, opts: InformerOptions = {}) {
     this.#client = client;
@@ -84,6 +58,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       ...(opts.namespace ? { namespace: opts.namespace } : {}),
     });
     this.#syncedPromise = new Promise((resolve) => (this.#resolveSynced = resolve));
+    this.#reader = new StateReader(client, resource, opts.initialState ?? "stream", this.#log);
   }
 
   /** Adds a handler; returns a function that removes it. Handlers must not throw or block. */
@@ -114,7 +89,8 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** Counters, for metrics and tests. */
   stats(): InformerStats {
-    return { ...this.#stats };
+    const { streamed, pages, streams } = this.#reader.stats;
+    return { ...this.#stats, watches: this.#stats.watches + streams, streamed, pages };
   }
 
   /** A cached object (treat it as read-only). */
@@ -194,16 +170,18 @@ export class Informer<T extends KubeObject = KubeObject> {
     try {
       while (!signal.aborted) {
         try {
+          let streamed: ReadState<T> | undefined;
           if (needList) {
-            await this.#relist();
+            streamed = await this.#relist(signal);
             // A list after an error does not reset the back-off: a server that lists but cannot watch is not hammered.
             if (!recovering) backoff = minBackoff;
             needList = false;
           }
           if (signal.aborted) break;
           const started = performance.now();
-          const events = await this.#watchOnce(signal);
-          if (events > 0 || performance.now() - started >= 500) {
+          const events = await this.#watchOnce(signal, streamed);
+          // A watch that streamed the state may end with it (the API server closes some at once): not a failure.
+          if (events > 0 || streamed?.stream || performance.now() - started >= 500) {
             backoff = minBackoff;
             recovering = false;
           } else {
@@ -234,39 +212,59 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  async #relist(): Promise<void> {
-    const { items, resourceVersion } = await this.#client.list<T>(this.resource, this.#listOptions());
-    for (const item of items) this.#trim(item);
-    if (this.#abort?.signal.aborted) return;
+  /** Reads the whole state and puts the cache right; answers the watch it came by, when it was streamed. */
+  async #relist(signal: AbortSignal): Promise<ReadState<T>> {
+    const opts = { ...this.#listOptions(), ...(this.#opts.pageSize ? { limit: this.#opts.pageSize } : {}) };
+    const read = await this.#reader.read(opts, (o) => this.#trim(o), signal, this.#watchTimeout().timeoutSeconds);
+    if (this.#abort?.signal.aborted) {
+      await read.stream?.return(undefined);
+      return {} as ReadState<T>;
+    }
     this.#stats.lists++;
-    const { next, events } = diffSnapshot(this.#cache, items);
+    const { items, resourceVersion } = read.state;
+    const { next, events } = diffSnapshot(this.#cache, [...items.values()]);
     // The store takes the differences (the indexes with them); unchanged objects keep their cached copy.
     for (const e of events) {
       if (e.type === "delete") this.#cache.delete(objectKey(e.obj));
       else this.#cache.set(next.get(objectKey(e.obj))!);
     }
     this.#resourceVersion = resourceVersion;
-    this.#log.debug("listed", { items: items.length, resourceVersion, changes: events.length });
+    this.#log.debug("listed", {
+      items: items.size,
+      resourceVersion,
+      changes: events.length,
+      paged: this.#reader.paged,
+    });
     for (const e of events) this.#emit(e);
     if (!this.#synced) {
       this.#synced = true;
       this.#resolveSynced();
       this.#scheduleResync();
     }
+    return read;
   }
 
-  /** One watch, until the server closes it; answers how many events it carried. */
-  async #watchOnce(stop: AbortSignal): Promise<number> {
+  /** A watch's `timeoutSeconds`: the base, plus up to the same again as jitter. */
+  #watchTimeout(): { timeoutSeconds: number } {
     const base = this.#opts.watchTimeoutSeconds ?? 300;
-    const timeoutSeconds = Math.max(1, Math.floor(base * (1 + Math.random())));
+    return { timeoutSeconds: Math.max(1, Math.floor(base * (1 + Math.random()))) };
+  }
+
+  /**
+   * One watch (or the rest of the one the state was streamed by), until the server closes it; answers how many
+   * events it carried.
+   */
+  async #watchOnce(stop: AbortSignal, streamed?: ReadState<T>): Promise<number> {
+    const { timeoutSeconds } = this.#watchTimeout();
+    const open = streamed?.stream;
     // A watchdog for connections that die silently: the server should have closed by then.
     const watchdog = new AbortController();
     const timer = setTimeout(() => watchdog.abort(), (timeoutSeconds + 30) * 1000);
     let count = 0;
-    this.#stats.watches++;
+    if (!open) this.#stats.watches++;
     this.#log.debug("watching", { resourceVersion: this.#resourceVersion, timeoutSeconds });
     try {
-      const stream = this.#client.watch<T>(this.resource, {
+      const stream = open ?? this.#client.watch<T>(this.resource, {
         ...this.#listOptions(),
         resourceVersion: this.#resourceVersion,
         timeoutSeconds,
@@ -277,7 +275,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         this.#apply(event);
       }
     } catch (err) {
-      if (watchdog.signal.aborted && !stop.aborted) return count;
+      if ((watchdog.signal.aborted || streamed?.deadline?.aborted) && !stop.aborted) return count;
       throw err;
     } finally {
       clearTimeout(timer);

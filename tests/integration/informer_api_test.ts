@@ -94,6 +94,7 @@ Deno.test("envtest: the informer resumes watches the server ends, without relist
     namespace: ns,
     watchTimeoutSeconds: 1,
     logger: silentLogger,
+    initialState: "pages", // list, then watch: the streamed state is tested in informer_stream_api_test.ts
   });
   const events = recordEvents(informer);
   {
@@ -126,7 +127,12 @@ Deno.test({
     const client = ScriptedClient.from(cp.kubeconfigPath);
     let release!: () => void;
     client.hold = new Promise((r) => (release = r));
-    const informer = new Informer<Secret>(client, SECRETS, { namespace: ns, logger: silentLogger, minBackoffMs: 10 });
+    const informer = new Informer<Secret>(client, SECRETS, {
+      namespace: ns,
+      logger: silentLogger,
+      minBackoffMs: 10,
+      initialState: "pages",
+    });
     const events = recordEvents(informer);
     {
       await using _ = started(informer);

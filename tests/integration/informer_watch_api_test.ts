@@ -25,7 +25,11 @@ Deno.test("envtest: a 410 thrown by a watch relists, and unchanged objects give 
   let release!: () => void;
   client.hold = new Promise((r) => (release = r));
   client.watchFailures = [new ApiError(410, "Expired", "too old resource version", "WATCH", "/api/v1/configmaps")];
-  const informer = new Informer<ConfigMap>(client, CONFIGMAPS, { namespace: ns, logger: silentLogger });
+  const informer = new Informer<ConfigMap>(client, CONFIGMAPS, {
+    namespace: ns,
+    logger: silentLogger,
+    initialState: "pages",
+  });
   const events = recordEvents(informer);
   {
     await using _ = started(informer);
@@ -57,6 +61,7 @@ Deno.test("envtest: list and watch errors are retried with capped backoff", asyn
     logger: silentLogger,
     minBackoffMs: 10,
     maxBackoffMs: 40,
+    initialState: "pages",
   });
   const events = recordEvents(informer);
   {
@@ -83,7 +88,12 @@ Deno.test("envtest: resync re-emits every cached object as an update without cal
   await cp.client.create(CONFIGMAPS, configMap(ns, "a", "1"));
   await cp.client.create(CONFIGMAPS, configMap(ns, "b", "1"));
   const client = ScriptedClient.from(cp.kubeconfigPath);
-  const informer = new Informer<ConfigMap>(client, CONFIGMAPS, { namespace: ns, resyncMs: 100, logger: silentLogger });
+  const informer = new Informer<ConfigMap>(client, CONFIGMAPS, {
+    namespace: ns,
+    resyncMs: 100,
+    logger: silentLogger,
+    initialState: "pages",
+  });
   const events = recordEvents(informer);
   {
     await using _ = started(informer);
