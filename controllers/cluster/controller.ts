@@ -89,7 +89,7 @@ export function clusterInformers(
       ...opts,
       labelSelector: shardSelector(shard),
     }),
-    machines: new Informer<Machine>(client, MACHINES, opts),
+    machines: new Informer<Machine>(client, MACHINES, { ...opts, trim: dropMachineFacts }),
     configs: new Informer<NixosConfiguration>(client, NIXOS_CONFIGURATIONS, opts),
     // Only the Secrets NICO labels: never every Secret of the cluster.
     secrets: new Informer<Secret>(client, SECRETS, { ...opts, labelSelector: CLUSTER_LABEL }),
@@ -118,6 +118,15 @@ function runInformer(client: KubeClient, opts: { namespace?: string }): Informer
  */
 export function dropJobSpec(job: KubeObject): void {
   delete (job as { spec?: unknown }).spec;
+}
+
+/**
+ * NIO's hardware facts of a Machine (`status.hardwareFacts`: CPUs, memory, every disk) are for people and flakes;
+ * NICO reads none of them (core/contract/nio.ts `Machine`), so the cache keeps the rest.
+ */
+export function dropMachineFacts(machine: KubeObject): void {
+  const status = (machine as { status?: { hardwareFacts?: unknown } }).status;
+  if (status) delete status.hardwareFacts;
 }
 
 /** NIO v1's decommission NixJobs (only those: the label NIO puts on them). */
