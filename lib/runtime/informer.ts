@@ -177,7 +177,10 @@ export class Informer<T extends KubeObject = KubeObject> {
             if (!recovering) backoff = minBackoff;
             needList = false;
           }
-          if (signal.aborted) break;
+          if (signal.aborted) {
+            streamed?.done?.();
+            break;
+          }
           const started = performance.now();
           const events = await this.#watchOnce(signal, streamed);
           // A watch that streamed the state may end with it (the API server closes some at once): not a failure.
@@ -217,6 +220,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const opts = { ...this.#listOptions(), ...(this.#opts.pageSize ? { limit: this.#opts.pageSize } : {}) };
     const read = await this.#reader.read(opts, (o) => this.#trim(o), signal, this.#watchTimeout().timeoutSeconds);
     if (this.#abort?.signal.aborted) {
+      read.done?.();
       await read.stream?.return(undefined);
       return {} as ReadState<T>;
     }
@@ -250,10 +254,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     return { timeoutSeconds: Math.max(1, Math.floor(base * (1 + Math.random()))) };
   }
 
-  /**
-   * One watch (or the rest of the one the state was streamed by), until the server closes it; answers how many
-   * events it carried.
-   */
+  /** One watch (or the rest of the one the state was streamed by), until it ends; answers how many events it had. */
   async #watchOnce(stop: AbortSignal, streamed?: ReadState<T>): Promise<number> {
     const { timeoutSeconds } = this.#watchTimeout();
     const open = streamed?.stream;
@@ -279,6 +280,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       throw err;
     } finally {
       clearTimeout(timer);
+      streamed?.done?.();
     }
     return count;
   }

@@ -117,6 +117,8 @@ export interface ReadState<T> {
   stream?: AsyncGenerator<WatchEvent<T>> | undefined;
   /** Aborts the streamed watch when the server should have closed it (a connection that died silently). */
   deadline?: AbortSignal | undefined;
+  /** Ends that deadline's timer: call it once the streamed watch is over. */
+  done?: (() => void) | undefined;
 }
 
 /** Reads an informer's state, streamed while the server offers it, else in pages; counts what it read. */
@@ -146,14 +148,17 @@ export class StateReader<T extends KubeObject> {
   ): Promise<ReadState<T>> {
     if (!this.#paged) {
       // The server closes the watch after timeoutSeconds; a connection that died silently is given up 30 s later.
-      const deadline = AbortSignal.timeout((timeoutSeconds + 30) * 1000);
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(), (timeoutSeconds + 30) * 1000);
+      const done = () => clearTimeout(timer);
       try {
         this.stats.streams++;
-        const all = AbortSignal.any([signal, deadline]);
+        const all = AbortSignal.any([signal, deadline.signal]);
         const s = await streamInitial<T>(this.client, this.resource, { ...opts, timeoutSeconds, signal: all }, trim);
         this.stats.streamed++;
-        return { state: s, stream: s.rest, deadline };
+        return { state: s, stream: s.rest, deadline: deadline.signal, done };
       } catch (err) {
+        done();
         if (!(err instanceof StreamNotOffered)) throw err;
         this.log.info("the initial state did not come streamed; listing in pages", {
           reason: err.message,
