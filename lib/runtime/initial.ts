@@ -150,6 +150,7 @@ export class StateReader<T extends KubeObject> {
       // The server closes the watch after timeoutSeconds; a connection that died silently is given up 30 s later.
       const deadline = new AbortController();
       const timer = setTimeout(() => deadline.abort(), (timeoutSeconds + 30) * 1000);
+      Deno.unrefTimer(timer); // a watchdog: it never keeps a process alive
       const done = () => clearTimeout(timer);
       try {
         this.stats.streams++;
