@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { StatusVersion, VersionsStatus } from "./version.ts";
+import { RestoreStatus } from "./restore.ts";
 
 export const ConditionStatus = z.enum(["True", "False", "Unknown"]);
 
@@ -109,6 +110,7 @@ export const KubernetesClusterStatus = z.object({
     })).optional().describe("Control-plane nodes held back in this pass for etcd; absent when none is."),
   }).optional().describe("Progress of the current rollout."),
   etcd: EtcdStatus.optional(),
+  restore: RestoreStatus.optional(),
   shard: z.string().optional().describe(
     "The shard that reconciles this cluster (its nico.homystack.com/shard label, run with nico run --shard); absent: the default shard.",
   ),

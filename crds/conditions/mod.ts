@@ -23,6 +23,7 @@ import {
 } from "./health.ts";
 import { ETCD_HEALTHY } from "./etcd.ts";
 import { NIO_INCOMPLETE } from "./nio.ts";
+import { RESTORING } from "./restore.ts";
 import {
   KUBECONFIG_CURRENT,
   MACHINES_RELEASING,
@@ -53,6 +54,7 @@ export const CONDITIONS = {
   NodesHealthy: NODES_HEALTHY,
   ControlPlaneHealthy: CONTROL_PLANE_HEALTHY,
   EtcdHealthy: ETCD_HEALTHY,
+  Restoring: RESTORING,
   NIOIncomplete: NIO_INCOMPLETE,
 } as const satisfies Record<string, TypeSpec>;
 
