@@ -133,6 +133,37 @@ export class EtcdClient {
     return json;
   }
 
+  /**
+   * POSTs `body` to a server-streaming `method` (such as `maintenance/snapshot`) at `endpoint` and answers the
+   * response as soon as its headers arrive, which the client's deadline bounds; the body (newline-separated JSON
+   * messages) is the caller's to read, and only `signal` bounds that. A refusal (not 2xx) throws an {@link EtcdError}.
+   */
+  async stream(endpoint: string, method: string, body: Json = {}, signal?: AbortSignal): Promise<Response> {
+    const headersDue = new AbortController();
+    const timer = setTimeout(() => headersDue.abort(), this.#timeoutMs);
+    const all = signal ? AbortSignal.any([signal, headersDue.signal]) : headersDue.signal;
+    let res: Response;
+    try {
+      res = await fetch(`${endpoint.replace(/\/+$/, "")}/v3/${method}`, {
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: { "Content-Type": "application/json" },
+        client: this.#client(),
+        signal: all,
+      });
+    } catch (err) {
+      const why = headersDue.signal.aborted ? `no answer within ${this.#timeoutMs} ms` : errorMessage(err);
+      throw new EtcdError(endpoint, method, why, { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!res.ok) {
+      const text = await res.text().catch(() => "");
+      throw new EtcdError(endpoint, method, `HTTP ${res.status}: ${text.slice(0, 200)}`);
+    }
+    return res;
+  }
+
   /** The cluster's members, as `endpoint` sees them (linearizable: it asks the leader). */
   async members(endpoint: string, signal?: AbortSignal): Promise<EtcdMember[]> {
     const json = await this.call(endpoint, "cluster/member/list", { linearizable: true }, signal);

@@ -1,0 +1,36 @@
+/**
+ * The shape of one S3 request, and user metadata as headers: shared by the
+ * client (./client.ts) and the multipart upload (./multipart.ts).
+ *
+ * @module
+ */
+
+/** One request to the store (signed and sent by the client). */
+export interface S3Request {
+  method: "GET" | "HEAD" | "PUT" | "POST" | "DELETE";
+  /** The operation's name for errors (`HeadBucket`, `UploadPart`, …). */
+  operation: string;
+  bucket: string;
+  key?: string;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: Uint8Array;
+  signal?: AbortSignal;
+}
+
+/** Sends signed requests: what ./multipart.ts needs of the client. */
+export interface Requester {
+  /** Answers the response when its status is 2xx; otherwise throws an S3Error. */
+  request(r: S3Request): Promise<Response>;
+}
+
+/** The `x-amz-meta-*` headers of `metadata`; names must be lower-case `[a-z0-9-]`, values printable ASCII. */
+export function metadataHeaders(metadata: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(metadata)) {
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(k)) throw new RangeError(`metadata name ${JSON.stringify(k)}: use [a-z0-9-]`);
+    if (!/^[\x20-\x7e]*$/.test(v)) throw new RangeError(`metadata ${k}: printable ASCII only`);
+    out[`x-amz-meta-${k}`] = v;
+  }
+  return out;
+}
