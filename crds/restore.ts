@@ -90,7 +90,10 @@ export const RestoreStatus = z.object({
   message: z.string().describe("What is happening, or why it ended so, for people."),
   from: z.string().optional().describe("The cluster whose store holds the backup (this one when absent)."),
   backup: z.string().optional().describe("The object key of the backup, once found."),
-  sha256: z.string().optional().describe("The backup's SHA-256, as its host must find it at download."),
+  sha256: z.string().optional().describe(
+    "The backup's SHA-256 as NICO recorded it: that of the etcd database, the object but its last 32 bytes (which " +
+      "hold the same hash, as etcd appends it); the node that restores must find it at download.",
+  ),
   backupRevision: z.int().min(0).optional().describe("The etcd revision the backup was taken at."),
   revision: z.int().min(0).optional().describe(
     "The revision etcd answers with once restored (bumped past the backup's, so watchers never go back).",

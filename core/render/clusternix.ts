@@ -22,7 +22,7 @@ export interface ClusterNixRestore {
   role: "restore" | "rejoin";
   /** The backup's object key (for people and logs: the node downloads it from the URL in `etcd-restore-url`). */
   backup: string;
-  /** The backup's SHA-256 (64 hex digits): the download must have it. */
+  /** The SHA-256 of the backup's database (64 hex digits; the object but its last 32 bytes, which hold it). */
   sha256: string;
   /** The restored cluster's members (`restore` only): the bootstrap node alone, by name and peer URL. */
   members?: { name: string; peerURL: string }[] | undefined;

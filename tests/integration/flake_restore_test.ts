@@ -12,8 +12,10 @@ import { createHash } from "node:crypto";
 import type { ClusterNixInput, ClusterNixRestore } from "../../core/render/clusternix.ts";
 import { ha, k3sStub, LIB, nixEvalOk, noNix, scratch, writeCluster } from "../nix_kit.ts";
 
-const SNAPSHOT = new TextEncoder().encode("a snapshot's bytes, as the store holds them\n".repeat(64));
-const SHA = createHash("sha256").update(SNAPSHOT).digest("hex");
+/** A snapshot as etcd makes it and the store holds it: the database, then the database's 32-byte SHA-256. */
+const DATABASE = new TextEncoder().encode("a database's bytes\n".repeat(64));
+const SHA = createHash("sha256").update(DATABASE).digest("hex");
+const SNAPSHOT = new Uint8Array([...DATABASE, ...createHash("sha256").update(DATABASE).digest()]);
 
 const withRestore = (c: ClusterNixInput, r: Omit<ClusterNixRestore, "id" | "backup" | "sha256">, sha = SHA) => ({
   ...c,

@@ -7,8 +7,9 @@
 #   => { part = null | "restore" | "rejoin"; id = null | "<request id>"; script = null | "<bash>"; }
 #
 # restore (the bootstrap node): download the backup from the presigned URL in
-#   the file etcd-restore-url (a run-time path, never read by Nix), check its
-#   SHA-256 against cluster.nix, and only then run
+#   the file etcd-restore-url (a run-time path, never read by Nix), check the
+#   SHA-256 of its database (all but its last 32 bytes, where etcd put that
+#   same hash) against cluster.nix, and only then run
 #   `k3s server --cluster-reset --cluster-reset-restore-path=<file>`: k3s moves
 #   its old etcd data aside and starts a cluster of one from the snapshot, then
 #   exits; the k3s unit then starts as usual. A failed download (an expired URL
@@ -54,7 +55,8 @@ let
       echo "nico-restore: could not download backup ${r.backup} (an expired URL answers 403: ask NICO for a new restore); nothing was restored." >&2
       exit 1
     fi
-    got=$(sha256sum "$work/snapshot.db" | cut -d' ' -f1)
+    # The object is etcd's snapshot: the database, then its 32-byte SHA-256; cluster.nix names the database's.
+    got=$(head -c -32 "$work/snapshot.db" | sha256sum | cut -d' ' -f1)
     if [ "$got" != ${sh.arg r.sha256} ]; then
       rm -rf "$work"
       echo "nico-restore: sha256 mismatch for backup ${r.backup}: expected ${r.sha256}, got $got; nothing was restored." >&2
