@@ -1,6 +1,6 @@
 /**
  * The user commands of the `nico` binary, and the `kubectl nico` plugin
- * name: `get`, `describe`, `plan`, `kubeconfig`.
+ * name: `get`, `describe`, `plan`, `kubeconfig`, `backup`, `backups`.
  *
  * @module
  */
@@ -13,6 +13,8 @@ export const USER_COMMANDS: Record<string, string> = {
   describe: "a cluster as a tree: planes, nodes, NIO phase, revision, rollout position, conditions",
   plan: "the pending rollout in order, and why each step waits",
   kubeconfig: "a cluster's admin kubeconfig: stdout, --file, or --merge into your kubeconfig",
+  backup: "take an etcd backup of a cluster now, wait for it and print it",
+  backups: "list a cluster's etcd backups in its store: time, reason, size, revision, hash, member",
 };
 
 /** Whether the binary runs as the kubectl plugin (installed as `kubectl-nico`). */
@@ -33,6 +35,10 @@ export async function runUserCommand(command: string, args: string[]): Promise<n
         return await (await import("./plan.ts")).plan(args);
       case "kubeconfig":
         return await (await import("./kubeconfig.ts")).kubeconfig(args);
+      case "backup":
+        return await (await import("./backup.ts")).backup(args);
+      case "backups":
+        return await (await import("./backup.ts")).backups(args);
       default:
         throw new UsageError(`unknown command ${command}`);
     }

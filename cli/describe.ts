@@ -21,6 +21,7 @@ import {
 import { age, type Cell, type Paint, paint, type Row, stdoutStyle, type Style, table, tableWidth } from "./term.ts";
 import { clusterVersionCell, showsVersions, versionCell } from "./versions.ts";
 import { clusterShards } from "./get.ts";
+import { describeBackup } from "../core/backup/status.ts";
 import { DEFAULT_SHARD } from "../core/contract/shards.ts";
 
 const FLAGS: FlagSpec[] = [
@@ -139,8 +140,9 @@ function etcdRows(v: ClusterView): Entry[] {
     ],
     below: "│ ",
   };
+  const backups = backupRow(e.backups);
   const members = e.members.map((m, i): Entry => {
-    const last = i === e.members.length - 1;
+    const last = i === e.members.length - 1 && !backups;
     const tags = [m.leader ? "leader" : "", m.learner ? "learner" : "", ...(m.alarms ?? [])].filter(Boolean);
     return {
       cells: [
@@ -155,7 +157,33 @@ function etcdRows(v: ClusterView): Entry[] {
       below: `│ ${last ? "  " : "│ "}`,
     };
   });
-  return [head, ...members];
+  return [head, ...members, ...(backups ? [backups] : [])];
+}
+
+type Backups = NonNullable<NonNullable<ClusterView["cluster"]["status"]>["etcd"]>["backups"];
+
+/** The last etcd backup, or the failure newer than it, as the last line of the Etcd subtree (spec.etcd.backup). */
+function backupRow(b: Backups): Entry | undefined {
+  if (!b) return undefined;
+  const failing = b.lastFailure && (!b.last || b.lastFailure.time > b.last.time) ? b.lastFailure : undefined;
+  const state = failing ? "Failing" : b.last ? "BackedUp" : "None";
+  const note = failing
+    ? `${failing.reason} backup failed at ${failing.time}: ${failing.message}`
+    : b.last
+    ? `last ${describeBackup(b.last)}`
+    : "no backup yet";
+  return {
+    cells: [
+      "│ └─Backups",
+      { text: state, paint: failing ? "red" : b.last ? "green" : "yellow" },
+      "",
+      "",
+      "",
+      "",
+      `${note}${b.taking ? `; taking one now (${b.taking})` : ""}${b.skipped ? `; ${b.skipped}` : ""}`,
+    ],
+    below: "│   ",
+  };
 }
 
 /** ` (shard edge-1)` after the cluster's name, `, moving from …` while another shard still wrote its status; none for the default shard. */

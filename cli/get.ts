@@ -6,8 +6,7 @@
  */
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
-import { conditionOf, hasReason } from "../crds/conditions/mod.ts";
-import { PAUSED_ANNOTATION, SHARD_LABEL } from "../core/contract/labels.ts";
+import { SHARD_LABEL } from "../core/contract/labels.ts";
 import { DEFAULT_SHARD } from "../core/contract/shards.ts";
 import { commandHelp, type FlagSpec, parseArgs, targetFor } from "./flags.ts";
 import { age, type Cell, type Paint, stdoutStyle, type Style, table } from "./term.ts";
@@ -30,13 +29,10 @@ export function rolloutState(c: KubernetesCluster): { text: string; paint?: Pain
   const s = c.status;
   const r = s?.rollout;
   if (!r) return { text: "-" };
-  const rolling = conditionOf(s?.conditions, "RollingOut");
   const pending = r.pending?.length ?? 0;
-  const paused = c.spec.paused === true || c.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
-  if (hasReason(rolling, "RollingOut", "RolloutStalled")) {
-    const at = /halted at (\S+)/.exec(rolling.message)?.[1];
-    return { text: `halted${at ? ` at ${at}` : ""}, ${pending} held`, paint: "red" };
-  }
+  // The halted machine and the pause as the controller wrote them (status.rollout.halted, status.rollout.paused).
+  if (r.halted) return { text: `halted at ${r.halted.node}, ${pending} held`, paint: "red" };
+  const paused = r.paused === true;
   if (paused && pending) return { text: `paused, ${pending} held`, paint: "yellow" };
   const updating = r.updating ?? [];
   if (updating.length || pending || (r.removing?.length ?? 0)) {

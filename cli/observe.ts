@@ -7,23 +7,20 @@
  * @module
  */
 import { durationMs, type KubernetesCluster } from "../crds/kubernetescluster.ts";
-import { hasReason, reasonSpec, typeSpec } from "../crds/conditions/mod.ts";
+import { reasonSpec, typeSpec } from "../crds/conditions/mod.ts";
 import { rolloutSettings } from "../crds/defaults.ts";
 import { RunOptions } from "./options.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { JOBS, MACHINES, NIXOS_CONFIGURATIONS } from "../core/contract/nio.ts";
 import { CLUSTER_LABEL, ROLE_LABEL } from "../core/contract/labels.ts";
-import { isPaused } from "../core/rollout/pause.ts";
 import { configName } from "../core/contract/names.ts";
 import type { Machine, NioGeneration, NixosConfiguration } from "../core/contract/nio.ts";
 import { type BatchJob, runsOf } from "../core/nodes/runs.ts";
 import { type DetectedNio, detectNioGeneration } from "./niogen.ts";
 import { nodeReport, type NodeState } from "../core/nodes/readiness.ts";
-import { type PlanNode, planNodeOf, type RolloutInput } from "../core/rollout/plan.ts";
 import type { StepDrains } from "../core/rollout/steps.ts";
 import { isOwnedBy, type Plane } from "../core/machines/selection.ts";
-import { markOf } from "../core/machines/marks.ts";
 import { type FlagSpec, parseArgs, type ParsedArgs, targetFor, UsageError } from "./flags.ts";
 
 /** Where a node stands in the rollout. */
@@ -139,6 +136,11 @@ function rolloutHolds(c: KubernetesCluster) {
   };
 }
 
+/** The pause and the halt as the controller wrote them (status.rollout): the CLI decides neither a second time. */
+function stoppedBy(c: KubernetesCluster): { paused: boolean; halted: boolean } {
+  return { paused: c.status?.rollout?.paused === true, halted: c.status?.rollout?.halted !== undefined };
+}
+
 /** The view of one cluster from its objects. Pure. */
 export function clusterView(
   cluster: KubernetesCluster,
@@ -166,8 +168,7 @@ export function clusterView(
   const updating = new Set(s?.rollout?.updating ?? []);
   const removing = new Set(s?.rollout?.removing ?? []);
   const { drains, etcdHolds } = rolloutHolds(cluster);
-  const paused = isPaused(cluster.spec, cluster.metadata.annotations);
-  const halted = s?.conditions?.some((c) => hasReason(c, "RollingOut", "RolloutStalled")) ?? false;
+  const { paused, halted } = stoppedBy(cluster);
   const { nodeTimeout } = rolloutSettings(cluster.spec.rollout);
   const timeoutMs = nodeTimeout ? durationMs(nodeTimeout) : DEFAULT_NODE_TIMEOUT_MS;
   const view = (machine: string, plane: Plane, departing: boolean): NodeView => {
@@ -219,29 +220,6 @@ export function clusterView(
     }
   }
   return { cluster, nodes, paused, halted, nio: facts.nio };
-}
-
-/** The planner's input as NICO would see it now, from the view. */
-export function rolloutInput(v: ClusterView): RolloutInput {
-  const nodes: PlanNode[] = v.nodes.filter((n) => !n.departing).map(planNodeOf);
-  const spec = v.cluster.spec;
-  const rollout = rolloutSettings(spec.rollout);
-  return {
-    nodes,
-    departing: v.nodes.filter((n) => n.departing).map((n) => ({
-      machine: n.machine,
-      plane: n.plane,
-      deleting: n.config?.metadata.deletionTimestamp !== undefined,
-      ...(markOf(n.machineObj) ? { down: true } : {}),
-    })),
-    bootstrap: v.cluster.status?.bootstrapNode ?? nodes.find((n) => n.plane === "controlPlane")?.machine ?? "",
-    order: rollout.order,
-    maxUnavailable: rollout.maxUnavailable,
-    paused: v.paused,
-    endpointIsBootstrap: !spec.controlPlaneEndpoint,
-    provisioning: rollout.provisioning,
-    firstBringUp: !v.cluster.status?.kubeconfigSecret,
-  };
 }
 
 /** The drains the status recorded as holding nodes, as the planner takes them (core/rollout/drainhold.ts). */

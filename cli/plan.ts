@@ -8,7 +8,11 @@
  */
 import { type RolloutSteps, rolloutSteps } from "../core/rollout/steps.ts";
 import { commandHelp, type FlagSpec } from "./flags.ts";
-import { type ClusterView, rolloutDrains, rolloutInput, showCluster } from "./observe.ts";
+import { type ClusterView, rolloutDrains, showCluster } from "./observe.ts";
+import { plannerInput } from "../core/rollout/input.ts";
+import type { RolloutInput } from "../core/rollout/types.ts";
+import { markOf } from "../core/machines/marks.ts";
+import { rolloutSettings } from "../crds/defaults.ts";
 import { type Cell, paint, stdoutStyle, type Style, table } from "./term.ts";
 import { rolloutVersionsOf, versionLines } from "./versions.ts";
 
@@ -49,16 +53,42 @@ function stepRows(steps: RolloutSteps): Cell[][] {
   return rows;
 }
 
-/** The plan, as text. Pure apart from the style. */
-export function renderPlan(v: ClusterView, style: Style): string {
+/**
+ * The planner's input as NICO would build it now, from the view: the same {@link plannerInput} the reconciler
+ * calls, given what the status and the objects say. The workload API's hold and the departed nodes not released
+ * yet are the controller's alone to see; what they held is in the status' drains and etcd holds.
+ */
+export function planInputOf(v: ClusterView): RolloutInput {
+  const spec = v.cluster.spec;
+  const members = v.nodes.filter((n) => !n.departing);
   // The planner's version rules read what the status says the nodes report and are asked for.
   const { versions, changing } = rolloutVersionsOf(v);
-  const base = rolloutInput(v);
-  const input = {
-    ...base,
-    nodes: base.nodes.map((n) => (changing.has(n.machine) ? { ...n, versionChange: true } : n)),
-    ...(versions ? { versions } : {}),
-  };
+  return plannerInput({
+    rollout: rolloutSettings(spec.rollout),
+    endpointSet: spec.controlPlaneEndpoint !== undefined,
+    reports: members,
+    changing,
+    departing: v.nodes.filter((n) => n.departing).map((n) => ({
+      machine: n.machine,
+      plane: n.plane,
+      deleting: n.config?.metadata.deletionTimestamp !== undefined,
+      ...(markOf(n.machineObj) ? { down: true } : {}),
+    })),
+    bootstrap: v.cluster.status?.bootstrapNode ?? members.find((n) => n.plane === "controlPlane")?.machine ?? "",
+    paused: v.paused,
+    kubeconfigIssued: v.cluster.status?.kubeconfigSecret !== undefined,
+    hold: undefined,
+    releasing: [],
+    versions,
+    // The snapshot each control-plane step waits for is the controller's to take: the plan shows the steps, and
+    // RollingOut (status) says when one waits for its snapshot.
+    backup: undefined,
+  });
+}
+
+/** The plan, as text. Pure apart from the style. */
+export function renderPlan(v: ClusterView, style: Style): string {
+  const input = planInputOf(v);
   const steps = rolloutSteps(input, rolloutDrains(v));
   const c = v.cluster;
   const r = c.status?.rollout;

@@ -65,7 +65,7 @@ export function clusterVersionCell(v: ClusterView): string {
 }
 
 /** What the planner's version rules read, as the status tells it (none when no node reports a version). */
-export function rolloutVersionsOf(v: ClusterView): Pick<RolloutInput, "versions"> & { changing: Set<string> } {
+export function rolloutVersionsOf(v: ClusterView): { versions: RolloutVersions | undefined; changing: Set<string> } {
   const members = v.nodes.filter((n) => !n.departing);
   const changing = new Set(
     members.filter((n) => {
@@ -75,7 +75,7 @@ export function rolloutVersionsOf(v: ClusterView): Pick<RolloutInput, "versions"
     }).map((n) => n.machine),
   );
   const nodes = members.map((n) => versionsOf(v, n));
-  if (!nodes.some((n) => n.kubelet || n.apiServer)) return { changing };
+  if (!nodes.some((n) => n.kubelet || n.apiServer)) return { versions: undefined, changing };
   const asks = new Map(members.flatMap((n) => {
     const asked = parseSpecVersion(reportedBy(v, n.machine)?.asked ?? "");
     return asked ? [[n.machine, asked] as const] : [];

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { StatusVersion, VersionsStatus } from "./version.ts";
+import { BackupsStatus } from "./backup.ts";
 import { RestoreStatus } from "./restore.ts";
 
 export const ConditionStatus = z.enum(["True", "False", "Unknown"]);
@@ -54,6 +55,7 @@ export const EtcdStatus = z.object({
   quorum: z.int().min(0).describe("A majority of the voters: etcd needs this many healthy."),
   tolerance: z.int().describe("Healthy voters above the quorum: how many more it can lose (negative: lost)."),
   counted: z.string().describe("Which members the quorum rules counted, for people."),
+  backups: BackupsStatus.optional(),
 }).describe("Stacked etcd, read from etcd's own client API (absent while NICO cannot see it; see EtcdHealthy).");
 
 export const Phase = z.enum(["Provisioning", "Ready", "Updating", "Failed", "Deleting"]);
@@ -108,6 +110,18 @@ export const KubernetesClusterStatus = z.object({
         "What it waits for in etcd (a leadership move, a member's removal, quorum, a voter that does not answer).",
       ),
     })).optional().describe("Control-plane nodes held back in this pass for etcd; absent when none is."),
+    paused: z.boolean().optional().describe(
+      'True while the rollout is paused (spec.paused, or the nico.homystack.com/paused annotation set to "true"): NICO changes no node. Absent when it is not.',
+    ),
+    halted: z.object({
+      node: z.string().describe("The node the rollout is halted at."),
+      detail: z.string().describe("Why, in short (the node's state, or the version skew it breaks)."),
+      reason: z.enum(["VersionSkew"]).optional().describe(
+        "VersionSkew: the skew guard halted it (the node's versions break Kubernetes' skew policy); absent: the node failed.",
+      ),
+    }).optional().describe(
+      "Where the rollout is halted (RollingOut is RolloutStalled): nothing else is touched until the node recovers or the spec changes. Absent when it is not halted.",
+    ),
   }).optional().describe("Progress of the current rollout."),
   etcd: EtcdStatus.optional(),
   restore: RestoreStatus.optional(),

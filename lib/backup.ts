@@ -60,10 +60,12 @@ export interface BackupRequest {
   /** The time recorded (default: now). */
   now?: Date;
   signal?: AbortSignal;
-  /** Bytes per uploaded part (default 8 MiB). */
+  /** Bytes per uploaded part (default 5 MiB). */
   partSize?: number;
   /** The longest the member may send nothing (default 30 s). */
   idleMs?: number;
+  /** How the member sends its snapshot: gRPC (default) or the HTTP/JSON gateway (see ./etcd/snapshot.ts). */
+  transport?: "grpc" | "gateway";
 }
 
 /**
@@ -82,6 +84,7 @@ export async function takeBackup(
   const snapshot = await openSnapshot(etcd, endpoint, {
     ...signal,
     ...(request.idleMs ? { idleMs: request.idleMs } : {}),
+    ...(request.transport ? { transport: request.transport } : {}),
   });
   const { source } = snapshot;
   const metadata = {
@@ -92,7 +95,7 @@ export async function takeBackup(
     time,
     reason: request.reason,
   };
-  const done = await store.s3.upload(store.bucket, request.key, snapshot, {
+  const upload = store.s3.upload(store.bucket, request.key, snapshot, {
     metadata,
     contentType: "application/octet-stream",
     ...(request.partSize ? { partSize: request.partSize } : {}),
@@ -103,7 +106,13 @@ export async function takeBackup(
       if (size !== snapshot.size) throw new Error(`uploaded ${size} bytes of a ${snapshot.size}-byte snapshot`);
     },
   });
-  return { ...metadata, key: request.key, size: done.size, member: source.memberId, sha256: snapshot.sha256! };
+  // A store that refuses the upload before reading the snapshot leaves the member's answer unread: end it.
+  const done = await upload.catch(async (err) => {
+    await snapshot.cancel();
+    throw err;
+  });
+  const { revision, member, reason } = metadata;
+  return { key: request.key, size: done.size, revision, member, endpoint, time, reason, sha256: snapshot.sha256! };
 }
 
 /**

@@ -87,6 +87,42 @@ export class Metrics {
     labelNames: ["namespace", "cluster"] as const,
     registers: [this.registry],
   });
+  readonly backupLastSuccess = new client.Gauge({
+    name: "nico_etcd_backup_last_success_timestamp_seconds",
+    help: "When the newest etcd backup of a cluster began (Unix seconds; spec.etcd.backup set, one known).",
+    labelNames: ["namespace", "cluster"] as const,
+    registers: [this.registry],
+  });
+  readonly backupSince = new client.Gauge({
+    name: "nico_etcd_backup_since_timestamp_seconds",
+    help: "When NICO began keeping etcd backups of a cluster (Unix seconds).",
+    labelNames: ["namespace", "cluster"] as const,
+    registers: [this.registry],
+  });
+  readonly backupInterval = new client.Gauge({
+    name: "nico_etcd_backup_schedule_interval_seconds",
+    help: "The time between two scheduled etcd backups of a cluster (spec.etcd.backup.schedule; absent: none).",
+    labelNames: ["namespace", "cluster"] as const,
+    registers: [this.registry],
+  });
+  readonly backupDuration = new client.Gauge({
+    name: "nico_etcd_backup_last_duration_seconds",
+    help: "How long the newest etcd backup of a cluster took to take and upload.",
+    labelNames: ["namespace", "cluster"] as const,
+    registers: [this.registry],
+  });
+  readonly backupBytes = new client.Gauge({
+    name: "nico_etcd_backup_last_size_bytes",
+    help: "The size of the newest etcd backup of a cluster.",
+    labelNames: ["namespace", "cluster"] as const,
+    registers: [this.registry],
+  });
+  readonly backupFailures = new client.Gauge({
+    name: "nico_etcd_backup_failures",
+    help: "etcd backup attempts of a cluster that failed in a row (0 once one succeeds).",
+    labelNames: ["namespace", "cluster"] as const,
+    registers: [this.registry],
+  });
   readonly webhookRequests = new client.Counter({
     name: "nico_webhook_requests_total",
     help: "Admission requests by path and outcome (allowed, denied, error).",

@@ -4,6 +4,7 @@
  */
 import { rolloutPass, type Rule, type RuleAnswer } from "../core/rollout/rules.ts";
 import type { DepartingNode, PlanNode, RolloutInput } from "../core/rollout/types.ts";
+import { QUIET } from "./rollout_input_kit.ts";
 
 /** A node that exists, up to date and available (its plane from its name) unless `o` says otherwise. */
 export const n = (machine: string, o: Partial<PlanNode> = {}): PlanNode => ({
@@ -31,6 +32,7 @@ export function input(nodes: PlanNode[], o: Partial<RolloutInput> = {}): Rollout
   const extra = nodes.filter((x) => !all.includes(x));
   return {
     nodes: [...all, ...extra],
+    ...QUIET,
     departing: [],
     bootstrap: "cp-1",
     order: "WorkersFirst",

@@ -26,6 +26,7 @@ import { MAX_BODY_BYTES, MUTATE_PATH, VALIDATE_PATH } from "./paths.ts";
 export { MAX_BODY_BYTES };
 import { type AdmissionLookup, LookupNotReady } from "./lookup.ts";
 import { needsValidation, type SecretAccess, secretToAuthorize, validateCluster } from "./validate.ts";
+import { backupSecretsToAuthorize } from "./backup_rules.ts";
 
 /** Options of {@link webhookApp}. */
 export interface WebhookAppOptions {
@@ -152,6 +153,7 @@ async function validate(c: Context<Env>, opts: WebhookAppOptions): Promise<Respo
     configurations: lookup.configurations(ns),
     clusters: lookup.clusters(ns),
     credentialsAccess: secret ? await checkAccess(opts.access, req, secret, accessTimeout) : undefined,
+    backupAccess: await backupAccess(opts.access, req, accessTimeout),
     defaultGitRepo: opts.defaultGitRepo,
     gitAllowedHosts: opts.gitAllowedHosts,
   });
@@ -164,6 +166,13 @@ async function validate(c: Context<Env>, opts: WebhookAppOptions): Promise<Respo
   }
   log.debug("allowed", { ...fields, warnings: warnings.length, ms });
   return answer(c, allow(req.uid, warnings));
+}
+
+/** The access checks of the backup store's Secrets the request names anew (webhooks/backup_rules.ts). */
+async function backupAccess(access: SecretAccessCheck, req: AdmissionRequest, timeoutMs: number) {
+  const names = Object.entries(backupSecretsToAuthorize(req.operation, req.object, req.oldObject));
+  const checked = await Promise.all(names.map(([, name]) => checkAccess(access, req, name, timeoutMs)));
+  return Object.fromEntries(names.map(([field, name], i) => [field, { name, access: checked[i]! }]));
 }
 
 /** What is wrong with a shard label the request sets or changes (one it leaves as it was is not judged again). */

@@ -25,6 +25,7 @@ import {
 } from "./spec_rules.ts";
 import { updateProblems } from "./update_rules.ts";
 import { versionProblems } from "./version_rules.ts";
+import { backupAccessProblems, backupRawProblems, type BackupSecretAccess } from "./backup_rules.ts";
 
 /** Whether the requesting user may read the credentialsRef Secret, or why that is unknown. */
 export type SecretAccess = { allowed: boolean; user: string } | { error: string };
@@ -43,6 +44,8 @@ export interface ValidationInput {
   clusters: KubernetesCluster[];
   /** The answer of the access check asked for by {@link secretToAuthorize}; absent when none was made. */
   credentialsAccess?: SecretAccess | undefined;
+  /** The access checks of `spec.etcd.backup.store`'s Secrets (webhooks/backup_rules.ts), by field. */
+  backupAccess?: Readonly<Record<string, { name: string; access: BackupSecretAccess }>> | undefined;
   /** The operator's default repository, so a missing gitRepo can be reported. */
   defaultGitRepo?: string | undefined;
   /** Hosts gitRepo may name (`--git-allowed-hosts`); default: public hosts only. */
@@ -117,7 +120,7 @@ export function validateCluster(input: ValidationInput): Verdict {
   const name = str(obj.metadata?.name) ?? "";
   const ns = input.namespace;
 
-  verdict.errors.push(...nameProblems(name), ...rawProblems(obj.spec, ns));
+  verdict.errors.push(...nameProblems(name), ...rawProblems(obj.spec, ns), ...backupRawProblems(obj.spec, ns));
   const schema = schemaProblems(obj.spec);
   if (!schema.spec) {
     verdict.errors.push(...schema.errors);
@@ -163,6 +166,7 @@ export function validateCluster(input: ValidationInput): Verdict {
   if (spec.credentialsRef) {
     verdict.errors.push(...accessProblems(spec.credentialsRef.name, ns, input.credentialsAccess));
   }
+  verdict.errors.push(...backupAccessProblems(ns, input.backupAccess ?? {}));
   if (!spec.gitRepo && !input.defaultGitRepo) {
     verdict.warnings.push(
       "spec.gitRepo: not set and NICO has no default repository (--default-git-repo); the cluster stays blocked until you set spec.gitRepo",

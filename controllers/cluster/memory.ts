@@ -9,7 +9,8 @@
  * starts with nothing remembered. {@link ClusterMemories.forgetAll} drops
  * every cluster's at once, when this replica stops leading.
  *
- * A cluster's etcd observer lives in its memory and is closed with it.
+ * A cluster's etcd observer lives in its memory and is closed with it, and
+ * so does its backup job (aborted).
  *
  * Two things stay shared across clusters by nature, and are released here
  * with the rest: the workload connection cache (one connection per cluster,
@@ -25,6 +26,7 @@ import type { RevisionTracker } from "./revisions.ts";
 import { RunFailures } from "./runs.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
 import type { EtcdObserver } from "./etcd/observer.ts";
+import type { BackupKeeper } from "./backup/keeper.ts";
 
 /**
  * Everything NICO keeps about one cluster between its passes. Keyed within
@@ -59,6 +61,8 @@ export class ClusterMemory {
   readonly runFailures: RunFailures = new RunFailures();
   /** The cluster's etcd observer (controllers/cluster/etcd/observer.ts), once opened; closed when forgotten. */
   etcd: EtcdObserver | undefined;
+  /** The cluster's etcd backups (controllers/cluster/backup/keeper.ts), while `spec.etcd.backup` is set. */
+  backup: BackupKeeper | undefined;
   /** When NICO first saw each etcd member that had not started, or was a learner (by member id). */
   readonly etcdPending: Map<string, Date> = new Map();
   /** etcd membership changes told as blocked or failed: told again when that changes (or after 10 minutes). */
@@ -128,6 +132,7 @@ export class ClusterMemories {
   /** Drops everything remembered about cluster `key`: its memory (its etcd observer closed), its workload connection, its revision. */
   forget(key: string): void {
     this.#byKey.get(key)?.etcd?.close().catch(() => {});
+    this.#byKey.get(key)?.backup?.stop().catch(() => {});
     this.#byKey.delete(key);
     this.#o.workloads?.close(key);
     this.#o.revisionTracker?.release(key);

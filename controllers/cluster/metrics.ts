@@ -15,6 +15,7 @@ import { kubeconfigSecret } from "../../core/contract/names.ts";
 import { readKubeconfig } from "../../core/render/kubeconfig.ts";
 import type { Metrics } from "../../lib/metrics.ts";
 import { certInfo } from "../../lib/pki.ts";
+import { scheduleIntervalSeconds } from "../../core/backup/state.ts";
 import { type Secret, secretValue } from "./secrets.ts";
 
 /** The reason label of a reason the registry does not list for its type and status (an older NICO's). */
@@ -29,6 +30,7 @@ export function observeClusters(metrics: Metrics, clusters: KubernetesCluster[],
   metrics.nodes.reset();
   metrics.clusterCondition.reset();
   metrics.kubeconfigExpiry.reset();
+  for (const g of BACKUP_GAUGES) metrics[g].reset();
   for (const phase of PHASES) metrics.clusters.set({ phase }, 0);
   for (const c of clusters) {
     metrics.clusters.inc({ phase: c.status?.phase ?? "Provisioning" });
@@ -46,7 +48,33 @@ export function observeClusters(metrics: Metrics, clusters: KubernetesCluster[],
     }
     const at = expiry?.(c);
     if (at !== undefined) metrics.kubeconfigExpiry.set(base, at);
+    observeBackups(metrics, c, base);
   }
+}
+
+const BACKUP_GAUGES = [
+  "backupLastSuccess",
+  "backupSince",
+  "backupInterval",
+  "backupDuration",
+  "backupBytes",
+  "backupFailures",
+] as const;
+
+/** The backup gauges of one cluster, from `spec.etcd.backup` and `status.etcd.backups` (labelled by cluster only). */
+function observeBackups(metrics: Metrics, c: KubernetesCluster, base: { namespace: string; cluster: string }): void {
+  const spec = c.spec?.etcd?.backup;
+  const b = c.status?.etcd?.backups;
+  if (!spec || !b) return;
+  const seconds = (t: string | undefined) => (t ? Date.parse(t) / 1000 : NaN);
+  const last = seconds(b.last?.time);
+  if (!isNaN(last)) metrics.backupLastSuccess.set(base, last);
+  if (!isNaN(seconds(b.since))) metrics.backupSince.set(base, seconds(b.since));
+  const interval = spec.schedule ? scheduleIntervalSeconds(spec.schedule, new Date()) : undefined;
+  if (interval !== undefined) metrics.backupInterval.set(base, interval);
+  if (b.last?.seconds !== undefined) metrics.backupDuration.set(base, b.last.seconds);
+  if (b.last) metrics.backupBytes.set(base, b.last.size);
+  metrics.backupFailures.set(base, b.failures ?? 0);
 }
 
 /**

@@ -4,6 +4,14 @@
  * produced. What has been produced so far is kept in a {@link PassRecord}, so
  * that the status can be computed however the pass ends.
  *
+ * Every write of a pass is a step named in {@link runPhases}: the observers
+ * (runs, workload, versions, etcd) and the plan write nothing; the drains,
+ * etcd's membership change, the configurations, the etcd backups (a job of
+ * their own off the pass, phases/backup.ts), the releases, the
+ * remediation, the kubeconfig, Argo CD and the workload Nodes each write
+ * what their own step decided. The runs are gathered once, by the runs
+ * step, and handed to whoever needs them.
+ *
  * @module
  */
 import type { ConditionInput } from "../../core/status/conditions.ts";
@@ -13,14 +21,16 @@ import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { reconcileArgoCd } from "./phases/argocd.ts";
 import { reconcileClaims } from "./phases/claims.ts";
 import { planConfigurations, type Planned, writeConfigurations } from "./phases/configurations.ts";
+import type { RolloutPlan } from "../../core/rollout/plan.ts";
 import { type KubeconfigTarget, kubeconfigTarget, reconcileKubeconfig } from "./phases/kubeconfig.ts";
 import { reconcileReleases, type ReleasesOutcome } from "./phases/releases.ts";
 import { reconcileRemediation, type RemediationOutcome } from "./phases/remediation.ts";
-import { observeRuns } from "./phases/runs.ts";
-import { observeEtcd } from "./phases/etcd.ts";
+import { observeRuns, type PassRuns } from "./phases/runs.ts";
+import { etcdBeforeChange, type EtcdOutcome, observeEtcd } from "./phases/etcd.ts";
+import { backupGate, type BackupsOutcome, reconcileBackups } from "./phases/backup.ts";
 import { answerKeptRekey, reconcileSecrets } from "./phases/secrets.ts";
 import { REKEY_KUBECONFIG_REASON } from "../../core/render/identity.ts";
-import { observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
+import { drainBeforeChange, type DrainOutcome, observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
 import { observeVersions, type VersionsView } from "./versions.ts";
 import type { Requeue } from "./requeue.ts";
 import type { ClusterScope } from "./scope.ts";
@@ -38,14 +48,19 @@ import {
 /** What the phases of a pass produced so far (a phase that threw adds nothing, but what it wrote). */
 export interface PassRecord {
   identity?: Identity | undefined;
-  /** NIO v1: why each failing run failed, by Job name. */
-  runFailures?: Map<string, string> | undefined;
+  /** The members' runs and run reports, gathered once (phases/runs.ts). */
+  runs?: PassRuns | undefined;
   workload?: WorkloadView | undefined;
   /** The Kubernetes versions the nodes report and are to be asked for. */
   versions?: VersionsView | undefined;
   /** What the pass sees of etcd. */
   etcd?: EtcdView | undefined;
+  /** What the plan decided (it writes nothing). */
   planned?: Planned | undefined;
+  /** The drains before the change, and the plan with their holds. */
+  drains?: DrainOutcome | undefined;
+  /** etcd's membership change before the change, and the plan with etcd's holds: the plan the writes follow. */
+  etcdChange?: EtcdOutcome | undefined;
   /** Configurations as the server answered this pass, by name (filled as the writes are answered). */
   written: Map<string, NixosConfiguration>;
   /** The members' facts and reports once the configurations were written (see {@link passMembers}). */
@@ -56,6 +71,8 @@ export interface PassRecord {
   kubeconfigTarget?: KubeconfigTarget | undefined;
   /** The kubeconfig Secret's name, once it exists. */
   kubeconfig?: string | undefined;
+  /** etcd backups: their condition, `status.etcd.backups` (where `spec.etcd.backup` is set). */
+  backups?: BackupsOutcome | undefined;
 }
 
 /** A record of nothing yet. */
@@ -73,12 +90,16 @@ export interface PassEnd {
 export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassEnd> {
   const identity = rec.identity = await reconcileSecrets(s);
   await reconcileClaims(s);
-  const runFailures = rec.runFailures = await observeRuns(s);
+  const runs = rec.runs = await observeRuns(s);
   const workload = rec.workload = observeWorkload(s);
-  const versions = rec.versions = observeVersions(s, workload);
+  const versions = rec.versions = observeVersions(s, workload, runs);
   const etcd = rec.etcd = await observeEtcd(s, identity);
-  const planned = rec.planned = await planConfigurations(s, { identity, workload, runFailures, versions, etcd });
-  const wrote = await writeConfigurations(s, planned, rec.written);
+  const backup = backupGate(s);
+  const planned = rec.planned = planConfigurations(s, { identity, workload, runs, versions, etcd, backup });
+  const drains = rec.drains = await drainBeforeChange(s, planned.plan, workload);
+  const etcdChange = rec.etcdChange = await etcdBeforeChange(s, drains.plan, etcd, reportsOf(planned.members ?? []));
+  const wrote = await writeConfigurations(s, planned, etcdChange.plan, rec.written, runs);
+  rec.backups = await reconcileBackups(s, etcdChange.plan, etcd, identity);
   const releases = rec.releases = await reconcileReleases(s);
   const members = passMembers(s, rec);
   const nodes = reportsOf(members);
@@ -89,15 +110,28 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   rec.kubeconfig = kubeconfig.secret;
   if (identity.rekeyKept) await answerKeptRekey(s, kubeconfig.reissued);
   await reconcileArgoCd(s);
-  await settleWorkloadNodes(s, nodes, workload, planned.draining);
-  return { nodes, wishes: [planned.requeue, wrote.requeue, releases.requeue, rec.remediation?.requeue] };
+  await settleWorkloadNodes(s, nodes, workload, drains.draining);
+  const wishes = [
+    drains.requeue,
+    etcdChange.requeue,
+    wrote.requeue,
+    releases.requeue,
+    rec.remediation?.requeue,
+    rec.backups?.requeue,
+  ];
+  return { nodes, wishes };
+}
+
+/** The rollout plan the pass follows (the planner's, with the drains' and etcd's holds), once both steps ran. */
+export function passPlan(rec: PassRecord): RolloutPlan | undefined {
+  return rec.etcdChange?.plan;
 }
 
 /** The facts node reports are computed from, as far as the pass has them. */
 export function viewOf(rec: PassRecord): PassView {
   return {
     workload: rec.workload,
-    runFailures: rec.runFailures,
+    runs: rec.runs,
     written: rec.written,
     wantedSpec: rec.planned?.wantedSpec ?? new Map(),
     apiServers: rec.versions?.apiServers,
@@ -128,6 +162,7 @@ export function phaseConditions(rec: PassRecord): ConditionInput[] {
     rec.releases?.condition,
     rec.remediation?.condition,
     rec.kubeconfigTarget?.condition,
-    rec.etcd && etcdCondition(rec.etcd.sight, rec.planned?.membership),
+    rec.etcd && etcdCondition(rec.etcd.sight, rec.etcdChange?.membership),
+    rec.backups?.condition,
   ].filter((c) => c !== undefined);
 }

@@ -20,7 +20,7 @@ import { condition } from "../../core/status/conditions.ts";
 import { nioMissingMessage } from "../../core/contract/nioinstall.ts";
 import { statusPatch } from "../../core/status/write.ts";
 import type { ClusterScope } from "./scope.ts";
-import { type PassRecord, phaseConditions } from "./pass.ts";
+import { passPlan, type PassRecord, phaseConditions } from "./pass.ts";
 
 /**
  * Merge-patches `status` when it differs from what `cluster` carries; fields
@@ -73,12 +73,13 @@ export function passStatusInput(
 ): ClusterStatusInput {
   const { cluster } = s;
   const planned = rec.planned;
+  const plan = passPlan(rec);
   return {
     kind: "pass",
     problem,
     cutShort,
-    rollout: planned?.plan && {
-      plan: planned.plan,
+    rollout: planned && plan && {
+      plan,
       paused: s.paused,
       specHash: clusterHash([...planned.wantedHash.values()]),
       controlPlaneSize: s.selection.controlPlane.members.length,
@@ -108,7 +109,12 @@ export function passStatusInput(
       status: rec.versions.versions.status,
       downgrade: rec.versions.versions.plan.downgrade ? rec.versions.versions.plan.waiting : undefined,
     },
-    etcd: rec.etcd?.sight.kind === "seen" ? etcdStatus(rec.etcd.sight.members, rec.etcd.nodes) : undefined,
+    etcd: rec.etcd?.sight.kind === "seen"
+      ? {
+        ...etcdStatus(rec.etcd.sight.members, rec.etcd.nodes),
+        ...(rec.backups ? { backups: rec.backups.status } : {}),
+      }
+      : undefined,
     workloadApi: rec.workload && !rec.workload.disabled
       ? { available: rec.workload.api.state === "Available", message: rec.workload.api.message }
       : undefined,

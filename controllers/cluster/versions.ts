@@ -13,13 +13,13 @@
  */
 import { keyOf } from "../../lib/runtime/keys.ts";
 import { configurationFacts } from "../../core/nodes/facts.ts";
-import { type NodeReport, nodeReport } from "../../core/nodes/readiness.ts";
-import { runsOf } from "../../core/nodes/runs.ts";
+import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { nodeAddress } from "../../core/render/desired.ts";
 import type { Plane } from "../../core/machines/selection.ts";
 import { type ClusterVersions, clusterVersions, type MemberVersions } from "../../core/versions/cluster.ts";
 import { parseSpecVersion } from "../../core/versions/version.ts";
 import type { ClusterScope } from "./scope.ts";
+import type { PassRuns } from "./phases/runs.ts";
 import type { WorkloadView } from "./view.ts";
 import type { ApiServerAnswer, ApiServerTarget } from "./workload/versions.ts";
 
@@ -30,22 +30,11 @@ export interface VersionsView {
   apiServers: ReadonlyMap<string, string>;
 }
 
-/** One member as the versions need it: its configuration's facts and its run, without a desired spec. */
-function runOf(s: ClusterScope, machine: string, plane: Plane): { asked: MemberVersions["asked"]; run?: NodeReport } {
+/** One member as the versions need it: its configuration's facts and its run report (the runs step's, phases/runs.ts). */
+function runOf(s: ClusterScope, runs: PassRuns, machine: string): { asked: MemberVersions["asked"]; run?: NodeReport } {
   const config = s.cache.config(s.nameOf(machine));
-  if (!config) return { asked: undefined };
-  const run = nodeReport({
-    machine,
-    plane,
-    cluster: s.ref,
-    desired: undefined,
-    config,
-    machineObj: s.machines.get(machine),
-    now: s.now,
-    timeoutMs: s.timeoutMs,
-    nio: s.deps.nio,
-    runs: s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(machine)) : undefined,
-  });
+  const run = runs.reports.get(machine);
+  if (!config || !run) return { asked: undefined };
   return { asked: configurationFacts(config).asked, run };
 }
 
@@ -55,24 +44,24 @@ function fresh(a: ApiServerAnswer | undefined, since: Date | undefined): string 
 }
 
 /** Gathers what each member reports and asks for, and plans the versions of this pass. */
-export function observeVersions(s: ClusterScope, w: WorkloadView): VersionsView {
+export function observeVersions(s: ClusterScope, w: WorkloadView, runs: PassRuns): VersionsView {
   const planes = s.members.map((m) => ({
     machine: m,
     plane: (s.selection.controlPlane.members.includes(m) ? "controlPlane" : "dataPlane") as Plane,
   }));
-  const runs = new Map(planes.map((p) => [p.machine, runOf(s, p.machine, p.plane)]));
-  const targets: ApiServerTarget[] = planes.filter((p) => p.plane === "controlPlane" && runs.get(p.machine)?.run)
+  const ofMember = new Map(planes.map((p) => [p.machine, runOf(s, runs, p.machine)]));
+  const targets: ApiServerTarget[] = planes.filter((p) => p.plane === "controlPlane" && ofMember.get(p.machine)?.run)
     .map((p) => ({
       machine: p.machine,
       host: nodeAddress(s.machines.get(p.machine), p.machine),
-      since: runs.get(p.machine)?.run?.appliedAt,
+      since: ofMember.get(p.machine)?.run?.appliedAt,
     }));
   const conn = s.deps.workloads?.connection(keyOf(s.namespace, s.name));
   const answers = conn?.apiServerVersions(targets) ?? new Map<string, ApiServerAnswer>();
   const last = new Map((s.cluster.status?.versions?.nodes ?? []).map((n) => [n.name, n]));
   const apiServers = new Map<string, string>();
   const members: MemberVersions[] = planes.map(({ machine, plane }) => {
-    const { asked, run } = runs.get(machine)!;
+    const { asked, run } = ofMember.get(machine)!;
     const api = fresh(answers.get(machine), run?.appliedAt);
     if (api) apiServers.set(machine, api);
     // Nodes not known now (the API away, or not listed yet): as last seen.

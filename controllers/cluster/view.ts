@@ -10,14 +10,14 @@ import type { KeyPair } from "../../lib/pki.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import { configurationFacts, type NodeFacts } from "../../core/nodes/facts.ts";
 import { joinReports, type WorkloadFacts } from "../../core/nodes/joined.ts";
-import { type NodeReport, nodeReport } from "../../core/nodes/readiness.ts";
-import { runsOf } from "../../core/nodes/runs.ts";
+import { judgedAgainst, type NodeReport } from "../../core/nodes/readiness.ts";
 import type { Plane } from "../../core/machines/selection.ts";
 import type { EtcdSight } from "../../core/etcd/health.ts";
 import { memberOn, placedOnNodes } from "../../core/etcd/members.ts";
 import { nodeAddress } from "../../core/render/desired.ts";
 import type { EtcdNode } from "../../core/etcd/membership.ts";
 import type { ClusterScope } from "./scope.ts";
+import { type PassRuns, runReport } from "./phases/runs.ts";
 
 /** What the secrets phase produced: the CA, and a digest of the cluster's identity (tokens and CAs). */
 export interface Identity {
@@ -44,8 +44,8 @@ export type WorkloadView = WorkloadFacts & { hasKubeconfig?: boolean };
 export interface PassView {
   /** What is known about the workload cluster; absent before it was observed. */
   workload?: WorkloadView | undefined;
-  /** NIO v1: why each failing run failed, by Job name. */
-  runFailures?: Map<string, string> | undefined;
+  /** The members' runs and run reports, gathered once (phases/runs.ts); absent before they were. */
+  runs?: PassRuns | undefined;
   /** Configurations as the server answered this pass, by name. */
   written: ReadonlyMap<string, NixosConfiguration>;
   /** The spec each configuration should carry, by name (none before they were rendered). */
@@ -105,18 +105,13 @@ export function reportsOf(members: readonly Member[]): NodeReport[] {
 /** One member's facts record: its run report as NIO gives it, its configuration's facts, its Node. */
 function gathered(s: ClusterScope, v: PassView, machine: string, plane: Plane): Omit<Member, "report"> {
   const config = configOf(s, v, machine);
-  const run = nodeReport({
-    machine,
-    plane,
-    cluster: s.ref,
-    desired: v.wantedSpec.get(s.nameOf(machine)),
-    config,
-    machineObj: s.machines.get(machine),
-    now: s.now,
-    timeoutMs: s.timeoutMs,
-    nio: s.deps.nio,
-    runs: s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(machine), v.runFailures) : undefined,
-  });
+  const desired = v.wantedSpec.get(s.nameOf(machine));
+  // The pass's run report of the cached configuration, judged against the wanted spec; made again only for a
+  // configuration written in this pass (or before the runs were gathered).
+  const cached = config === s.cache.config(s.nameOf(machine)) ? v.runs?.reports.get(machine) : undefined;
+  const run = cached
+    ? judgedAgainst(cached, { cluster: s.ref, config, desired })
+    : runReport(s, v.runs, machine, plane, config, desired);
   const apiServer = v.apiServers?.get(machine);
   const facts: NodeFacts = {
     machine,

@@ -14,6 +14,11 @@ export const SPEC_HASH_ANNOTATION = `${PREFIX}/spec-hash`;
 export const SPEC_CHANGED_ANNOTATION = `${PREFIX}/spec-changed-at`;
 /** On KubernetesClusters: freeze all child changes. */
 export const PAUSED_ANNOTATION = `${PREFIX}/paused`;
+/**
+ * On KubernetesClusters: an on-demand etcd backup (`nico backup`), any new token asks for one; NICO answers it in
+ * `status.etcd.backups.request` (docs/backups.md).
+ */
+export const BACKUP_REQUEST_ANNOTATION = `${PREFIX}/backup-request`;
 /** Finalizer that lets NICO release Machines before a cluster goes away. */
 export const FINALIZER = `${PREFIX}/cleanup`;
 

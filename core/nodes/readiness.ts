@@ -136,9 +136,7 @@ export function appliedForSpec(cfg: NixosConfiguration): boolean {
 export function nodeReport(i: NodeInput): NodeReport {
   const cfg = i.config;
   const owned = cfg !== undefined && isOwnedBy(cfg, i.cluster);
-  // By content, not by NICO's annotation: a hand-edited child is not up to date.
-  const upToDate = owned && i.desired !== undefined && specDrift(cfg.spec, i.desired).length === 0;
-  const base = { machine: i.machine, plane: i.plane, upToDate };
+  const base = { machine: i.machine, plane: i.plane, upToDate: carriesDesired(i) };
   if (!cfg || !owned) {
     return { ...base, state: "Pending", reason: "ConfigurationPending", detail: "NixosConfiguration not created yet" };
   }
@@ -157,6 +155,31 @@ export function nodeReport(i: NodeInput): NodeReport {
 }
 
 type Base = Pick<NodeReport, "machine" | "plane" | "upToDate">;
+
+/** Whether the configuration, owned by the cluster, carries the desired spec: by content, not by NICO's annotation (a hand-edited child is not up to date). */
+function carriesDesired(i: Pick<NodeInput, "cluster" | "config" | "desired">): boolean {
+  const cfg = i.config;
+  return cfg !== undefined && isOwnedBy(cfg, i.cluster) && i.desired !== undefined &&
+    specDrift(cfg.spec, i.desired).length === 0;
+}
+
+/**
+ * A report made without the desired spec (as the pass's runs step makes it), judged against it: only `upToDate`
+ * depends on the desired spec, the rest on the configuration, the Machine and the runs.
+ *
+ * @example
+ * ```ts
+ * import { judgedAgainst } from "./readiness.ts";
+ * const spec = { machineRef: { name: "w-1" }, gitRepo: "https://127.0.0.1/nixos.git", flake: "#w-1", onRemoveFlake: "#minimal", additionalFiles: [] };
+ * const config = { metadata: { name: "c.w-1", labels: { "nico.homystack.com/cluster": "c" } }, spec };
+ * const r = { machine: "w-1", plane: "dataPlane" as const, upToDate: false, state: "Ready" as const, reason: "Applied", detail: "applied" };
+ * judgedAgainst(r, { cluster: { name: "c", namespace: "ns" }, config, desired: spec }).upToDate; // true
+ * judgedAgainst(r, { cluster: { name: "c", namespace: "ns" }, config, desired: undefined }).upToDate; // false
+ * ```
+ */
+export function judgedAgainst(r: NodeReport, i: Pick<NodeInput, "cluster" | "config" | "desired">): NodeReport {
+  return { ...r, upToDate: carriesDesired(i) };
+}
 
 /** The older NIO: `Applied` newer than NICO's last change, then the Machine's write-back. */
 function olderReport(i: NodeInput, cfg: NixosConfiguration, base: Base): NodeReport {

@@ -38,7 +38,10 @@
  *   (fix forward);
  * - the limit `versionSkewGuard`: a step that would break Kubernetes' version
  *   skew policy is not taken, and a break that exists halts the rollout
- *   (`VersionSkew`), but for control-plane steps that fix it forward.
+ *   (`VersionSkew`), but for control-plane steps that fix it forward;
+ * - the limit `backupBeforeControlPlane`: where etcd backups are configured,
+ *   a control-plane step waits for a snapshot younger than it, and halts
+ *   when none can be taken (unless `BestEffort`; core/rollout/backuphold.ts).
  *
  * Pure; golden-tested by simulating many rounds (tests/unit/rollout_test.ts),
  * each rule on its own by a table (tests/unit/rollout_rules_test.ts). The
@@ -50,6 +53,8 @@ import { LIMITS, rolloutPass, RULES } from "./rules.ts";
 import type { PlanNode, RolloutInput, RolloutPlan } from "./types.ts";
 
 export type {
+  BackupGate,
+  BackupHold,
   DepartingNode,
   DrainHold,
   PlanNode,
@@ -101,6 +106,13 @@ export function planNodeOf(
  *   order: "WorkersFirst",
  *   maxUnavailable: 1,
  *   paused: false,
+ *   endpointIsBootstrap: true,
+ *   provisioning: "BootstrapFirst",
+ *   firstBringUp: true,
+ *   hold: undefined,
+ *   releasing: [],
+ *   versions: undefined,
+ *   backup: undefined,
  * });
  * plan.create; // ["cp-1"]: the bootstrap node first, the others once it is up
  * ```

@@ -22,6 +22,7 @@ import type {
   RuleAnswer,
 } from "./types.ts";
 import { versionChangesControlPlaneFirst, versionSkewGuard } from "./version_rules.ts";
+import { backupBeforeControlPlane } from "./backuphold.ts";
 
 export type { Draft, RolloutPass, Rule, RuleAnswer } from "./types.ts";
 
@@ -41,7 +42,7 @@ export const RULES: readonly Rule[] = [
 ];
 
 /** The rules that narrow what {@link RULES} chose, in order, asked however those ended. */
-export const LIMITS: readonly Rule[] = [outageHold, versionSkewGuard];
+export const LIMITS: readonly Rule[] = [outageHold, versionSkewGuard, backupBeforeControlPlane];
 
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -64,6 +65,10 @@ function cpOrder(nodes: readonly PlanNode[], bootstrap: string): PlanNode[] {
  * const { pass, draft } = rolloutPass({
  *   nodes: [node("cp-1"), node("cp-3"), node("cp-2")], departing: [], bootstrap: "cp-1",
  *   order: "WorkersFirst", maxUnavailable: 1, paused: false,
+
+ *   endpointIsBootstrap: false, provisioning: "BootstrapFirst", firstBringUp: false, hold: undefined, releasing: [],
+ *   versions: undefined,
+ *   backup: undefined,
  * });
  * pass.cp.map((n) => n.machine); // ["cp-2", "cp-3", "cp-1"]: the bootstrap node last once it exists
  * draft.plan.pending; // ["cp-2", "cp-3", "cp-1"]

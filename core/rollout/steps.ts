@@ -52,6 +52,10 @@ export interface RolloutSteps {
  * const r = rolloutSteps({
  *   nodes: [node("cp-1", "controlPlane"), node("w-1", "dataPlane"), node("w-2", "dataPlane")],
  *   departing: [], bootstrap: "cp-1", order: "WorkersFirst", maxUnavailable: 1, paused: false,
+
+ *   endpointIsBootstrap: false, provisioning: "BootstrapFirst", firstBringUp: false, hold: undefined, releasing: [],
+ *   versions: undefined,
+ *   backup: undefined,
  * });
  * r.steps.map((s) => s.actions.map((a) => a.machine)); // [["w-1"], ["w-2"], ["cp-1"]]
  * ```

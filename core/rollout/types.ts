@@ -50,6 +50,11 @@ export interface DepartingNode {
   down?: boolean;
 }
 
+/**
+ * The planner's input. Every field is required (an explicit `undefined` where a fact is absent), so a new input
+ * fails to type-check until every builder gives it; the controller and `nico plan` both build it with
+ * core/rollout/input.ts {@link plannerInput}.
+ */
 export interface RolloutInput {
   nodes: PlanNode[];
   departing: DepartingNode[];
@@ -58,20 +63,48 @@ export interface RolloutInput {
   maxUnavailable: number;
   paused: boolean;
   /** The bootstrap node is the API endpoint (no controlPlaneEndpoint): it may not leave while others remain. */
-  endpointIsBootstrap?: boolean;
-  /** Default BootstrapFirst. Parallel only changes the first bring-up. */
-  provisioning?: ProvisioningMode;
+  endpointIsBootstrap: boolean;
+  /** Parallel only changes the first bring-up; BootstrapFirst creates the bootstrap node first and alone. */
+  provisioning: ProvisioningMode;
   /** The cluster is new (its bootstrap node has never been up): no running node can be taken down by creating others. */
-  firstBringUp?: boolean;
+  firstBringUp: boolean;
   /** Why the workload cluster cannot be observed now; set: creations only. */
-  hold?: string | undefined;
+  hold: string | undefined;
   /**
    * Departed nodes whose configuration is gone but whose Machine NIO is not done with yet (its removal
    * flake may still run): no further removal starts until they are released.
    */
-  releasing?: string[];
-  /** The Kubernetes versions the nodes report, for the skew guard (core/rollout/version_rules.ts); absent: none known. */
-  versions?: RolloutVersions | undefined;
+  releasing: string[];
+  /** The Kubernetes versions the nodes report, for the skew guard (core/rollout/version_rules.ts); `undefined`: none known. */
+  versions: RolloutVersions | undefined;
+  /** etcd backups before control-plane steps (core/rollout/backuphold.ts); `undefined`: backups are not configured. */
+  backup: BackupGate | undefined;
+}
+
+/** What the backup rule judges: the newest snapshot, the last failure, and since when each step is wanted. */
+export interface BackupGate {
+  /** `spec.etcd.backup.beforeChanges`. */
+  policy: "Required" | "BestEffort";
+  /** When the newest successful snapshot began (ms since the epoch); absent: none known. */
+  lastSuccess?: number | undefined;
+  /** The last failed attempt, when it failed (ms) and why (naming the store's error). */
+  failure?: { at: number; message: string } | undefined;
+  /** A snapshot is being taken now. */
+  taking: boolean;
+  /** When each control-plane step held for a snapshot was first wanted (ms), by machine; a step not listed: now. */
+  since: ReadonlyMap<string, number>;
+  /** This pass's time (ms). */
+  now: number;
+}
+
+/** Control-plane steps held for a snapshot (or a pre-change snapshot skipped): status and the backup phase read it. */
+export interface BackupHold {
+  machines: string[];
+  /** `taking`: a snapshot is wanted; `failed`: none can be taken (Required: halted); `skipped`: BestEffort went on. */
+  state: "taking" | "failed" | "skipped";
+  message: string;
+  /** A skipped snapshot of another step, said alongside. */
+  skipped?: string | undefined;
 }
 
 /** What the skew guard judges: what each node reports, and what each is asked for. */
@@ -113,6 +146,8 @@ export interface RolloutPlan {
   drainHeld?: DrainHold[] | undefined;
   /** Control-plane nodes the planner chose that wait for etcd (core/rollout/etcdhold.ts), with why. */
   etcdHeld?: EtcdHold[] | undefined;
+  /** Control-plane steps that wait for an etcd snapshot (core/rollout/backuphold.ts). */
+  backupHeld?: BackupHold | undefined;
 }
 
 /** What a rule answers: it decided the pass (the rules after it are not asked), or it passes. */

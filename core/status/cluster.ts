@@ -8,6 +8,7 @@ import type { KubernetesClusterStatus, Phase } from "../../crds/kubernetescluste
 import type { Problem, StatusInput } from "./input.ts";
 import { machinesCondition, planeCondition, planeStatus, rolloutConditions } from "./planes.ts";
 import { inFlight, progressConditions, runsDesired, specWorkLeft } from "./progress.ts";
+import type { RolloutPlan } from "../rollout/types.ts";
 export { requestedSize } from "./planes.ts";
 export type { Blocked, Problem, StatusInput, Unresolved } from "./input.ts";
 
@@ -195,6 +196,8 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
           ...(r.plan.etcdHeld?.length
             ? { etcdHeld: r.plan.etcdHeld.map((h) => ({ node: h.machine, message: h.why })) }
             : {}),
+          ...(r.paused ? { paused: true } : {}),
+          ...(r.plan.halted ? { halted: haltedStatus(r.plan.halted) } : {}),
         },
       }
       : {}),
@@ -250,4 +253,9 @@ function phaseOf(i: StatusInput, ready: ConditionInput, provisioned: boolean): P
   if (!running) return "Provisioning";
   // Nothing to roll out: a rollout that was under way finishes (its last node rejoining); anything else is health.
   return prev === "Updating" ? "Updating" : "Ready";
+}
+
+/** Where the rollout is halted, as `status.rollout.halted` says it (read as data by `nico get` and `nico describe`). */
+function haltedStatus(h: NonNullable<RolloutPlan["halted"]>): { node: string; detail: string; reason?: "VersionSkew" } {
+  return { node: h.machine, detail: h.detail, ...(h.reason ? { reason: h.reason } : {}) };
 }

@@ -21,7 +21,7 @@ export interface UpgradeStep {
 }
 
 /** The part of the planner's input an upgrade does not change (its nodes are the chain's). */
-export type UpgradeRollout = Omit<RolloutInput, "nodes" | "versions">;
+export type UpgradeRollout = Omit<RolloutInput, "nodes" | "versions" | "backup">;
 
 /** What a node runs after the steps so far: what it reports, else what it asks for. */
 const runs = (n: ChainNode) => n.reported ?? n.rendered;
@@ -43,6 +43,7 @@ function moves(n: ChainNode, want: KubeVersion): boolean {
  * const node = (machine: string, plane: "controlPlane" | "dataPlane") => ({ machine, plane, rendered: { minor: 30 }, reported: at(30) });
  * const steps = upgradeSteps({ minor: 32 }, [node("cp-1", "controlPlane"), node("cp-2", "controlPlane"), node("w-1", "dataPlane")], {
  *   departing: [], bootstrap: "cp-1", order: "WorkersFirst", maxUnavailable: 1, paused: false,
+ *   endpointIsBootstrap: false, provisioning: "BootstrapFirst", firstBringUp: false, hold: undefined, releasing: [],
  * });
  * steps.map((s) => `${s.plane} ${s.version.minor}: ${s.nodes.join(" ")}`);
  * // ["controlPlane 31: cp-2 cp-1", "controlPlane 32: cp-2 cp-1", "dataPlane 32: w-1"]
@@ -72,7 +73,15 @@ export function upgradeSteps(
       failed: false,
       ...(due.has(n.machine) ? { versionChange: true } : {}),
     }));
-    const order = rolloutSteps({ ...rollout, nodes: planNodes, departing: [], paused: false }).steps
+    const order = rolloutSteps({
+      ...rollout,
+      nodes: planNodes,
+      departing: [],
+      paused: false,
+      versions: undefined,
+      backup: undefined,
+    })
+      .steps
       .flatMap((s) => s.actions.map((a) => a.machine)).filter((m) => due.has(m));
     for (const m of order) {
       const n = now.find((x) => x.machine === m)!;

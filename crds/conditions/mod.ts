@@ -22,6 +22,7 @@ import {
   WORKLOAD_API_AVAILABLE,
 } from "./health.ts";
 import { ETCD_HEALTHY } from "./etcd.ts";
+import { ETCD_BACKED_UP } from "./backup.ts";
 import { NIO_INCOMPLETE } from "./nio.ts";
 import { RESTORING } from "./restore.ts";
 import {
@@ -54,6 +55,7 @@ export const CONDITIONS = {
   NodesHealthy: NODES_HEALTHY,
   ControlPlaneHealthy: CONTROL_PLANE_HEALTHY,
   EtcdHealthy: ETCD_HEALTHY,
+  EtcdBackedUp: ETCD_BACKED_UP,
   Restoring: RESTORING,
   NIOIncomplete: NIO_INCOMPLETE,
 } as const satisfies Record<string, TypeSpec>;

@@ -33,10 +33,13 @@ export const ROLLING_OUT = {
       "the rollout is halted at a node and nothing else is touched: the node failed (with `NodeNotReady`: its Node " +
         "stayed missing or NotReady past the node timeout), its drain did not finish within " +
         "`spec.rollout.drain.timeout` (`DrainTimeout`: a PodDisruptionBudget, or pods with emptyDir data), or its " +
-        "Kubernetes version breaks the version skew policy (`VersionSkew`: see `Stalled`)",
+        "Kubernetes version breaks the version skew policy (`VersionSkew`: see `Stalled`), or the etcd snapshot " +
+        "a control-plane step waits for cannot be taken (`BackupFailed`, with `beforeChanges: Required`: see " +
+        "`EtcdBackedUp`)",
       "fix the node (the rollout resumes once NIO applies and its Node is Ready) or change the spec (the failed " +
         "node is re-rendered first); for a drain, let the budget allow it, set `deleteEmptyDirData`, or " +
-        "`onTimeout: Proceed` (the message names the pods); for a version skew, as for `VersionSkew` in `Stalled`",
+        "`onTimeout: Proceed` (the message names the pods); for a version skew, as for `VersionSkew` in `Stalled`; for a " +
+        "backup, fix the store (the step goes on once a snapshot is taken) or set `beforeChanges: BestEffort`",
     ),
     RemovalHeld: reason(
       "False",

@@ -223,7 +223,8 @@ export const STALLED = {
       "True",
       "stalled",
       "now",
-      "the rollout is halted at a node that has not failed: a drain ran past `spec.rollout.drain.timeout`",
+      "the rollout is halted at a node that has not failed: a drain ran past `spec.rollout.drain.timeout`, or the " +
+        "etcd snapshot its control-plane step waits for cannot be taken (`BackupFailed`)",
       "as for `RolloutStalled` in `RollingOut`",
     ),
     VersionSkew: reason(

@@ -91,6 +91,8 @@ function member(m: Json): EtcdMember {
 export class EtcdClient {
   readonly #opts: EtcdClientOptions;
   #http: Deno.HttpClient | undefined;
+  /** For gRPC calls, which need HTTP/2 (made on first use). */
+  #h2: Deno.HttpClient | undefined;
   readonly #timeoutMs: number;
 
   constructor(opts: EtcdClientOptions) {
@@ -134,21 +136,67 @@ export class EtcdClient {
   }
 
   /**
-   * POSTs `body` to a server-streaming `method` (such as `maintenance/snapshot`) at `endpoint` and answers the
+   * POSTs `body` to a server-streaming gateway `method` (such as `maintenance/snapshot`) at `endpoint` and answers the
    * response as soon as its headers arrive, which the client's deadline bounds; the body (newline-separated JSON
    * messages) is the caller's to read, and only `signal` bounds that. A refusal (not 2xx) throws an {@link EtcdError}.
    */
-  async stream(endpoint: string, method: string, body: Json = {}, signal?: AbortSignal): Promise<Response> {
+  stream(endpoint: string, method: string, body: Json = {}, signal?: AbortSignal): Promise<Response> {
+    const url = `${endpoint.replace(/\/+$/, "")}/v3/${method}`;
+    const init = {
+      body: JSON.stringify(body),
+      headers: { "Content-Type": "application/json" },
+      client: this.#client(),
+    };
+    return this.#open(endpoint, method, url, init, signal);
+  }
+
+  /**
+   * Calls the server-streaming gRPC `method` (such as `etcdserverpb.Maintenance/Snapshot`) at `endpoint` over HTTP/2
+   * (etcd serves gRPC and the gateway on the same port), `message` being the request's protobuf encoding; answers the
+   * response once its headers arrive (within the client's deadline). The body is the gRPC stream: each message as a
+   * flag byte, a 4-byte big-endian length and the protobuf bytes. `fetch` shows no trailers: a call that fails before
+   * sending anything answers `grpc-status` in its headers (thrown here as an {@link EtcdError}); one that fails later
+   * just ends, which the caller must tell from a whole answer by its content.
+   */
+  async grpcStream(endpoint: string, method: string, message: Uint8Array, signal?: AbortSignal): Promise<Response> {
+    const framed = new Uint8Array(5 + message.byteLength);
+    new DataView(framed.buffer).setUint32(1, message.byteLength);
+    framed.set(message, 5);
+    const o = this.#opts;
+    this.#h2 ??= Deno.createHttpClient({
+      caCerts: [o.caPem],
+      cert: o.certPem,
+      key: o.keyPem,
+      http1: false,
+      http2: true,
+    });
+    const init = { body: framed, headers: { "content-type": "application/grpc", te: "trailers" }, client: this.#h2 };
+    const res = await this.#open(endpoint, method, `${endpoint.replace(/\/+$/, "")}/${method}`, init, signal);
+    const status = res.headers.get("grpc-status");
+    if (status && status !== "0") {
+      await res.body?.cancel();
+      const why = decodeURIComponent(res.headers.get("grpc-message") ?? "");
+      throw new EtcdError(endpoint, method, `gRPC status ${status}${why ? `: ${why}` : ""}`);
+    }
+    return res;
+  }
+
+  async #open(
+    endpoint: string,
+    method: string,
+    url: string,
+    init: { body: string | Uint8Array; headers: Record<string, string>; client: Deno.HttpClient },
+    signal: AbortSignal | undefined,
+  ): Promise<Response> {
     const headersDue = new AbortController();
     const timer = setTimeout(() => headersDue.abort(), this.#timeoutMs);
     const all = signal ? AbortSignal.any([signal, headersDue.signal]) : headersDue.signal;
     let res: Response;
     try {
-      res = await fetch(`${endpoint.replace(/\/+$/, "")}/v3/${method}`, {
+      res = await fetch(url, {
         method: "POST",
-        body: JSON.stringify(body),
-        headers: { "Content-Type": "application/json" },
-        client: this.#client(),
+        ...init,
+        body: init.body as string | Uint8Array<ArrayBuffer>,
         signal: all,
       });
     } catch (err) {
@@ -210,5 +258,7 @@ export class EtcdClient {
   close(): void {
     this.#http?.close();
     this.#http = undefined;
+    this.#h2?.close();
+    this.#h2 = undefined;
   }
 }

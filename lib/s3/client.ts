@@ -19,6 +19,7 @@ import { EMPTY_SHA256, objectUrl, presignGetUrl, type S3Credentials, sha256Hex, 
 import { elements, text } from "./xml.ts";
 import { type UploadOptions, type UploadResult, uploadStream } from "./multipart.ts";
 import { metadataHeaders, type S3Request } from "./request.ts";
+import { putBody } from "./put.ts";
 
 export type { S3Credentials } from "./sigv4.ts";
 export type { UploadOptions, UploadResult } from "./multipart.ts";
@@ -76,7 +77,7 @@ export class S3Client {
    */
   async request(r: S3Request): Promise<Response> {
     const url = objectUrl(this.#o.endpoint, r.bucket, r.key ?? "", r.query ?? {});
-    const payload = r.body ? await sha256Hex(r.body) : EMPTY_SHA256;
+    const payload = r.body ? sha256Hex(r.body) : EMPTY_SHA256;
     const headers = await signHeaders({
       method: r.method,
       url,
@@ -89,14 +90,22 @@ export class S3Client {
     const signal = r.signal ? AbortSignal.any([r.signal, deadline]) : deadline;
     let res: Response;
     try {
-      res = await fetch(url, {
-        method: r.method,
-        headers,
-        ...(r.body ? { body: r.body as Uint8Array<ArrayBuffer> } : {}),
-        redirect: "manual",
-        client: this.#client(),
-        signal,
-      });
+      if (r.method === "PUT" && r.body) {
+        // A body is written from the caller's buffer, over a connection of its own (./put.ts says why).
+        const caPem = this.#o.caPem;
+        const a = await putBody(url, headers, r.body, { stop: signal, ...(caPem ? { caPem } : {}) });
+        res = new Response(a.text, { status: a.status, headers: a.headers });
+      } else {
+        const body = r.body ? { body: r.body as Uint8Array<ArrayBuffer> } : {};
+        res = await fetch(url, {
+          method: r.method,
+          headers,
+          ...body,
+          redirect: "manual",
+          client: this.#client(),
+          signal,
+        });
+      }
     } catch (err) {
       const kind = kindOfFailure(err, deadline.aborted, r.signal?.aborted ?? false);
       throw new S3Error(kind, r.operation, r.bucket, r.key, undefined, undefined, { cause: err });

@@ -18,6 +18,7 @@ import { reconcileClaims } from "../../controllers/cluster/phases/claims.ts";
 import { planConfigurations, writeConfigurations } from "../../controllers/cluster/phases/configurations.ts";
 import { reconcileSecrets } from "../../controllers/cluster/phases/secrets.ts";
 import { observeWorkload } from "../../controllers/cluster/phases/workload.ts";
+import { observeRuns } from "../../controllers/cluster/phases/runs.ts";
 import { observeVersions } from "../../controllers/cluster/versions.ts";
 import { ClusterProblem } from "../../controllers/cluster/problem.ts";
 import { buildScope, clusterDeps, type ClusterScope } from "../../controllers/cluster/scope.ts";
@@ -98,10 +99,12 @@ Deno.test("secrets and configurations phases alone: one configuration per member
   assert.deepEqual(secrets, ["c-agent-token", "c-ca", "c-ca-key", "c-etcd-ca", "c-etcd-ca-key", "c-join-token"]);
 
   const workload = observeWorkload(s);
-  const versions = observeVersions(s, workload);
-  const planned = await planConfigurations(s, { identity, workload, runFailures: undefined, versions });
+  const runs = await observeRuns(s);
+  const versions = observeVersions(s, workload, runs);
+  const planned = planConfigurations(s, { identity, workload, runs, versions, backup: undefined });
   const written = new Map<string, NixosConfiguration>();
-  await writeConfigurations(s, planned, written);
+  // No workload connection: no drain and no etcd hold, so the writes follow the planner's plan as it is.
+  await writeConfigurations(s, planned, planned.plan, written, runs);
   assert.equal(planned.blocked, undefined);
   assert.equal(planned.endpoint, "https://127.0.10.2:6443");
   // A new cluster is provisioned in parallel (the default): every member's configuration at once.
@@ -152,9 +155,13 @@ Deno.test("configurations phase alone: a foreign configuration of the same name 
   await newCluster(cp.client, ns, "c", { controlPlane: { machines: ["cp-1"] } });
   const s = await scopeOf(cp.client, ns, "c");
   const workload = observeWorkload(s);
-  const versions = observeVersions(s, workload);
-  const input = { identity: await reconcileSecrets(s), workload, runFailures: undefined, versions };
-  const write = async () => await writeConfigurations(s, await planConfigurations(s, input), new Map());
+  const runs = await observeRuns(s);
+  const versions = observeVersions(s, workload, runs);
+  const input = { identity: await reconcileSecrets(s), workload, runs, versions, backup: undefined };
+  const write = async () => {
+    const planned = planConfigurations(s, input);
+    return await writeConfigurations(s, planned, planned.plan, new Map(), runs);
+  };
   const err = await write().then(() => undefined, (e) => e);
   assert.ok(err instanceof ClusterProblem, `expected a ClusterProblem, got ${err}`);
   assert.equal(err.reason, "ForeignConfiguration");

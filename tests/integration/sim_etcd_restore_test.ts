@@ -22,14 +22,14 @@ import { cluster, machine } from "../../testing/objects.ts";
 import { startS3Server } from "../../testing/s3.ts";
 import { BUMP_REVISION } from "../../testing/sim-etcd-restore.ts";
 import { simEtcd } from "../../testing/sim-etcd.ts";
-import { world } from "../../testing/world.ts";
+import { type World, world } from "../../testing/world.ts";
 
 const HOSTS = ["127.0.196.1", "127.0.196.2", "127.0.196.3"];
 const NAMES = ["cp-1", "cp-2", "cp-3"];
 const b64 = (s: string) => btoa(s);
 
-Deno.test("simulated hosts restore etcd from a backup by the flake contract", async (t) => {
-  await using w = await world("sim-etcd-restore", { nio: false, nico: false });
+/** The hosts, the store, the etcd CA's Secrets and the helpers the drill uses (the Secrets in `w`'s namespace). */
+async function drillKit(w: World) {
   const store = await startS3Server({ host: "127.0.196.9", buckets: ["backups"] });
   w.defer(() => store.stop());
   const s3 = store.client();
@@ -89,7 +89,12 @@ Deno.test("simulated hosts restore etcd from a backup by the flake contract", as
     if (old) await w.client.delete(SECRETS, etcdRestoreSecret("prod"), w.ns);
     await w.client.create(SECRETS, body);
   };
+  return { s3, configs, apply, put, keys, setUrl, etcd, sim, url };
+}
 
+/** Three members up, keys k/a..k/c backed up, then k/d and k/e written: the backup, the last revision seen. */
+async function backedUp(k: Omit<Awaited<ReturnType<typeof drillKit>>, "setUrl" | "sim">) {
+  const { s3, configs, apply, put, keys, etcd, url } = k;
   const normal = configs();
   for (const i of [0, 1, 2]) await apply(normal.get(NAMES[i]!)!, i);
   await eventually("three voters", async () => (await etcd.members(url(0))).filter((m) => !m.isLearner).length === 3);
@@ -103,6 +108,14 @@ Deno.test("simulated hosts restore etcd from a backup by the flake contract", as
     sha256: sha,
     roles: new Map(roles),
   });
+  return { backup, lastSeen, parts };
+}
+
+Deno.test("simulated hosts restore etcd from a backup by the flake contract", async (t) => {
+  await using w = await world("sim-etcd-restore", { nio: false, nico: false });
+  const { s3, configs, apply, put, keys, setUrl, etcd, sim, url } = await drillKit(w);
+
+  const { backup, lastSeen, parts } = await backedUp({ s3, configs, apply, put, keys, etcd, url });
 
   await t.step("bad inputs fail the host's apply before anything is touched", async () => {
     const bad: [string, string, string, RegExp][] = [

@@ -10,6 +10,7 @@ import { rolloutSteps } from "../../core/rollout/steps.ts";
 import { newestAbnormal } from "../../cli/observe.ts";
 import type { PlanNode } from "../../core/rollout/plan.ts";
 import { normalise } from "../../testing/cli.ts";
+import { QUIET } from "../rollout_input_kit.ts";
 
 Deno.test("flags: long, short, inline, booleans and clear errors", () => {
   const specs = [{ name: "all-namespaces", short: "A", boolean: true, help: "" }, {
@@ -51,6 +52,7 @@ Deno.test("rollout steps: the planner pass after pass, workers first, one contro
       node("w-1", "dataPlane", { upToDate: true, available: false, detail: "Converging" }),
       node("w-2", "dataPlane"),
     ],
+    ...QUIET,
     departing: [],
     bootstrap: "cp-1",
     order: "WorkersFirst",
@@ -73,6 +75,7 @@ Deno.test("rollout steps: a failed node stops the simulation and holds the rest"
       node("w-1", "dataPlane", { upToDate: true, available: false, failed: true, detail: "ApplyFailed" }),
       node("w-2", "dataPlane"),
     ],
+    ...QUIET,
     departing: [],
     bootstrap: "cp-1",
     order: "WorkersFirst",

@@ -9,6 +9,7 @@ import { drainTargets, holdForDrains, type NodeDrain } from "../../core/rollout/
 import type { PlanNode, RolloutPlan } from "../../core/rollout/plan.ts";
 import { rolloutSteps } from "../../core/rollout/steps.ts";
 import { computeStatus } from "../../core/status/cluster.ts";
+import { QUIET } from "../rollout_input_kit.ts";
 
 const WAIT = "draining w-1: eviction refused for apps/web-1 (PodDisruptionBudget apps/web: needs 1 healthy)";
 const LATE = "draining w-1 took longer than 10m (spec.rollout.drain.timeout): eviction refused for apps/web-1";
@@ -168,6 +169,7 @@ const worker = (machine: string): PlanNode => ({
 });
 const INPUT = {
   nodes: [{ ...worker("cp-1"), plane: "controlPlane" as const }, worker("w-1"), worker("w-2")],
+  ...QUIET,
   departing: [],
   bootstrap: "cp-1",
   order: "WorkersFirst" as const,

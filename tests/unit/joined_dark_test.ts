@@ -5,6 +5,7 @@ import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { type PlanNode, planRollout } from "../../core/rollout/plan.ts";
 import type { NodeView } from "../../core/nodes/workload.ts";
 import { ago, applied, facts, join, node, planNode, TIMEOUT } from "../joined_kit.ts";
+import { QUIET } from "../rollout_input_kit.ts";
 
 Deno.test("while the workload cluster cannot be read the planner only creates", () => {
   const input = {
@@ -14,6 +15,7 @@ Deno.test("while the workload cluster cannot be read the planner only creates", 
       { machine: "w-2", plane: "dataPlane" as const, exists: true, upToDate: false, available: false, failed: false },
       { machine: "w-3", plane: "dataPlane" as const, exists: false, upToDate: false, available: false, failed: false },
     ],
+    ...QUIET,
     departing: [{ machine: "w-9", plane: "dataPlane" as const, deleting: false }],
     bootstrap: "cp-1",
     order: "WorkersFirst" as const,
@@ -49,6 +51,7 @@ Deno.test("the dark rule: while the API is away only a suspect changes, toward a
   const plan = (nodes: PlanNode[]) =>
     planRollout({
       nodes,
+      ...QUIET,
       departing: [{ machine: "w-9", plane: "dataPlane", deleting: false }],
       bootstrap: "cp-1",
       order: "WorkersFirst",
@@ -170,6 +173,7 @@ Deno.test("a settling node is waited for, not changed out of order", () => {
       n("w-1", { available: false, ...(settling ? { settling } : {}) }),
       n("w-2"),
     ],
+    ...QUIET,
     departing: [],
     bootstrap: "cp-1",
     order: "WorkersFirst" as const,
@@ -191,6 +195,7 @@ Deno.test("a node changed while the API is away is in flight: no second control-
   const n = (machine: string, o: Partial<PlanNode>) => planNode(machine, { upToDate: false, ...o });
   const input = (cp3: Partial<PlanNode>) => ({
     nodes: [n("cp-1", { suspect: true }), n("cp-2", { upToDate: true }), n("cp-3", { upToDate: true, ...cp3 })],
+    ...QUIET,
     departing: [],
     bootstrap: "cp-2",
     order: "ControlPlaneFirst" as const,

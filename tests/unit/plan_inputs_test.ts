@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { planNodeOf, planRollout, type RolloutInput } from "../../core/rollout/plan.ts";
 import type { NodeState } from "../../core/nodes/readiness.ts";
+import { QUIET } from "../rollout_input_kit.ts";
 
 type Plane = "controlPlane" | "dataPlane";
 
@@ -37,6 +38,7 @@ function input(over: Partial<RolloutInput> & { reports: ReturnType<typeof report
   const { reports, ...rest } = over;
   return {
     nodes: reports.map(planNodeOf),
+    ...QUIET,
     departing: [],
     bootstrap: "cp-1",
     order: "WorkersFirst",
@@ -113,6 +115,7 @@ Deno.test("the other inputs: paused, a failed node, a hold, a departing bootstra
       name: "a departing bootstrap that is the API endpoint is held",
       input: input({
         reports: [report("cp-2", "controlPlane", "Ready")],
+        ...QUIET,
         departing: [{ machine: "cp-1", plane: "controlPlane", deleting: false }],
         endpointIsBootstrap: true,
       }),
@@ -124,6 +127,7 @@ Deno.test("the other inputs: paused, a failed node, a hold, a departing bootstra
       name: "with a controlPlaneEndpoint it may leave",
       input: input({
         reports: [report("cp-2", "controlPlane", "Ready")],
+        ...QUIET,
         departing: [{ machine: "cp-1", plane: "controlPlane", deleting: false }],
         endpointIsBootstrap: false,
       }),

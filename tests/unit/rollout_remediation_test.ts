@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { type DepartingNode, type PlanNode, planRollout, type RolloutInput } from "../../core/rollout/plan.ts";
 import { rolloutSteps } from "../../core/rollout/steps.ts";
+import { QUIET } from "../rollout_input_kit.ts";
 
 const cp = (machine: string, o: Partial<PlanNode> = {}): PlanNode => ({
   machine,
@@ -17,6 +18,7 @@ const cp = (machine: string, o: Partial<PlanNode> = {}): PlanNode => ({
   ...o,
 });
 const input = (nodes: PlanNode[], departing: DepartingNode[]): RolloutInput => ({
+  ...QUIET,
   nodes,
   departing,
   bootstrap: "cp-1",

@@ -20,6 +20,7 @@ import {
 } from "../../core/rollout/rules.ts";
 import { converging, input, leaving, missing, n, outdated, type Row, ruleOutcome } from "../rollout_rules_kit.ts";
 import { VERSION_ROWS } from "../rollout_version_rows.ts";
+import { BACKUP_ROWS } from "../rollout_backup_rows.ts";
 
 const HOLD = "the workload API cannot be read";
 
@@ -290,6 +291,7 @@ const rows: Row[] = [
     want: { answer: "pass", update: ["w-1"] },
   },
   ...VERSION_ROWS,
+  ...BACKUP_ROWS,
 ];
 
 Deno.test("each rule of the planner, on its own", async (t) => {

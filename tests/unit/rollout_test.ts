@@ -13,6 +13,7 @@ import {
 } from "../../core/rollout/plan.ts";
 import type { Plane } from "../../core/machines/selection.ts";
 import { assertGolden } from "../golden.ts";
+import { QUIET } from "../rollout_input_kit.ts";
 
 interface SimNode {
   machine: string;
@@ -103,6 +104,7 @@ function simulate(s: Scenario): string {
     s.events?.[round]?.(w);
     const input: RolloutInput = {
       nodes: w.members().map((n) => w.planNode(n)),
+      ...QUIET,
       departing: w.departing().map((n) => ({ machine: n.machine, plane: n.plane, deleting: n.deleting })),
       bootstrap: s.cp[0]!,
       order: s.order ?? "WorkersFirst",
@@ -217,6 +219,7 @@ const scenarios: Scenario[] = [
     workers: ["w-1"],
     existing: true,
     desired: "v2",
+    ...QUIET,
     departing: [{ machine: "cp-4", plane: "controlPlane" }, { machine: "cp-5", plane: "controlPlane" }, {
       machine: "w-2",
       plane: "dataPlane",
@@ -272,6 +275,7 @@ Deno.test("rollout planner: Parallel creates everything at once only on the firs
       node("cp-2", "controlPlane", false),
       node("w-1", "dataPlane", false),
     ],
+    ...QUIET,
     departing: [],
     bootstrap: "cp-1",
     order: "WorkersFirst",

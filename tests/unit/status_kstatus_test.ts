@@ -14,6 +14,7 @@ import { selectMachines } from "../../core/machines/selection.ts";
 import { clusterStatus, computeStatus, type Problem, type StatusInput } from "../../core/status/cluster.ts";
 import { condition } from "../../core/status/conditions.ts";
 import { cluster, machine } from "../../testing/objects.ts";
+import { QUIET } from "../rollout_input_kit.ts";
 
 const NOW = new Date("2026-01-01T12:00:00Z");
 const SPEC = { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1", "w-2", "w-3"] } };
@@ -41,6 +42,7 @@ function pass(nodes: Record<string, Node> = {}, extra: Partial<StatusInput> & { 
   }));
   const plan = planRollout({
     nodes: reports.map(planNodeOf),
+    ...QUIET,
     departing: [],
     bootstrap: "cp-1",
     order: "WorkersFirst",

@@ -181,6 +181,11 @@ Deno.test("the registry's urgent reasons are those the write policy always wrote
     "EtcdHealthy Alarm",
     "EtcdHealthy MembershipBlocked",
   ]);
+  // EtcdBackedUp: every failure (a backup that cannot be taken is data at risk); success and progress coalesce.
+  assert.deepEqual(
+    names(urgent.filter((r) => r.type === "EtcdBackedUp")),
+    names(all.filter((r) => r.type === "EtcdBackedUp" && r.spec.status === "False")),
+  );
   // Restoring: a restore's halt and its end are told at once; its steps are coalesced (its start is a flip).
   assert.deepEqual(
     names(all.filter((r) => r.type === "Restoring" && r.spec.urgency === "later")),
@@ -188,7 +193,11 @@ Deno.test("the registry's urgent reasons are those the write policy always wrote
   );
   // Nothing else (the True reasons of Ready and Remediating come with their flip).
   assert.deepEqual(
-    names(urgent.filter((r) => !["Ready", "Stalled", "Remediating", "EtcdHealthy", "Restoring"].includes(r.type))),
+    names(
+      urgent.filter((r) =>
+        !["Ready", "Stalled", "Remediating", "EtcdHealthy", "EtcdBackedUp", "Restoring"].includes(r.type)
+      ),
+    ),
     [],
   );
   assert.deepEqual(names(urgent.filter((r) => r.spec.status === "True" && r.type !== "Stalled")), [

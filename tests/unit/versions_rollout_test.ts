@@ -8,6 +8,7 @@ import type { ChainNode } from "../../core/versions/chain.ts";
 import { type UpgradeRollout, upgradeSteps } from "../../core/versions/steps.ts";
 import { formatVersion } from "../../core/versions/version.ts";
 import { input, n, outdated } from "../rollout_rules_kit.ts";
+import { QUIET } from "../rollout_input_kit.ts";
 
 const at = (minor: number): ChainNode["reported"] => ({ minor, patch: 2 });
 const node = (machine: string, minor: number): ChainNode => ({
@@ -17,6 +18,7 @@ const node = (machine: string, minor: number): ChainNode => ({
   reported: at(minor),
 });
 const ROLLOUT: UpgradeRollout = {
+  ...QUIET,
   departing: [],
   bootstrap: "cp-1",
   order: "WorkersFirst",

@@ -2,8 +2,10 @@
  * Phase: one NixosConfiguration per member, rolled out in the order and
  * pace the planner allows; configurations of departed nodes are deleted
  * when the planner lets them go (NIO then runs `#minimal`). It comes in two
- * steps: {@link planConfigurations} decides (and drains nodes before they
- * change), {@link writeConfigurations} writes what it decided.
+ * steps: {@link planConfigurations} decides and writes nothing;
+ * {@link writeConfigurations} writes what was decided, once the drains
+ * (phases/workload.ts) and etcd (phases/etcd.ts) held back what they hold;
+ * pass.ts runs the four in that order.
  *
  * @module
  */
@@ -11,18 +13,17 @@ import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../../core/con
 import { CLUSTER_LABEL, planeOfRole, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../../../core/contract/labels.ts";
 import { desiredConfigurations, ETCD_CLIENT_PORT, resolveEndpoint } from "../../../core/render/desired.ts";
 import { endpointUrl } from "../../../core/render/kubeconfig.ts";
-import { type DepartingNode, planNodeOf, planRollout, type RolloutPlan } from "../../../core/rollout/plan.ts";
+import { type BackupGate, type DepartingNode, planRollout, type RolloutPlan } from "../../../core/rollout/plan.ts";
+import { plannerInput } from "../../../core/rollout/input.ts";
 import { markOf } from "../../../core/machines/marks.ts";
-import { RUN_SOON_SCHEDULE, runsOf, runSoonGraceMs, sameSchedule, scheduleFor } from "../../../core/nodes/runs.ts";
-import { type NodeReport, sameSecondAsLast, specChangedAt } from "../../../core/nodes/readiness.ts";
+import { RUN_SOON_SCHEDULE, runSoonGraceMs, sameSchedule, scheduleFor } from "../../../core/nodes/runs.ts";
+import { sameSecondAsLast, specChangedAt } from "../../../core/nodes/readiness.ts";
 import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { type ClusterScope, WRITES_IN_FLIGHT } from "../scope.ts";
 import { type EtcdView, gatherMembers, type Identity, type Member, reportsOf, type WorkloadView } from "../view.ts";
 import { applyConfiguration } from "./apply.ts";
 import { type Blocked, type Pinned, pinRevision } from "./revision.ts";
-import { drainBeforeChange } from "./workload.ts";
-import { etcdBeforeChange, lookForWaiting } from "./etcd.ts";
-import type { MembershipPlan } from "../../../core/etcd/membership.ts";
+import type { PassRuns } from "./runs.ts";
 import { type Requeue, soonest } from "../requeue.ts";
 import type { VersionsView } from "../versions.ts";
 
@@ -30,14 +31,17 @@ import type { VersionsView } from "../versions.ts";
 export interface ConfigurationsInput {
   identity: Identity;
   workload: WorkloadView;
-  runFailures: Map<string, string> | undefined;
+  /** The runs of the pass (phases/runs.ts), gathered once. */
+  runs: PassRuns | undefined;
   /** The Kubernetes versions: what each node's cluster.nix asks for, and what the skew guard judges. */
   versions: VersionsView;
   /** What the pass sees of etcd (phases/etcd.ts); absent: nothing (the Node-based rules alone). */
   etcd?: EtcdView | undefined;
+  /** What the planner knows of etcd snapshots (phases/backup.ts); `undefined`: backups are not configured. */
+  backup: BackupGate | undefined;
 }
 
-/** What {@link planConfigurations} decided. */
+/** What {@link planConfigurations} decided. It writes nothing: the drains, etcd and the writes are steps of their own. */
 export interface Planned {
   /** The revision nodes are pinned to. */
   pinned: Pinned;
@@ -49,27 +53,19 @@ export interface Planned {
   wantedHash: Map<string, string>;
   /** The spec each configuration should carry, by name: up to date is judged by content. */
   wantedSpec: Map<string, NixosConfiguration["spec"]>;
+  /** The configurations as NICO wants them now (none while blocked). */
+  desired: NixosConfiguration[];
   /** The members as planned: their facts and reports before this pass's writes (see view.ts afterWrites). */
   members?: Member[] | undefined;
-  /** The rollout plan, with the drains' and etcd's holds. */
+  /** The planner's answer, before the drains and etcd hold back what they hold (none while blocked). */
   plan?: RolloutPlan | undefined;
-  /** etcd's membership as planned for this pass (where NICO sees etcd). */
-  membership?: MembershipPlan | undefined;
-  /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
-  draining: ReadonlySet<string>;
-  /** Look again soon while a drain is under way. */
-  requeue?: Requeue | undefined;
-  /** Paused: the configurations whose every-minute schedule goes back to the resting one (NIO v1). */
-  rest?: NixosConfiguration[] | undefined;
-  /** What {@link writeConfigurations} writes; absent when nothing may be written in this pass. */
-  writes?: { desired: NixosConfiguration[]; reports: NodeReport[]; plan: RolloutPlan } | undefined;
 }
 
-/** Pins the revision, renders the configurations, plans the rollout, and drains the nodes it changes first. */
-export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput): Promise<Planned> {
+/** Pins the revision, renders the configurations and plans the rollout; writes nothing. */
+export function planConfigurations(s: ClusterScope, i: ConfigurationsInput): Planned {
   const { spec, bootstrap, gitRepo } = s;
   const pinned: Pinned = gitRepo ? pinRevision(s, gitRepo) : {};
-  const none: Planned = { pinned, wantedHash: new Map(), wantedSpec: new Map(), draining: new Set() };
+  const none: Planned = { pinned, wantedHash: new Map(), wantedSpec: new Map(), desired: [] };
   if (!gitRepo) {
     const message = "no gitRepo: set spec.gitRepo, or run NICO with --default-git-repo";
     return { ...none, blocked: { reason: "NoGitRepo", message } };
@@ -102,61 +98,52 @@ export async function planConfigurations(s: ClusterScope, i: ConfigurationsInput
   const wantedHash = new Map(desired.map((d) => [d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!]));
   const wantedSpec = new Map(desired.map((d) => [d.metadata.name, d.spec]));
   const members = gatherMembers(s, { ...i, written: new Map(), wantedSpec, apiServers: i.versions.apiServers });
-  const reports = reportsOf(members);
   const { changing, rollout: versions } = i.versions.versions;
-  const planned = planRollout({
-    nodes: reports.map(planNodeOf).map((n) => (changing.has(n.machine) ? { ...n, versionChange: true } : n)),
+  const plan = planRollout(plannerInput({
+    rollout: spec.rollout,
+    endpointSet: spec.controlPlaneEndpoint !== undefined,
+    reports: reportsOf(members),
+    changing,
     departing: departingNodes(s, i.workload),
     bootstrap,
-    order: spec.rollout.order,
-    maxUnavailable: spec.rollout.maxUnavailable,
     paused: s.paused,
-    endpointIsBootstrap: !spec.controlPlaneEndpoint,
-    provisioning: spec.rollout.provisioning,
-    // No kubeconfig issued yet: the bootstrap node has never been up, so no running node can be disturbed.
-    firstBringUp: !s.cluster.status?.kubeconfigSecret,
+    kubeconfigIssued: s.cluster.status?.kubeconfigSecret !== undefined,
     hold: workloadHold(i.workload),
     releasing: stillReleasing(s),
     versions,
-  });
-  const base = { ...none, endpoint, wantedHash, wantedSpec, members, plan: planned };
-  // Paused: nothing is written, except that a node asked to run every minute gets its resting schedule back.
-  if (!s.writes.configurations) {
-    const { membership } = await etcdBeforeChange(s, planned, i.etcd);
-    return { ...base, membership, ...(s.writes.restSchedules ? { rest: desired } : {}) };
-  }
-  const ours = new Set(s.ours.map((c) => c.spec.machineRef.name));
-  const drained = await drainBeforeChange(s, planned, ours, i.workload);
-  const { plan, membership, requeue } = await etcdBeforeChange(s, drained.plan, i.etcd);
-  const wish = soonest(drained.requeue, requeue, lookForWaiting(s, reports));
-  return { ...base, plan, membership, draining: drained.draining, requeue: wish, writes: { desired, reports, plan } };
+    backup: i.backup,
+  }));
+  return { ...none, endpoint, wantedHash, wantedSpec, desired, members, plan };
 }
 
 /**
- * Writes what {@link planConfigurations} decided: each configuration on its own, then the deletions of departed
- * nodes. `written` receives what the server answered for each, as it answers.
+ * Writes what was decided: `plan` is the planner's, with what the drains and etcd hold back (pass.ts). Each
+ * configuration is written on its own, then the deletions of departed nodes; paused, only the resting schedules
+ * are put back. `written` receives what the server answered for each, as it answers.
  */
 export async function writeConfigurations(
   s: ClusterScope,
   planned: Planned,
+  plan: RolloutPlan | undefined,
   written: Map<string, NixosConfiguration>,
+  runs: PassRuns | undefined,
 ): Promise<{ requeue?: Requeue | undefined }> {
-  if (!planned.writes) {
-    if (planned.rest) await restSchedules(s, planned.rest, written);
+  if (!plan) return {};
+  const { desired } = planned;
+  if (!s.writes.configurations) {
+    if (s.writes.restSchedules) await restSchedules(s, desired, written);
     return {};
   }
-  const { desired, reports, plan } = planned.writes;
   let requeue: Requeue | undefined;
   const renderNow = new Set(plan.create);
   for (const m of plan.update) {
     // Not in the second of the node's last apply, run or change: afterwards no one could tell them apart.
     const cfg = s.cache.config(s.nameOf(m));
-    const runs = s.deps.nio === "v1" ? runsOf(s.cache.jobs, s.nameOf(m)) : [];
-    if (cfg && sameSecondAsLast(cfg, runs, s.now)) {
+    if (cfg && sameSecondAsLast(cfg, runs?.byMachine.get(m) ?? [], s.now)) {
       requeue = soonest(requeue, { after: 1000, why: `the change of ${m} waits for the next second` });
     } else renderNow.add(m);
   }
-  const reportOf = new Map(reports.map((r) => [r.machine, r]));
+  const reportOf = new Map(reportsOf(planned.members ?? []).map((r) => [r.machine, r]));
   // Each configuration is written on its own (the planner already chose what may change this pass).
   await eachBounded(desired, WRITES_IN_FLIGHT, async (d) => {
     const name = d.metadata.name;

@@ -1,8 +1,8 @@
 /**
  * Phase: etcd. {@link observeEtcd} opens (or keeps) the cluster's etcd
  * observer and reads its last snapshot, never waiting on etcd;
- * {@link etcdBeforeChange} runs once the rollout plan is made and drains have
- * held what they hold: it plans this pass's membership change
+ * {@link etcdBeforeChange}, a step of its own in pass.ts, runs once the
+ * rollout plan is made and drains have held what they hold: it plans this pass's membership change
  * (core/etcd/membership.ts) for the plan's control-plane updates and
  * removals, carries out the one action (a leadership move through the
  * leader, a member removed through another healthy member) with an Event,
@@ -31,7 +31,7 @@ import { EtcdObserver } from "../etcd/observer.ts";
 import { etcdClientCertificate } from "../etcd/trust.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { EtcdView, Identity } from "../view.ts";
-import type { Requeue } from "../requeue.ts";
+import { type Requeue, soonest } from "../requeue.ts";
 import type { NodeReport } from "../../../core/nodes/readiness.ts";
 
 /** Every control-plane node of the cluster, with its address (the host its etcd member's peer URL names). */
@@ -81,7 +81,7 @@ export async function observeEtcd(s: ClusterScope, identity: Identity): Promise<
  * Asks the observer for a fresh look when a control-plane node waits for etcd to count it (core/nodes/joined.ts):
  * the next control-plane step waits for that look, so it should not wait for the observer's interval.
  */
-export function lookForWaiting(s: ClusterScope, reports: readonly NodeReport[]): Requeue | undefined {
+function lookForWaiting(s: ClusterScope, reports: readonly NodeReport[]): Requeue | undefined {
   const waiting = reports.filter((r) => r.state === "Joining" && r.reason === "EtcdMemberNotReady");
   if (!waiting.length || !s.memory.etcd) return undefined;
   s.memory.etcd.refresh();
@@ -93,7 +93,8 @@ const url = (host: string, port: number) => `https://${bracket(host)}:${port}`;
 
 /** What {@link etcdBeforeChange} answers: the plan with etcd's holds, the membership plan, when to look again. */
 export interface EtcdOutcome {
-  plan: RolloutPlan;
+  /** The plan with the control-plane steps that wait for etcd held back (none while nodes cannot be rendered). */
+  plan: RolloutPlan | undefined;
   membership?: MembershipPlan | undefined;
   requeue?: Requeue | undefined;
 }
@@ -106,10 +107,25 @@ function startupTimeoutMs(s: ClusterScope): number {
 }
 
 /**
- * Plans and carries out this pass's etcd membership change for `plan` (drains already held what they hold), and
- * holds back the control-plane steps that wait for etcd. Nothing changes while NICO does not see etcd.
+ * Step of the pass (pass.ts), after the drains and before the writes: plans this pass's etcd membership change for
+ * `plan` (the drains already held what they hold), carries out its one action (a leadership move, a member
+ * removed), and holds back the control-plane steps that wait for etcd. Nothing changes while NICO does not see
+ * etcd. Paused, the membership is still planned (EtcdHealthy tells it) but nothing is done nor held.
  */
 export async function etcdBeforeChange(
+  s: ClusterScope,
+  plan: RolloutPlan | undefined,
+  etcd: EtcdView | undefined,
+  reports: readonly NodeReport[],
+): Promise<EtcdOutcome> {
+  if (!plan) return { plan };
+  const out = await changeMembership(s, plan, etcd);
+  if (!s.writes.configurations) return { plan, membership: out.membership };
+  return { ...out, requeue: soonest(out.requeue, lookForWaiting(s, reports)) };
+}
+
+/** Plans and carries out this pass's membership change for `plan`, and holds back what waits for etcd. */
+async function changeMembership(
   s: ClusterScope,
   plan: RolloutPlan,
   etcd: EtcdView | undefined,

@@ -41,20 +41,30 @@ export function drainSettings(s: ClusterScope): DrainSettings {
   };
 }
 
+/** What the drains step answers: the plan with the drains' holds, the nodes it drains, when to look again. */
+export interface DrainOutcome {
+  /** The planner's plan with the nodes still draining held back (none while nodes cannot be rendered). */
+  plan: RolloutPlan | undefined;
+  /** Nodes drained (or being drained) for a change in this pass: not uncordoned now. */
+  draining: ReadonlySet<string>;
+  /** Look again soon while a drain is under way. */
+  requeue?: Requeue | undefined;
+}
+
 /**
- * Before the planner's updates and removals are written: each node whose
- * Node is Ready is cordoned and drained first (core/rollout/drainhold.ts chooses
- * which). Answers the plan with the drains as its input: nodes still
- * draining are held for this pass; a drain past its timeout halts the
- * rollout there (or lets it proceed, per `onTimeout`). While a drain is not
- * finished, it asks to be looked at again soon.
+ * Step of the pass (pass.ts), after the plan and before etcd and the writes: each node whose Node is Ready is
+ * cordoned and drained before its configuration changes or goes (core/rollout/drainhold.ts chooses which).
+ * Answers the plan with the drains as its input: nodes still draining are held for this pass; a drain past its
+ * timeout halts the rollout there (or lets it proceed, per `onTimeout`). While a drain is not finished, it asks
+ * to be looked at again soon. Paused, nothing is drained.
  */
 export async function drainBeforeChange(
   s: ClusterScope,
-  plan: RolloutPlan,
-  existing: ReadonlySet<string>,
+  plan: RolloutPlan | undefined,
   w: WorkloadView,
-): Promise<{ plan: RolloutPlan; draining: ReadonlySet<string>; requeue?: Requeue | undefined }> {
+): Promise<DrainOutcome> {
+  if (!plan) return { plan, draining: new Set() };
+  const existing = new Set(s.ours.map((c) => c.spec.machineRef.name));
   const settings = drainSettings(s);
   const conn = s.deps.workloads?.connection(clusterKey(s));
   if (!settings.enabled || !s.writes.drains || !conn || w.api.state !== "Available" || !w.nodes) {

@@ -1,0 +1,154 @@
+/**
+ * Phase: etcd backups (`spec.etcd.backup`). {@link backupGate}, before the
+ * rollout is planned, tells the planner what it knows of snapshots (the
+ * limit core/rollout/backuphold.ts holds control-plane steps on it);
+ * {@link reconcileBackups}, once the plan is made, starts the job that is
+ * due (a snapshot the plan waits for, an on-demand one, a check of the
+ * store, a scheduled one), at most one per cluster and never awaited: the
+ * job wakes the cluster when it ends (controllers/cluster/backup/). It
+ * answers `EtcdBackedUp`, `status.etcd.backups` and when to look again.
+ *
+ * @module
+ */
+import type { BackupsStatus } from "../../../crds/backup.ts";
+import { BACKUP_REQUEST_ANNOTATION } from "../../../core/contract/labels.ts";
+import { backupMember } from "../../../core/backup/member.ts";
+import { type BackupJobKind, nextBackupJob } from "../../../core/backup/state.ts";
+import { backupCondition, backupsStatus, describeBackup } from "../../../core/backup/status.ts";
+import type { ConditionInput } from "../../../core/status/conditions.ts";
+import type { BackupGate, RolloutPlan } from "../../../core/rollout/plan.ts";
+import { errorMessage } from "../../../lib/runtime/log.ts";
+import { BackupKeeper } from "../backup/keeper.ts";
+import type { BackupJobEnd, BackupJobRequest } from "../backup/job.ts";
+import { etcdClientCertificate } from "../etcd/trust.ts";
+import type { Requeue } from "../requeue.ts";
+import type { ClusterScope } from "../scope.ts";
+import type { EtcdView, Identity } from "../view.ts";
+
+/** What the backup phase answers. */
+export interface BackupsOutcome {
+  condition: ConditionInput;
+  status: BackupsStatus;
+  requeue?: Requeue | undefined;
+}
+
+/** The cluster's backup keeper while `spec.etcd.backup` is set and NICO looks at etcd; dropped (its job stopped) otherwise. */
+function keeperOf(s: ClusterScope): BackupKeeper | undefined {
+  if (!s.spec.etcd?.backup || !s.deps.etcd) {
+    void s.memory.backup?.stop();
+    s.memory.backup = undefined;
+    return undefined;
+  }
+  return s.memory.backup ??= new BackupKeeper(s.now, {
+    since: s.cluster.status?.etcd?.backups?.since,
+    answered: s.cluster.status?.etcd?.backups?.request,
+  });
+}
+
+/** What the planner reads of the cluster's snapshots; undefined where backups are not configured. */
+export function backupGate(s: ClusterScope): BackupGate | undefined {
+  const spec = s.spec.etcd?.backup;
+  const k = keeperOf(s);
+  if (!spec || !k) return undefined;
+  const { last, failure, running } = k.state;
+  return {
+    policy: spec.beforeChanges,
+    lastSuccess: last ? Date.parse(last.time) : undefined,
+    failure: failure && { at: Date.parse(failure.time), message: failure.problem.message },
+    taking: running?.job === "pre-change",
+    since: k.stepSince,
+    now: s.now.getTime(),
+  };
+}
+
+/** Remembers since when each held control-plane step waits for a snapshot; forgets the others. */
+function rememberSteps(k: BackupKeeper, plan: RolloutPlan | undefined, now: number): "taking" | "failed" | undefined {
+  const held = plan?.backupHeld;
+  const waiting = held && held.state !== "skipped" ? held.machines : [];
+  for (const m of [...k.stepSince.keys()]) if (!waiting.includes(m)) k.stepSince.delete(m);
+  for (const m of waiting) if (!k.stepSince.has(m)) k.stepSince.set(m, now);
+  return waiting.length ? (held!.state as "taking" | "failed") : undefined;
+}
+
+/** Starts the job that is due and answers the condition, the status and when to look again. */
+export async function reconcileBackups(
+  s: ClusterScope,
+  plan: RolloutPlan | undefined,
+  etcd: EtcdView | undefined,
+  identity: Identity | undefined,
+): Promise<BackupsOutcome | undefined> {
+  const spec = s.spec.etcd?.backup;
+  const k = keeperOf(s);
+  if (!spec || !k) return undefined;
+  const preChange = rememberSteps(k, plan, s.now.getTime());
+  const store = JSON.stringify(spec.store);
+  const request = s.cluster.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION];
+  const due = nextBackupJob({ state: k.state, now: s.now, schedule: spec.schedule, store, request, preChange });
+  if (due.start) await start(s, k, due.start, { store, request, etcd, identity });
+  const status: BackupsStatus = {
+    ...backupsStatus(k.state, plan?.backupHeld),
+    ...(k.state.failures ? { failures: k.state.failures } : {}),
+    since: k.state.since,
+  };
+  const requeue = due.at
+    ? { after: Math.max(1_000, due.at.getTime() - s.now.getTime() + 50), why: "the next etcd backup or retry" }
+    : undefined;
+  return { condition: backupCondition(k.state), status, requeue };
+}
+
+interface StartInput {
+  store: string;
+  request: string | undefined;
+  etcd: EtcdView | undefined;
+  identity: Identity | undefined;
+}
+
+async function start(s: ClusterScope, k: BackupKeeper, job: BackupJobKind, i: StartInput): Promise<void> {
+  const spec = s.spec.etcd!.backup!;
+  const request: Omit<BackupJobRequest, "signal"> = {
+    job,
+    namespace: s.namespace,
+    cluster: s.name,
+    spec,
+    kube: s.deps.client,
+    now: s.now,
+    log: s.log,
+  };
+  if (job !== "check") {
+    const ca = i.identity?.etcd?.ca;
+    const sight = i.etcd?.sight;
+    const choice = sight?.kind === "seen" ? backupMember(sight.members) : undefined;
+    const endpoint = choice?.member && s.memory.etcd?.endpointOf(choice.member.id);
+    if (ca && endpoint) {
+      const timeoutMs = s.deps.etcd?.timeoutMs ?? 2_000;
+      request.etcd = { ca, client: await etcdClientCertificate(ca), endpoint, timeoutMs: Math.max(timeoutMs, 10_000) };
+    } else {
+      request.noMember = choice?.why ?? `etcd cannot be read (${sight?.kind === "seen" ? "" : sight?.why ?? ""}); ` +
+          "see EtcdHealthy";
+    }
+  }
+  s.log.info("etcd backup job started", { job });
+  k.start(request, i.store, job === "manual" ? i.request : undefined, (end, j) => ended(s, k, end, j));
+}
+
+/** Tells how a job ended (a Warning for a failure, an Event for a backup) and wakes the cluster. */
+function ended(s: ClusterScope, k: BackupKeeper, end: BackupJobEnd, job: BackupJobKind): void {
+  try {
+    if (end.problem) {
+      s.log.error("etcd backup job failed", { job, reason: end.problem.reason, error: end.problem.message });
+      if (k.warnings.allow("failed", end.problem.reason, end.problem.message, Date.now())) {
+        s.deps.recorder.post(s.cluster, "Warning", "EtcdBackupFailed", `${job}: ${end.problem.message}`);
+      }
+    } else {
+      k.warnings.clear("failed");
+      if (job !== "check" && end.record) {
+        const gone = end.deleted.length ? `; deleted ${end.deleted.length} older backup(s) (keep)` : "";
+        s.log.info("etcd backup taken", { job, key: end.record.key, size: end.record.size });
+        s.deps.recorder.post(s.cluster, "Normal", "EtcdBackupTaken", `${describeBackup(end.record)}${gone}`);
+      }
+    }
+  } catch (err) {
+    s.log.error("telling an etcd backup's end failed", { error: errorMessage(err) });
+  }
+  s.deps.etcd?.onChange(s.memory.key);
+}

@@ -1,0 +1,71 @@
+/**
+ * What is wrong with a backup store is named on the cluster (`EtcdBackedUp=False` and a Warning Event, each
+ * naming the field and the fix, never a secret): a bucket the store does not have, keys it refuses, a Secret
+ * that is not there, a Secret without the keys. Against a real store (versitygw).
+ */
+import assert from "node:assert/strict";
+import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
+import { sharedControlPlane } from "../../testing/helpers.ts";
+import { condition, startScenario } from "../../testing/scenario.ts";
+import { backupSpec, secret, storeFor } from "../backup_kit.ts";
+import { etcdEvents } from "../etcd_kit.ts";
+
+const env = sharedControlPlane();
+
+const backedUp = (reason: string) => (c: KubernetesCluster) => condition(c, "EtcdBackedUp")?.reason === reason;
+
+Deno.test({
+  name: "a missing bucket, refused keys, a missing Secret and missing keys are each named on the cluster",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using s = await startScenario(await env.get(), "backup-errors", { hostBlock: 187 });
+    const store = await storeFor(s, "127.0.187.250");
+    const wrongSecret = "not-the-secret-" + crypto.randomUUID();
+    await secret(s, "wrong", { accessKeyId: store.accessKeyId, secretAccessKey: wrongSecret });
+    await secret(s, "partial", { accessKeyId: store.accessKeyId });
+    const spec = backupSpec(store);
+    await s.createCluster({
+      gitRepo: "https://git.example.test/flake.git",
+      controlPlane: { machines: ["cp-1"] },
+      dataPlane: { machines: [] },
+      etcd: { backup: { ...spec, store: { ...spec.store, bucket: "missing" } } },
+    });
+    const rows: [Record<string, unknown>, string, RegExp][] = [
+      [{}, "BucketNotFound", /^spec\.etcd\.backup\.store\.bucket: .*no bucket missing.*create it/],
+      [
+        { bucket: "etcd", credentialsSecret: { name: "wrong" } },
+        "StoreCredentialsRefused",
+        /^spec\.etcd\.backup\.store\.credentialsSecret: .*refuses the keys of Secret wrong/,
+      ],
+      [
+        { credentialsSecret: { name: "absent" } },
+        "SecretNotFound",
+        /^spec\.etcd\.backup\.store\.credentialsSecret: no Secret absent in namespace .*; create it/,
+      ],
+      [
+        { credentialsSecret: { name: "partial" } },
+        "SecretKeysMissing",
+        /^spec\.etcd\.backup\.store\.credentialsSecret: Secret partial has no secretAccessKey/,
+      ],
+      [{ credentialsSecret: { name: "s3" } }, "NoBackupYet", /holds no backup/],
+    ];
+    for (const [change, reason, message] of rows) {
+      if (Object.keys(change).length) {
+        const patch = { spec: { etcd: { backup: { store: change } } } };
+        await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, patch);
+      }
+      const c = await s.until(`EtcdBackedUp ${reason}`, backedUp(reason), 90_000);
+      const cond = condition(c, "EtcdBackedUp")!;
+      assert.match(cond.message, message);
+      assert.ok(!cond.message.includes(wrongSecret) && !cond.message.includes(store.secretAccessKey));
+      if (reason === "NoBackupYet") continue;
+      const events = await etcdEvents(s);
+      assert.ok(
+        events.some((e) => e.reason === "EtcdBackupFailed" && message.test(e.message.replace(/^check: /, ""))),
+        `no Warning for ${reason}: ${JSON.stringify(events)}`,
+      );
+    }
+  },
+});
