@@ -9,7 +9,7 @@
 import { durationMs, type KubernetesCluster } from "../crds/kubernetescluster.ts";
 import { reasonSpec, typeSpec } from "../crds/conditions/mod.ts";
 import { rolloutSettings } from "../crds/defaults.ts";
-import { RunOptions } from "./options.ts";
+import { CLUSTER_DEFAULTS } from "../controllers/cluster/settings.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { JOBS, MACHINES, NIXOS_CONFIGURATIONS } from "../core/contract/nio.ts";
@@ -64,7 +64,7 @@ export interface NioFacts {
 }
 
 /** NICO's default --node-timeout; the CLI cannot know the operator's flag, the spec wins when set. */
-const DEFAULT_NODE_TIMEOUT_MS: number = RunOptions.shape.nodeTimeout.parse(undefined);
+const DEFAULT_NODE_TIMEOUT_MS: number = CLUSTER_DEFAULTS.nodeTimeout;
 
 /** Any condition, of NICO or NIO. */
 export interface AnyCondition {

@@ -8,6 +8,12 @@ import { z } from "zod";
 import { durationPattern, formatDuration, parseDuration } from "../lib/duration.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
 import { SHARD_NAME_PATTERN } from "../core/contract/shards.ts";
+import {
+  CLUSTER_DEFAULTS,
+  type ClusterSettings,
+  defaultWorkers,
+  MAX_DEFAULT_WORKERS,
+} from "../controllers/cluster/settings.ts";
 
 const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
 const address = z.string().regex(
@@ -17,26 +23,10 @@ const address = z.string().regex(
 const duration = z.string().regex(durationPattern(), "expected a duration such as 90s, 30m or 1h")
   .transform((v) => parseDuration(v)!);
 
-/** The most workers the default gives: past that, the API server and NICO's client rate limit are the bound. */
-export const MAX_DEFAULT_WORKERS = 16;
+export { defaultWorkers, MAX_DEFAULT_WORKERS };
 
-/**
- * The default `--workers`: the CPUs the process may use (`navigator.hardwareConcurrency`, which follows a
- * container's CPU quota on Linux), at least 2 (a pass mostly waits on the API server) and at most
- * {@link MAX_DEFAULT_WORKERS}.
- *
- * @example
- * ```ts
- * import { defaultWorkers } from "./options.ts";
- * defaultWorkers(1); // 2
- * defaultWorkers(8); // 8
- * defaultWorkers(96); // 16
- * ```
- */
-export function defaultWorkers(cpus: number = navigator.hardwareConcurrency): number {
-  const n = Number.isFinite(cpus) && cpus > 0 ? Math.floor(cpus) : 2;
-  return Math.min(MAX_DEFAULT_WORKERS, Math.max(2, n));
-}
+/** A knob's one default, for the flags the cluster controller reads (controllers/cluster/settings.ts). */
+const D = CLUSTER_DEFAULTS;
 
 export const RunOptions = z.object({
   kubeconfig: z.string().optional().describe("Kubeconfig file; default $KUBECONFIG, ~/.kube/config or in-cluster."),
@@ -52,15 +42,17 @@ export const RunOptions = z.object({
   shardCheckInterval: duration.default(60_000).describe(
     "How often the default shard's leader looks for clusters labelled for a shard no NICO runs (a ShardNotRunning Event on each).",
   ),
-  workers: z.coerce.number().int().min(1).max(64).default(defaultWorkers()).describe(
+  workers: z.coerce.number().int().min(1).max(64).default(D.workers).describe(
     "Concurrent reconciles; the default is this machine's CPU count (what the process may use), from 2 to 16.",
   ),
   defaultGitRepo: z.string().min(1).optional().describe("gitRepo for clusters that name none."),
-  resolveRefs: bool.default(true).describe(
+  resolveRefs: bool.default(D.resolveRefs).describe(
     "Pin every node to the commit ref resolves to (git ls-remote), so new commits roll out node by node.",
   ),
-  refPollInterval: duration.default(5 * 60_000).describe("How often a tracked branch is checked for new commits."),
-  nodeTimeout: duration.default(30 * 60_000).describe("A node not applied this long after a change is Failed."),
+  refPollInterval: duration.default(D.refPollInterval).describe(
+    "How often a tracked branch is checked for new commits.",
+  ),
+  nodeTimeout: duration.default(D.nodeTimeout).describe("A node not applied this long after a change is Failed."),
   nioGeneration: z.enum(["auto", "v1", "older"]).default("auto").describe(
     "Which NIO applies the configurations: auto (from NIO's NixosConfiguration CRD, else API discovery), v1 (the Go NIO) or older (the Python NIO).",
   ),
@@ -73,10 +65,10 @@ export const RunOptions = z.object({
     "At most this many workload clusters (those needed most recently) watch their Nodes and keep their sockets open; the others are polled every probe interval.",
   ),
   workloadProbeInterval: duration.default(10_000).describe("How often each workload API's /readyz is asked."),
-  etcdInterval: duration.default(10_000).describe(
+  etcdInterval: duration.default(D.etcdInterval).describe(
     "How often each cluster's etcd is looked at (members, status, alarms), with workload connections on.",
   ),
-  etcdTimeout: duration.default(2_000).describe("Deadline of one request to an etcd member."),
+  etcdTimeout: duration.default(D.etcdTimeout).describe("Deadline of one request to an etcd member."),
   webhookAddr: address.default(":9443").describe("Admission webhook listen address."),
   webhookCertMode: z.enum(["self-signed", "cert-manager", "off"]).default("self-signed")
     .describe("self-signed: NICO keeps its own CA; cert-manager: use mounted files; off: no webhook."),
@@ -234,14 +226,20 @@ export function listenOn(addr: string): { hostname: string; port: number } {
   return { hostname: host || "0.0.0.0", port: Number(addr.slice(i + 1)) };
 }
 
-/** What the workload flags give the cluster controller: its workload connections, and how etcd is watched. */
+/** What the workload flags give the cluster controller: its workload connections (etcd's knobs are settings). */
 export function workloadWatching(o: RunOptions) {
   return {
-    workloads: {
-      maxOpen: o.maxWorkloadConnections,
-      maxWatches: o.maxWorkloadWatches,
-      probeIntervalMs: o.workloadProbeInterval,
-    },
-    etcd: { intervalMs: o.etcdInterval, timeoutMs: o.etcdTimeout },
+    maxOpen: o.maxWorkloadConnections,
+    maxWatches: o.maxWorkloadWatches,
+    probeIntervalMs: o.workloadProbeInterval,
   };
 }
+
+/**
+ * A flag that shares its name with a cluster setting (controllers/cluster/settings.ts) has the setting's type, so
+ * cli/run.ts hands the parsed flags over whole: a type error here names a flag that would not fit.
+ */
+type Shared = keyof RunOptions & keyof ClusterSettings;
+type Fits = { [K in Shared]: RunOptions[K] extends ClusterSettings[K] ? true : false }[Shared];
+const _everyFlagFits: false extends Fits ? never : true = true;
+void _everyFlagFits;

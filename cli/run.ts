@@ -6,6 +6,7 @@
  */
 
 import { clusterController } from "../controllers/cluster/controller.ts";
+import { clusterSettings } from "../controllers/cluster/settings.ts";
 import { detectNioGeneration, servedNioResources } from "./niogen.ts";
 import { missingNioResources, nioMissingMessage } from "../core/contract/nioinstall.ts";
 import type { NioGeneration } from "../core/contract/nio.ts";
@@ -123,19 +124,11 @@ function startReplica(
     client: writer,
     recorder,
     log,
-    namespace: o.namespace,
-    workers: o.workers,
-    defaultGitRepo: o.defaultGitRepo,
-    nodeTimeoutMs: o.nodeTimeout,
-    resolveRefs: o.resolveRefs,
-    refPollIntervalMs: o.refPollInterval,
+    // The flags whole (each setting takes the flag of its name), with what NICO found at start.
+    settings: clusterSettings({ ...o, nio, nioMissing, shard: namedShard(o.shard) }),
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     hooks: metrics.controllerHooks("kubernetescluster"),
-    nio,
-    nioMissing,
-    argoCdNamespace: o.argocdNamespace,
-    shard: namedShard(o.shard),
-    ...(o.workloadConnections ? workloadWatching(o) : {}),
+    ...(o.workloadConnections ? { workloads: workloadWatching(o) } : {}),
   });
   // Not the informers of NIO resources the API server does not serve: they would fail every 30 s and never sync.
   for (const inf of parts.caches) inf.start(stop.signal);

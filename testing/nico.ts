@@ -1,5 +1,6 @@
 /** Runs NICO's cluster controller in-process for integration tests. */
 import { clusterController } from "../controllers/cluster/controller.ts";
+import { type ClusterSettings, clusterSettings } from "../controllers/cluster/settings.ts";
 import type { ClusterMemories } from "../controllers/cluster/memory.ts";
 import { eventRecorder } from "../lib/events.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
@@ -50,6 +51,8 @@ export interface NicoTestOptions {
   argoCdNamespace?: string;
   /** NIO resources to treat as not served by the API server (what `nico run` finds by discovery). */
   nioMissing?: string[];
+  /** Any other setting (controllers/cluster/settings.ts), over the ones above: a new setting needs nothing here. */
+  settings?: Partial<ClusterSettings>;
 }
 
 /** Starts the cluster controller as NICO would; `stop()` shuts it down cleanly. */
@@ -63,27 +66,28 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     client: nico,
     recorder,
     log,
-    namespace: opts.namespace,
-    defaultGitRepo: opts.defaultGitRepo === null
-      ? undefined
-      : opts.defaultGitRepo ?? "https://git.example.test/default-flake.git",
-    workers: opts.workers ?? 2,
-    ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
-    resolveRefs: opts.resolveRefs ?? false,
+    settings: clusterSettings({
+      namespace: opts.namespace,
+      defaultGitRepo: opts.defaultGitRepo === null
+        ? undefined
+        : opts.defaultGitRepo ?? "https://git.example.test/default-flake.git",
+      workers: opts.workers ?? 2,
+      nodeTimeout: opts.nodeTimeoutMs,
+      resolveRefs: opts.resolveRefs ?? false,
+      refPollInterval: opts.refPollIntervalMs,
+      ...(opts.workloadProbeMs ? { etcdInterval: opts.etcdIntervalMs ?? 500, etcdTimeout: 1_000 } : {}),
+      nio: opts.nio ?? "v1",
+      releaseSettle: opts.releaseSettleMs ?? 1_000,
+      statusDelay: opts.statusDelayMs,
+      argocdNamespace: opts.argoCdNamespace,
+      nioMissing: opts.nioMissing,
+      ...opts.settings,
+    }),
     // Test git servers listen on loopback, which NICO refuses unless --git-allowed-hosts lists it.
     gitAllowedHosts: parseHostPolicy("*,127.0.0.1"),
-    ...(opts.refPollIntervalMs ? { refPollIntervalMs: opts.refPollIntervalMs } : {}),
     ...(opts.workloadProbeMs
-      ? {
-        workloads: { policy: "loopback" as const, probeIntervalMs: opts.workloadProbeMs, requestTimeoutMs: 2_000 },
-        etcd: { intervalMs: opts.etcdIntervalMs ?? 500, timeoutMs: 1_000 },
-      }
+      ? { workloads: { policy: "loopback" as const, probeIntervalMs: opts.workloadProbeMs, requestTimeoutMs: 2_000 } }
       : {}),
-    nio: opts.nio ?? "v1",
-    releaseSettleMs: opts.releaseSettleMs ?? 1_000,
-    ...(opts.statusDelayMs !== undefined ? { statusDelayMs: opts.statusDelayMs } : {}),
-    argoCdNamespace: opts.argoCdNamespace,
-    nioMissing: opts.nioMissing,
   });
   // Called in the same synchronous turn as the controller's own handler, so a version's arrival precedes its pass.
   informers.clusters.onEvent((_type, c) =>

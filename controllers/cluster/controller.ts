@@ -45,44 +45,21 @@ import { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
 import { WorkloadCache, type WorkloadCacheOptions } from "./workload/cache.ts";
 import { targetPolicy } from "./workload/targets.ts";
-import { ETCD_INTERVAL_MS, ETCD_TIMEOUT_MS, type EtcdWatching } from "./etcd/observer.ts";
+import type { ClusterSettings } from "./settings.ts";
 
 export interface ClusterControllerOptions {
   client: KubeClient;
   recorder: EventRecorder;
   log: Logger;
-  /** Watch one namespace (default: all). */
-  namespace?: string | undefined;
-  workers?: number;
-  defaultGitRepo?: string | undefined;
-  nodeTimeoutMs?: number;
+  /** Every knob, built once (controllers/cluster/settings.ts clusterSettings), handed down to every pass. */
+  settings: ClusterSettings;
   hooks?: ControllerHooks;
   /** Resync interval of the informers (default 10 min). */
   resyncMs?: number;
-  /** Pin nodes to the commit `ref` resolves to (git ls-remote), polling every `refPollIntervalMs`. */
-  resolveRefs?: boolean;
-  refPollIntervalMs?: number;
   /** Hosts a gitRepo may be on when resolving refs (`--git-allowed-hosts`); default: public hosts only. */
   gitAllowedHosts?: HostPolicy;
-  /** Watch workload clusters (absent: NICO does not look inside them; applied counts as Ready). */
+  /** Watch workload clusters (absent: NICO does not look inside them; applied counts as Ready), and their etcd. */
   workloads?: Omit<WorkloadCacheOptions, "onChange" | "log">;
-  /** With workload clusters, how their etcd is watched (defaults: every 10 s, 2 s per request). */
-  etcd?: Partial<Pick<EtcdWatching, "intervalMs" | "timeoutMs">>;
-  /** Which NIO runs the configurations (default `v1`); see `detectNioGeneration`. */
-  nio?: NioGeneration;
-  /** How long a freed Machine stays claimed for NIO to settle (core/machines/release.ts). */
-  releaseSettleMs?: number;
-  /** The longest a progress-only status change is held back (core/status/write.ts). */
-  statusDelayMs?: number;
-  /** Argo CD's namespace: keep an Argo CD cluster Secret there for each cluster (`--argocd-namespace`; absent: off). */
-  argoCdNamespace?: string | undefined;
-  /**
-   * NIO resources the API server does not serve (core/contract/nioinstall.ts): no informer waits for them, and
-   * every cluster says so.
-   */
-  nioMissing?: readonly string[] | undefined;
-  /** The shard this controller reconciles (core/contract/shards.ts); undefined: the default shard. */
-  shard?: string | undefined;
 }
 
 /**
@@ -178,18 +155,18 @@ export interface ClusterControllerParts {
 
 /** A ready-to-run controller for KubernetesClusters, with its informers. */
 export function clusterController(opts: ClusterControllerOptions): ClusterControllerParts {
-  const nio = opts.nio ?? "v1";
+  const settings = opts.settings;
   const informers = clusterInformers(
     opts.client,
     opts.log,
-    opts.namespace,
+    settings.namespace,
     opts.resyncMs,
-    nio,
-    opts.nioMissing,
-    opts.shard,
+    settings.nio,
+    settings.nioMissing,
+    settings.shard,
   );
   // Revision and workload events run only after the controller below exists: both start in reconciles.
-  const revisions = opts.resolveRefs
+  const revisions = settings.resolveRefs
     ? revisionResolver(opts, (key) => {
       for (const c of tracker?.usersOf(key) ?? []) ctl.enqueue(c);
     })
@@ -203,41 +180,34 @@ export function clusterController(opts: ClusterControllerOptions): ClusterContro
     informers,
     recorder: opts.recorder,
     log: opts.log,
-    defaultGitRepo: opts.defaultGitRepo,
-    ...(opts.nodeTimeoutMs ? { nodeTimeoutMs: opts.nodeTimeoutMs } : {}),
+    settings,
     revisionTracker: tracker,
     workloads,
     etcd: opts.workloads
       ? {
-        intervalMs: opts.etcd?.intervalMs ?? ETCD_INTERVAL_MS,
-        timeoutMs: opts.etcd?.timeoutMs ?? ETCD_TIMEOUT_MS,
+        intervalMs: settings.etcdInterval,
+        timeoutMs: settings.etcdTimeout,
         policy: targetPolicy(opts.workloads.policy),
         onChange: (key) => ctl.enqueue(key),
         idle: (key) => !workloads?.watching(key),
         rounds: workloads?.rounds,
       }
       : undefined,
-    nio,
-    releaseSettleMs: opts.releaseSettleMs,
-    statusDelayMs: opts.statusDelayMs,
-    argoCdNamespace: opts.argoCdNamespace,
-    nioMissing: opts.nioMissing,
-    shard: opts.shard,
   });
   const ctl = new Controller(
     {
       name: "kubernetescluster",
-      workers: opts.workers ?? 2,
+      workers: settings.workers,
       logger: opts.log,
       ...(opts.hooks ? { hooks: opts.hooks } : {}),
     },
     (key, signal, log) => reconciler.reconcile(key, signal, log),
   );
-  watchEvents(ctl, informers, reconciler.memory, opts.nioMissing ?? []);
+  watchEvents(ctl, informers, reconciler.memory, settings.nioMissing);
   return {
     controller: ctl,
     informers,
-    caches: servedInformers(informers, opts.nioMissing),
+    caches: servedInformers(informers, settings.nioMissing),
     memory: reconciler.memory,
     ...(revisions ? { revisions } : {}),
     ...(workloads ? { workloads } : {}),
@@ -248,7 +218,7 @@ export function clusterController(opts: ClusterControllerOptions): ClusterContro
 function revisionResolver(opts: ClusterControllerOptions, onChange: (key: RevisionKey) => void): RevisionResolver {
   return new RevisionResolver({
     logger: opts.log,
-    ...(opts.refPollIntervalMs ? { intervalMs: opts.refPollIntervalMs } : {}),
+    intervalMs: opts.settings.refPollInterval,
     ...(opts.gitAllowedHosts ? { allowedHosts: opts.gitAllowedHosts } : {}),
     // credentialsRef Secrets carry no NICO label, so they are read on demand, never cached.
     secretLookup: async (ns, name) => (await opts.client.get<Secret>(SECRETS, name, ns))?.data ?? undefined,

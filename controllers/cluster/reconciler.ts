@@ -4,7 +4,7 @@
  * Shape: get the cluster (gone: done) → deleting? {@link reconcileDelete} →
  * ensure the finalizer → build the {@link ClusterScope} once (with the
  * cluster's {@link ClusterMemory}: all NICO keeps between passes) → run the
- * phases (secrets, claims, configurations, releases, remediation, kubeconfig) → compute
+ * phases (pass.ts names every step and every write of a pass) → compute
  * the status with {@link clusterStatus} and write it, on every exit, error or
  * not. A known failure ({@link ClusterProblem}) or an unexpected error shows
  * up as `Ready=False` with its reason and a Warning Event; a lost claim race
@@ -27,11 +27,11 @@ import { FINALIZER } from "../../core/contract/labels.ts";
 import { canJudgeClusters, nioMissingMessage } from "../../core/contract/nioinstall.ts";
 import { isConflict, isUnprocessable } from "../../lib/kube/errors.ts";
 import { addFinalizer, testResourceVersion } from "../../lib/kube/patch.ts";
-import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
+import type { DecommissionJob, Machine, NixosConfiguration } from "../../core/contract/nio.ts";
 import type { BatchJob } from "../../core/nodes/runs.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core/status/cluster.ts";
-import { STATUS_DELAY_MS, statusWrite } from "../../core/status/write.ts";
+import { statusWrite } from "../../core/status/write.ts";
 import { ClaimConflictError } from "./claims.ts";
 import { reconcileDelete } from "./phases/delete.ts";
 import { newRecord, passNodes, runPhases } from "./pass.ts";
@@ -44,6 +44,7 @@ import type { RevisionTracker } from "./revisions.ts";
 import { buildScope, type ClusterContext, type ClusterDeps, clusterDeps, type ClusterScope } from "./scope.ts";
 import { BUSY_REQUEUE_MS, DRAIN_REQUEUE_MS, nextLook, type Requeue } from "./requeue.ts";
 import type { Secret } from "./secrets.ts";
+import type { ClusterSettings } from "./settings.ts";
 import { passStatusInput, withHeld, withShard, writeStatus } from "./status.ts";
 import { DEFAULT_SHARD } from "../../core/contract/shards.ts";
 
@@ -63,10 +64,8 @@ export interface ClusterReconcilerOptions {
   informers: ClusterInformers;
   recorder: EventRecorder;
   log: Logger;
-  /** `gitRepo` for clusters that name none. */
-  defaultGitRepo?: string | undefined;
-  /** A node not applied this long after its last change is Failed (default 30 min). */
-  nodeTimeoutMs?: number;
+  /** Every knob, built once (controllers/cluster/settings.ts); handed to every pass as part of its dependencies. */
+  settings: ClusterSettings;
   /** Pins each node to the commit `ref` resolves to; absent: `ref` is passed to NIO as written. */
   revisionTracker?: RevisionTracker | undefined;
   /** Connections to workload clusters; absent: NICO does not look inside them. */
@@ -74,21 +73,8 @@ export interface ClusterReconcilerOptions {
   /** How NICO watches clusters' etcd; absent: it does not. */
   etcd?: EtcdWatching | undefined;
   now?: () => Date;
-  /** Which NIO applies the configurations (default `v1`). */
-  nio?: NioGeneration;
-  /** See core/machines/release.ts (tests shorten it). */
-  releaseSettleMs?: number | undefined;
-  /** The longest a progress-only status change is held back (default {@link STATUS_DELAY_MS}; see core/status/write.ts). */
-  statusDelayMs?: number | undefined;
-  /** Argo CD's namespace: keep an Argo CD cluster Secret there for each cluster (absent: off). */
-  argoCdNamespace?: string | undefined;
-  /** NIO resources the API server does not serve (a half-installed NIO); absent: none. */
-  nioMissing?: readonly string[] | undefined;
-  /** The shard this reconciler is (written to status.shard); undefined: the default shard. */
-  shard?: string | undefined;
 }
 
-const DEFAULT_NODE_TIMEOUT_MS = 30 * 60_000;
 /** Look again this often while a problem only the user can fix stands in the way. */
 const PROBLEM_REQUEUE_MS = 30_000;
 
@@ -106,19 +92,16 @@ export class ClusterReconciler {
     this.#o = opts;
     indexClusterInformers(opts.informers);
     this.memory = new ClusterMemories({ workloads: opts.workloads, revisionTracker: opts.revisionTracker });
-    this.#deps = clusterDeps({
-      client: opts.client,
-      recorder: opts.recorder,
-      defaultGitRepo: opts.defaultGitRepo,
-      nodeTimeoutMs: opts.nodeTimeoutMs ?? DEFAULT_NODE_TIMEOUT_MS,
-      revisionTracker: opts.revisionTracker,
-      workloads: opts.workloads,
-      etcd: opts.etcd,
-      nio: opts.nio ?? "v1",
-      releaseSettleMs: opts.releaseSettleMs,
-      argoCdNamespace: opts.argoCdNamespace,
-      nioMissing: opts.nioMissing,
-    });
+    this.#deps = clusterDeps(
+      {
+        client: opts.client,
+        recorder: opts.recorder,
+        revisionTracker: opts.revisionTracker,
+        workloads: opts.workloads,
+        etcd: opts.etcd,
+      },
+      opts.settings,
+    );
     this.#now = opts.now ?? (() => new Date());
   }
 
@@ -159,7 +142,7 @@ export class ClusterReconciler {
       }
       return; // the update event brings us back with the finalizer in place
     }
-    const missing = deps.nioMissing ?? [];
+    const missing = deps.nioMissing;
     if (!canJudgeClusters(missing)) {
       // Without Machines or NixosConfigurations served, nothing NICO could read or write means anything.
       const problem = new ClusterProblem("NIONotInstalled", nioMissingMessage(deps.nio, missing));
@@ -228,8 +211,8 @@ export class ClusterReconciler {
   /** A cluster another shard reconciled until now (it was relabelled): says so once, in an Event. */
   #announceShard(cluster: KubernetesCluster, log: Logger): void {
     const before = cluster.status?.shard;
-    if (!cluster.status?.observedGeneration || before === this.#o.shard) return;
-    const message = `shard ${this.#o.shard ?? DEFAULT_SHARD} reconciles this cluster now (was ${
+    if (!cluster.status?.observedGeneration || before === this.#deps.shard) return;
+    const message = `shard ${this.#deps.shard ?? DEFAULT_SHARD} reconciles this cluster now (was ${
       before ?? DEFAULT_SHARD
     })`;
     log.info("cluster moved to this shard", { from: before ?? DEFAULT_SHARD });
@@ -259,10 +242,10 @@ export class ClusterReconciler {
     const { deps, memory, cluster, log } = x;
     // Cancelled (forced shutdown): no status, no Event; the next leader looks again.
     if (err !== undefined && deps.client.aborted) throw err;
-    const status = withShard(clusterStatus(input), this.#o.shard);
+    const status = withShard(clusterStatus(input), this.#deps.shard);
     const problem = input.problem;
     const now = input.now.getTime();
-    const when = statusWrite(cluster.status, status, memory.heldSince, now, this.#o.statusDelayMs ?? STATUS_DELAY_MS);
+    const when = statusWrite(cluster.status, status, memory.heldSince, now, this.#deps.statusDelay);
     const held = when.kind === "later" ? when.inMs : undefined;
     memory.heldSince = when.kind === "later" ? memory.heldSince ?? now : undefined;
     try {

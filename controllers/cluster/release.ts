@@ -29,7 +29,7 @@ export async function releaseWhenDone(c: ClusterContext, machine: Machine, now: 
     configExists: (n) => cache.config(n) !== undefined,
     freeSince: new Date(since),
     now,
-    ...(deps.releaseSettleMs !== undefined ? { settleMs: deps.releaseSettleMs } : {}),
+    settleMs: deps.releaseSettle,
   });
   if (d.release) {
     const released = await releaseMachine(deps.client, machine, cluster.metadata.name);

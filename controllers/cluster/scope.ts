@@ -13,7 +13,7 @@ import type { KubeClient } from "../../lib/kube/client.ts";
 import type { Logger } from "../../lib/runtime/log.ts";
 import { BOOTSTRAP_LABEL } from "../../core/contract/labels.ts";
 import { isPaused, type PassWrites, passWrites } from "../../core/rollout/pause.ts";
-import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
+import type { DecommissionJob, Machine, NixosConfiguration } from "../../core/contract/nio.ts";
 import type { BatchJob } from "../../core/nodes/runs.ts";
 import {
   type ClusterRef,
@@ -28,34 +28,29 @@ import type { RevisionTracker } from "./revisions.ts";
 import type { Secret } from "./secrets.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
 import type { EtcdWatching } from "./etcd/observer.ts";
+import { type ClusterSettings, clusterSettings } from "./settings.ts";
 
-/** What the reconciler is given once, for every pass. */
-export interface ClusterDeps {
+/**
+ * What the reconciler is given once, for every pass: the settings (controllers/cluster/settings.ts, every knob with
+ * its one default, read as `s.deps.<knob>`) and the connections and helpers built from them.
+ */
+export interface ClusterDeps extends ClusterSettings {
   client: KubeClient;
   recorder: EventRecorder;
-  /** `gitRepo` for clusters that name none. */
-  defaultGitRepo?: string | undefined;
-  /** A node not applied this long after its last change is Failed, unless the spec says otherwise. */
-  nodeTimeoutMs: number;
   /** Pins each node to the commit `ref` resolves to; absent: `ref` is passed to NIO as written. */
   revisionTracker?: RevisionTracker | undefined;
   /** Connections to workload clusters; absent: NICO does not look inside them (applied counts as Ready). */
   workloads?: WorkloadCache | undefined;
   /** How NICO watches clusters' etcd (with workload connections); absent: it does not. */
   etcd?: EtcdWatching | undefined;
-  /** Which NIO applies the configurations. */
-  nio: NioGeneration;
-  /** How long a freed Machine stays claimed for NIO to settle (default core/machines/release.ts RELEASE_SETTLE_MS). */
-  releaseSettleMs?: number | undefined;
-  /** Argo CD's namespace: NICO keeps an Argo CD cluster Secret there for each cluster (absent: off). */
-  argoCdNamespace?: string | undefined;
-  /** NIO resources the API server did not serve when NICO started (core/contract/nioinstall.ts); absent: none. */
-  nioMissing?: readonly string[] | undefined;
 }
 
-/** A ClusterDeps with NICO's defaults for what `base` leaves out (NIO v1). */
-export function clusterDeps(base: Omit<ClusterDeps, "nio"> & Partial<ClusterDeps>): ClusterDeps {
-  return { nio: "v1", ...base };
+/** The dependencies of a pass: `settings` (defaults for what it leaves out) with what is built from them. */
+export function clusterDeps(
+  parts: Pick<ClusterDeps, "client" | "recorder" | "revisionTracker" | "workloads" | "etcd">,
+  settings: ClusterSettings = clusterSettings(),
+): ClusterDeps {
+  return { ...settings, ...parts };
 }
 
 /** The cached objects of the cluster's namespace a pass reads. */
@@ -174,7 +169,7 @@ export function buildScope(
     revision,
     paused,
     writes: passWrites(paused),
-    timeoutMs: spec.rollout.nodeTimeout ? durationMs(spec.rollout.nodeTimeout) : deps.nodeTimeoutMs,
+    timeoutMs: spec.rollout.nodeTimeout ? durationMs(spec.rollout.nodeTimeout) : deps.nodeTimeout,
   };
 }
 

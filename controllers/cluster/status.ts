@@ -98,7 +98,7 @@ export function passStatusInput(
     revision: planned?.pinned.revision,
     extra: [
       ...phaseConditions(rec),
-      ...(s.deps.nioMissing?.length
+      ...(s.deps.nioMissing.length
         ? [condition("NIOIncomplete", "True", "ResourcesMissing", nioMissingMessage(s.deps.nio, s.deps.nioMissing))]
         : []),
       ...(rec.workload

@@ -21,6 +21,7 @@ import { observeWorkload } from "../../controllers/cluster/phases/workload.ts";
 import { observeRuns } from "../../controllers/cluster/phases/runs.ts";
 import { observeVersions } from "../../controllers/cluster/versions.ts";
 import { ClusterProblem } from "../../controllers/cluster/problem.ts";
+import { clusterSettings } from "../../controllers/cluster/settings.ts";
 import { buildScope, clusterDeps, type ClusterScope } from "../../controllers/cluster/scope.ts";
 import { IdentityLostError, type Secret } from "../../controllers/cluster/secrets.ts";
 import { REGENERATE_IDENTITY_ANNOTATION } from "../../core/contract/labels.ts";
@@ -40,9 +41,7 @@ async function scopeOf(client: KubeClient, ns: string, name: string): Promise<Cl
   const deps = clusterDeps({
     client,
     recorder: eventRecorder(client, "nico.homystack.com/nico", "phase-test"),
-    defaultGitRepo: "https://git.example.test/flake.git",
-    nodeTimeoutMs: 60_000,
-  });
+  }, clusterSettings({ defaultGitRepo: "https://git.example.test/flake.git", nodeTimeout: 60_000 }));
   const cache = {
     machines,
     configs,

@@ -22,6 +22,7 @@ import { observeClusters } from "../../controllers/cluster/metrics.ts";
 import { pinRevision } from "../../controllers/cluster/phases/revision.ts";
 import type { RevisionTracker } from "../../controllers/cluster/revisions.ts";
 import { buildScope, type ClusterDeps, clusterDeps } from "../../controllers/cluster/scope.ts";
+import { clusterSettings } from "../../controllers/cluster/settings.ts";
 import { ownsSecret } from "../../controllers/cluster/secrets.ts";
 import { cluster, machine, NS, ownedConfig, UID } from "../../testing/objects.ts";
 
@@ -43,10 +44,8 @@ Deno.test("commit: a 64-hex (SHA-256) commit is a commit everywhere", () => {
   const deps: ClusterDeps = clusterDeps({
     client: undefined as never,
     recorder: undefined as never,
-    nodeTimeoutMs: 1,
     revisionTracker: tracker,
-    defaultGitRepo: "https://git.example.test/flake.git",
-  });
+  }, clusterSettings({ nodeTimeout: 1, defaultGitRepo: "https://git.example.test/flake.git" }));
   const kc = { metadata: { name: "prod", namespace: NS, uid: UID }, spec: c.spec } as unknown as KubernetesCluster;
   const s = buildScope(
     deps,

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { defaultWorkers, listenOn, OptionsError, parseRunOptions, usage } from "../../cli/options.ts";
 import { webhookNames } from "../../cli/webhook.ts";
+import { CLUSTER_DEFAULTS, clusterSettings } from "../../controllers/cluster/settings.ts";
 
 Deno.test("the default --workers is the CPU count, from 2 to 16", () => {
   const cases: [number, number][] = [[0, 2], [1, 2], [2, 2], [3, 3], [8, 8], [16, 16], [17, 16], [96, 16], [NaN, 2]];
@@ -66,6 +67,37 @@ Deno.test("nico run options: flags over environment, defaults, clear refusals", 
   await t.step("git hosts: default * , a list from the environment", () => {
     assert.equal(parseRunOptions([], {}).gitAllowedHosts, "*");
     assert.equal(parseRunOptions([], { NICO_GIT_ALLOWED_HOSTS: "127.0.0.1" }).gitAllowedHosts, "127.0.0.1");
+  });
+});
+
+Deno.test("nico run's flags become the cluster settings whole; each knob has one default", async (t) => {
+  await t.step("a flag sets the setting of its name; the rest of the flags are not settings", () => {
+    const o = parseRunOptions(
+      ["--node-timeout=90s", "--etcd-interval=3s", "--default-git-repo=https://127.0.0.1/f.git", "--workers=5"],
+      { NICO_ARGOCD_NAMESPACE: "argocd" },
+    );
+    const s = clusterSettings(o);
+    assert.deepEqual(
+      [s.nodeTimeout, s.etcdInterval, s.defaultGitRepo, s.workers, s.argocdNamespace],
+      [90_000, 3_000, "https://127.0.0.1/f.git", 5, "argocd"],
+    );
+    assert.equal("logLevel" in s, false, "a flag that is no setting stays out");
+    assert.equal(s.refPollInterval, CLUSTER_DEFAULTS.refPollInterval);
+  });
+  await t.step("the flags' defaults are the settings' defaults", () => {
+    const flags = parseRunOptions([], {}) as Record<string, unknown>;
+    const shared = Object.keys(CLUSTER_DEFAULTS).filter((k) => k in flags);
+    assert.deepEqual(
+      shared.sort(),
+      ["etcdInterval", "etcdTimeout", "nodeTimeout", "refPollInterval", "resolveRefs", "workers"],
+    );
+    for (const k of shared) assert.equal(flags[k], (CLUSTER_DEFAULTS as Record<string, unknown>)[k], k);
+  });
+  await t.step("undefined is the default, for a test's options", () => {
+    assert.deepEqual(clusterSettings({ nodeTimeout: undefined, statusDelay: 5 }), {
+      ...CLUSTER_DEFAULTS,
+      statusDelay: 5,
+    });
   });
 });
 

@@ -27,7 +27,7 @@ const DELETED = "deleted";
 
 /** Writes the Argo CD cluster Secret when Argo CD registration is on, the kubeconfig exists and something changed. */
 export async function reconcileArgoCd(s: ClusterScope): Promise<void> {
-  const argoNs = s.deps.argoCdNamespace;
+  const argoNs = s.deps.argocdNamespace;
   if (!argoNs) return;
   const text = secretValue(s.cache.secret(kubeconfigSecret(s.name)), "value");
   if (!text) return;
@@ -102,7 +102,7 @@ function sameContent(existing: Secret, desired: ArgoCdSecret): boolean {
  * deploying into a cluster that is being deleted. Only NICO's own Secret of that name is deleted.
  */
 export async function deleteArgoCdSecret(c: ClusterContext): Promise<void> {
-  const argoNs = c.deps.argoCdNamespace;
+  const argoNs = c.deps.argocdNamespace;
   if (!argoNs || c.memory.argoCd === DELETED) return;
   const ns = c.cluster.metadata.namespace!;
   const name = argoCdSecretName(ns, c.cluster.metadata.name);
