@@ -10,6 +10,7 @@ import {
 } from "../../core/etcd/restore.ts";
 import type { RestoreRequest, RestoreStatus } from "../../crds/restore.ts";
 import { restoreCondition } from "../../core/status/restore.ts";
+import { restoreRollout } from "../../core/rollout/restorehold.ts";
 
 const NOW = new Date("2026-06-01T12:00:00Z");
 const REQ: RestoreRequest = { requestId: "r1", backup: "latest", rewindHealthy: false };
@@ -301,4 +302,35 @@ Deno.test("Restoring: True with the step's reason while a restore runs, False wi
   assert.deepEqual([restoreCondition(refused)?.status, restoreCondition(refused)?.reason], ["False", "HealthyQuorum"]);
   assert.equal(restoreCondition(undefined), undefined);
   assert.equal(restoreCondition({ ...refused!, reason: "NotARegisteredReason" }), undefined);
+});
+
+Deno.test("while a restore runs the rollout is the restore's: only a changed part is written, nothing else", () => {
+  const rows: [string, Parameters<typeof restoreRollout>[1], RestoreNode[], string][] = [
+    [
+      "the bootstrap node is given its part",
+      new Map([["cp-1", "restore"]]),
+      [node("cp-1"), node("cp-2")],
+      "update cp-1",
+    ],
+    [
+      "a part already written is not written again; the next node's is",
+      new Map([["cp-1", "restore"], ["cp-2", "rejoin"]]),
+      [node("cp-1", carrying("restore")), node("cp-2"), node("cp-3")],
+      "update cp-2",
+    ],
+    [
+      "a new cluster from a backup: the bootstrap node is created first and alone",
+      new Map([["cp-1", "restore"]]),
+      [node("cp-1", { configured: false }), node("cp-2", { configured: false })],
+      "create cp-1",
+    ],
+    ["no part changes: nothing is written", new Map([["cp-1", "restore"]]), [node("cp-1", carrying("restore"))], "-"],
+  ];
+  for (const [name, roles, nodes, want] of rows) {
+    const p = restoreRollout("r1", roles, nodes);
+    const got = [...p.create.map((n) => `create ${n}`), ...p.update.map((n) => `update ${n}`)].join(", ") || "-";
+    assert.equal(got, want, name);
+    assert.deepEqual([p.remove, p.removing], [[], []], name);
+    assert.match(p.waiting!, /every other change is held/);
+  }
 });
