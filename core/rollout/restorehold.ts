@@ -2,8 +2,8 @@
  * A restore of etcd as the rollout's master while it runs (core/etcd/restore.ts): the plan of the pass is the
  * restore's own, so every other change is held. Only the control-plane nodes whose restore part changes are written
  * (created when they have no configuration yet: a cluster brought up from a backup), one step of the restore at a
- * time; nothing is removed, no worker is touched. Pure; table-tested (tests/unit/restore_plan_test.ts). The
- * controller phase that follows it is not wired yet (docs/recovery.md).
+ * time; nothing is removed, no worker is touched. Pure; table-tested (tests/unit/restore_plan_test.ts); the
+ * controller follows it while a restore runs (controllers/cluster/phases/restore.ts).
  *
  * @module
  */
