@@ -6,7 +6,8 @@
  * data wiped, `spec.etcd.restore` set: NICO drives it to Succeeded, the keys from before the backup are back and the
  * later ones are not, the revision is bumped past the backup's, and the cluster ends Ready. Then, on another
  * cluster: a backup that does not exist is refused; a healthy cluster rewound on purpose (rewindHealthy) gets its
- * safety snapshot first, and restoring that snapshot undoes the rewind.
+ * safety snapshot first, and restoring that snapshot undoes the rewind. Last, three control-plane nodes lost with
+ * their data: the bootstrap node restores, the other two rejoin one at a time, and the cluster ends Ready.
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
@@ -187,5 +188,40 @@ Deno.test({
     await s.until("Ready after the undo", etcdSettled(1), 180_000);
     const events = await restoreEvents(s);
     assert.ok(events.includes("SafetySnapshotTaken"), events.join(", "));
+  },
+});
+
+Deno.test({
+  name: "restore: three control-plane nodes lost with their data; the bootstrap node restores, the others rejoin",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const cp = await env.get();
+    await using s = await startScenario(cp, "restore-three", { hostBlock: 199 });
+    const store = await storeFor(s, "127.0.199.250");
+    await s.createCluster({
+      gitRepo: "https://git.example.test/flake.git",
+      controlPlane: { machines: ["cp-1", "cp-2", "cp-3"] },
+      dataPlane: { machines: [] },
+      etcd: { backup: backupSpec(store) },
+    });
+    await s.until("Ready, etcd of 3 healthy", etcdSettled(3), 240_000);
+    const etcd = await etcdOf(s, 199);
+    await etcd.put("/drill/before-0");
+    const backup = (await requestBackup(s, "three")).status!.etcd!.backups!.last!;
+    await etcd.put("/drill/after-0");
+    for (const m of ["cp-1", "cp-2", "cp-3"]) await s.workloads.etcd.kill(s.ns, "c", m, true);
+    await s.until("NICO sees etcd lost", (c) => condition(c, "EtcdHealthy")?.reason === "EtcdUnreachable", 60_000);
+    await askRestore(s, { requestId: "r3", backup: backup.key });
+    const r = (await ended(s, "r3", "Succeeded", 300_000)).status!.restore!;
+    assert.deepEqual(r.nodes, [
+      { name: "cp-1", state: "Restored" },
+      { name: "cp-2", state: "Rejoined" },
+      { name: "cp-3", state: "Rejoined" },
+    ]);
+    assert.deepEqual((await etcd.keys()).keys, ["/drill/before-0"], "before back, after gone");
+    await s.until("Ready again, etcd of 3 healthy", etcdSettled(3), 300_000);
+    const events = await restoreEvents(s);
+    assert.ok(events.includes("EtcdRestored") && events.includes("RestoreSucceeded"), events.join(", "));
   },
 });
