@@ -12,7 +12,8 @@
  * - the yardstick: `etcdctl snapshot save` to a local file, then an upload
  *   of that file with the same S3 client (lib/s3), timed together.
  *
- * Each round runs both, alternating which goes first; the ratio is NICO's
+ * Each round also runs NICO with its parts buffered (two 5 MiB buffers)
+ * instead of streamed, and alternates the order; the ratio is NICO's
  * time over the yardstick's (target ≤ 1.2), and every object is judged by
  * `etcdutl snapshot status`. Prints figures and the load average; not a test.
  *
@@ -85,8 +86,8 @@ async function judge(key: string): Promise<number> {
   return status.totalSize;
 }
 
-async function nico(key: string) {
-  const out = await runProbe({ etcd: { ...pems, endpoint }, s3: target, key });
+async function nico(key: string, buffered = false) {
+  const out = await runProbe({ etcd: { ...pems, endpoint }, s3: target, key, buffered });
   await judge(key);
   return { seconds: out.seconds, peak: out.peakGrowthMiB, size: out.record!.size };
 }
@@ -123,16 +124,21 @@ try {
     await fillTo(mib);
     const db = (await etcd.status(endpoint)).dbSize / MiB;
     const ratios: number[] = [], peaks: number[] = [], ours: number[] = [], theirs: number[] = [];
+    const bufRatios: number[] = [], bufPeaks: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
+      // Streamed parts (the default), the yardstick, buffered parts; the other way round every other round.
       const first = round % 2 === 0;
-      const a = first ? await nico(`n-${mib}-${round}.db`) : undefined;
+      const n0 = first ? await nico(`n-${mib}-${round}.db`) : await nico(`q-${mib}-${round}.db`, true);
       const b = await byHand(`h-${mib}-${round}.db`);
-      const n = a ?? await nico(`n-${mib}-${round}.db`);
+      const n1 = first ? await nico(`q-${mib}-${round}.db`, true) : await nico(`n-${mib}-${round}.db`);
+      const [n, q] = first ? [n0, n1] : [n1, n0];
       ratios.push(n.seconds / b.seconds), peaks.push(n.peak), ours.push(n.seconds), theirs.push(b.seconds);
+      bufRatios.push(q.seconds / b.seconds), bufPeaks.push(q.peak);
       console.log(
         `  ${mib} MiB round ${round + 1}: NICO ${n.seconds.toFixed(2)} s (peak RSS growth ${n.peak.toFixed(1)} MiB),` +
           ` etcdctl save ${b.save.toFixed(2)} s + upload ${b.upload.toFixed(2)} s = ${b.seconds.toFixed(2)} s,` +
-          ` ratio ${(n.seconds / b.seconds).toFixed(2)}; load ${await load()}`,
+          ` ratio ${(n.seconds / b.seconds).toFixed(2)}; buffered parts ${q.seconds.toFixed(2)} s` +
+          ` (${q.peak.toFixed(1)} MiB, ratio ${(q.seconds / b.seconds).toFixed(2)}); load ${await load()}`,
       );
     }
     console.log(
@@ -140,7 +146,8 @@ try {
         `${median(theirs).toFixed(2)} s, ratio median ${median(ratios).toFixed(2)} (worst ${
           Math.max(...ratios).toFixed(2)
         }),` +
-        ` peak RSS growth median ${median(peaks).toFixed(1)} MiB (worst ${Math.max(...peaks).toFixed(1)})`,
+        ` peak RSS growth median ${median(peaks).toFixed(1)} MiB (worst ${Math.max(...peaks).toFixed(1)});` +
+        ` buffered parts: ratio median ${median(bufRatios).toFixed(2)}, peak median ${median(bufPeaks).toFixed(1)} MiB`,
     );
   }
 } finally {

@@ -1,7 +1,9 @@
 /**
  * The local world of `nico dev`: a control plane on loopback with NICO's and
  * NIO's CRDs, the simulated NIO, the sample Machines of
- * examples/machines.yaml (loopback hosts), and a kubeconfig for people.
+ * examples/machines.yaml (loopback hosts), an S3-compatible store for etcd
+ * backups (versitygw on loopback, its keys in Secret `etcd-backups`), and a
+ * kubeconfig for people.
  *
  * @module
  */
@@ -12,6 +14,8 @@ import { MACHINES } from "../core/contract/nio.ts";
 import { startControlPlane } from "../testing/envtest/controlplane.ts";
 import { startSimNio } from "../testing/sim-nio.ts";
 import { workloadClusters } from "../testing/workload.ts";
+import { startS3Server } from "../testing/s3.ts";
+import type { KubeClient } from "../lib/kube/client.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MACHINES_FILE = `${ROOT}examples/machines.yaml`;
@@ -59,6 +63,8 @@ export async function startLocal(dir: string): Promise<LocalWorld> {
     stops.push(() => created ? Deno.remove(dir, { recursive: true }) : Deno.remove(kubeconfig));
 
     const ns = machines[0]?.metadata.namespace ?? "default";
+    const store = await backupStore(cp.client, ns);
+    stops.push(store.stop);
     const instructions = [
       "",
       `nico dev: a local control plane at ${cp.server} with NICO's and NIO's CRDs, the simulated NIO`,
@@ -68,6 +74,7 @@ export async function startLocal(dir: string): Promise<LocalWorld> {
       "  kubectl apply -f examples/cluster-selector.yaml",
       `  kubectl get kcluster -n ${ns} -w`,
       `  deno run -A main.ts describe demo -n ${ns}`,
+      ...store.lines,
       "",
       "NICO reloads when its code changes; Ctrl-C stops everything and removes the kubeconfig.",
       "",
@@ -77,4 +84,24 @@ export async function startLocal(dir: string): Promise<LocalWorld> {
     await stop();
     throw err;
   }
+}
+
+/** The local store for etcd backups, a bucket `etcd`, and its keys in Secret `etcd-backups` of `ns`. */
+async function backupStore(client: KubeClient, ns: string): Promise<{ lines: string[]; stop: () => Promise<void> }> {
+  const store = await startS3Server({ buckets: ["etcd"] });
+  const data = { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey };
+  const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "etcd-backups", namespace: ns } };
+  await client.apply(SECRETS, { ...secret, stringData: data });
+  const spec = { store: { endpoint: store.endpoint, bucket: "etcd", credentialsSecret: { name: "etcd-backups" } } };
+  return {
+    stop: () => store.stop(),
+    lines: [
+      "",
+      `etcd backups (docs/backups.md) go to the local S3-compatible store at ${store.endpoint}, bucket etcd:`,
+      `  kubectl patch kcluster demo -n ${ns} --type=merge -p '${
+        JSON.stringify({ spec: { etcd: { backup: spec } } })
+      }'`,
+      `  deno run -A main.ts backup demo -n ${ns}; deno run -A main.ts backups demo -n ${ns}`,
+    ],
+  };
 }

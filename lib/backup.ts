@@ -66,6 +66,11 @@ export interface BackupRequest {
   idleMs?: number;
   /** How the member sends its snapshot: gRPC (default) or the HTTP/JSON gateway (see ./etcd/snapshot.ts). */
   transport?: "grpc" | "gateway";
+  /**
+   * Gather each part in a buffer before sending it (two 5 MiB buffers, one filled while the other is sent), instead of
+   * writing it as it arrives (the default: no buffer). See ../s3/multipart.ts.
+   */
+  buffered?: boolean;
 }
 
 /**
@@ -98,6 +103,7 @@ export async function takeBackup(
   const upload = store.s3.upload(store.bucket, request.key, snapshot, {
     metadata,
     contentType: "application/octet-stream",
+    ...(request.buffered ? {} : { size: () => snapshot.expectedSize }), // each part written as it arrives
     ...(request.partSize ? { partSize: request.partSize } : {}),
     ...signal,
     beforeComplete: ({ size }) => {

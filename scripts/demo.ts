@@ -3,8 +3,9 @@
  * control plane, installs NICO's and NIO's CRDs, runs the simulated NIO and
  * NICO itself (`main.ts run`), creates sample Machines and a cluster, shows
  * progress until Ready, runs `kubectl get nodes` with the kubeconfig NICO
- * published, shows a refused `kubectl apply`, deletes the cluster and
- * cleans up.
+ * published, shows a refused `kubectl apply`, shows etcd as NICO sees it
+ * and a backup NICO takes to a local S3-compatible store (listed with
+ * `nico backups`), deletes the cluster and cleans up.
  *
  * @module
  */
@@ -18,6 +19,7 @@ import { type ControlPlane, startControlPlane } from "../testing/envtest/control
 import { freePort, type Guarded } from "../testing/envtest/process.ts";
 import { type SimNio, startSimNio } from "../testing/sim-nio.ts";
 import { type WorkloadClusters, workloadClusters } from "../testing/workload.ts";
+import { showEtcdBackup } from "./demo_backup.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const NS = "demo";
@@ -103,6 +105,8 @@ interface Running {
   workloads: WorkloadClusters;
   nico?: Guarded | undefined;
   nio?: SimNio | undefined;
+  /** What else to stop at the end (the backup store). */
+  stops: (() => Promise<void>)[];
 }
 
 /** NICO itself (`main.ts run`) with leader election and its self-signed webhook; resolves once it is ready. */
@@ -216,6 +220,9 @@ async function demo(run: Running, logPath: string): Promise<void> {
   await kubectl(cp, ["get", "kcluster", "-n", NS, "-o", "wide"]);
   await showInside(cp);
   await showRefusal(cp);
+  const io = { step, dim, kubectl: (args: string[], o: { stdin?: string } = {}) => kubectl(cp, args, o) };
+  const store = await showEtcdBackup(cp, NS, "demo", io);
+  run.stops.push(() => store.stop());
 
   step("Deleting the cluster: NIO runs #minimal on every node, NICO releases every Machine");
   await kubectl(cp, ["delete", "kcluster", "demo", "-n", NS, "--wait=false"]);
@@ -227,7 +234,7 @@ async function main(): Promise<number> {
   const started = Date.now();
   step("Starting a local control plane (etcd and kube-apiserver v1.37.2, built once and cached)");
   const cp = await startControlPlane();
-  const run: Running = { cp, workloads: workloadClusters(cp.client) };
+  const run: Running = { cp, workloads: workloadClusters(cp.client), stops: [] };
   try {
     await demo(run, `${cp.dir}/nico.log`);
     console.log(`\n${bold("Done")} in ${Math.round((Date.now() - started) / 1000)} s.`);
@@ -238,6 +245,7 @@ async function main(): Promise<number> {
     return 1;
   } finally {
     await run.nico?.stop();
+    for (const stop of run.stops) await stop().catch(() => {});
     await run.nio?.stop();
     await run.workloads.stop();
     await cp.stop();

@@ -20,6 +20,8 @@ export interface ProbeInput {
   s3: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string };
   key: string;
   transport?: "grpc" | "gateway";
+  /** Buffer the parts instead of streaming them. */
+  buffered?: boolean;
   /** Upload this file (a snapshot `etcdctl snapshot save` wrote) with the same client instead: the benchmark's yardstick. */
   file?: string;
 }
@@ -71,6 +73,7 @@ if (import.meta.main) {
       key: input.key,
       reason: "probe",
       ...(input.transport ? { transport: input.transport } : {}),
+      ...(input.buffered ? { buffered: true } : {}),
     });
   }
   const seconds = (performance.now() - t0) / 1000;

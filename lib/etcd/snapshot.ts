@@ -57,6 +57,8 @@ export interface EtcdSnapshot extends AsyncIterable<Uint8Array> {
   readonly size: number;
   /** The database's SHA-256, hex, once the stream ended and the trailer matched; undefined before. */
   readonly sha256: string | undefined;
+  /** The bytes it will yield (the database and its trailer), known from the first message on; undefined before. */
+  readonly expectedSize: number | undefined;
   /** Ends the request (for a snapshot that will not be read, or not to the end). */
   cancel(): Promise<void>;
 }
@@ -95,7 +97,12 @@ export async function openSnapshot(
   const res = grpc
     ? await client.grpcStream(endpoint, "etcdserverpb.Maintenance/Snapshot", new Uint8Array(0), signal)
     : await client.stream(endpoint, "maintenance/snapshot", {}, signal);
-  const state = { size: 0, sha256: undefined as string | undefined, used: false };
+  const state = {
+    size: 0,
+    sha256: undefined as string | undefined,
+    expectedSize: undefined as number | undefined,
+    used: false,
+  };
   return {
     source,
     get size() {
@@ -103,6 +110,9 @@ export async function openSnapshot(
     },
     get sha256() {
       return state.sha256;
+    },
+    get expectedSize() {
+      return state.expectedSize;
     },
     async cancel() {
       idle.abort();
@@ -128,7 +138,7 @@ export async function openSnapshot(
 export async function* checked(
   endpoint: string,
   messages: AsyncIterable<SnapshotMessage>,
-  state: { sha256: string | undefined },
+  state: { sha256: string | undefined; expectedSize?: number | undefined },
 ): AsyncGenerator<Uint8Array> {
   const fail = (failure: SnapshotFailure, why: string) => new SnapshotError(endpoint, failure, why);
   const hash = createHash("sha256");
@@ -136,7 +146,10 @@ export async function* checked(
   let got = 0;
   let trailer: Uint8Array | undefined;
   for await (const { blob, remaining } of messages) {
-    total ??= remaining + blob.byteLength;
+    if (total === undefined) {
+      total = remaining + blob.byteLength;
+      state.expectedSize = total + 32;
+    }
     if (trailer) throw fail("broken", "more messages after the SHA-256 trailer");
     if (got < total) {
       if (got + blob.byteLength + remaining !== total) throw fail("broken", "the byte counts do not add up");

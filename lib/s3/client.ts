@@ -18,12 +18,15 @@ import { kindOfAnswer, kindOfFailure, S3Error } from "./errors.ts";
 import { EMPTY_SHA256, objectUrl, presignGetUrl, type S3Credentials, sha256Hex, signHeaders } from "./sigv4.ts";
 import { elements, text } from "./xml.ts";
 import { type UploadOptions, type UploadResult, uploadStream } from "./multipart.ts";
-import { metadataHeaders, type S3Request } from "./request.ts";
-import { putBody } from "./put.ts";
+import { metadataHeaders, type OpenPut, type S3Request } from "./request.ts";
+import { openPut, putBody, PutRefused } from "./put.ts";
+import { answered, isoTime, objectOf, type S3Object, type S3ObjectInfo } from "./answer.ts";
 
 export type { S3Credentials } from "./sigv4.ts";
 export type { UploadOptions, UploadResult } from "./multipart.ts";
 export { metadataHeaders, type S3Request } from "./request.ts";
+export { S3Error, type S3ErrorKind } from "./errors.ts";
+export type { S3Object, S3ObjectInfo } from "./answer.ts";
 
 /** Where the store is and how to reach it. */
 export interface S3ClientOptions {
@@ -37,22 +40,6 @@ export interface S3ClientOptions {
   /** Each request's deadline (default 30 s; a part's upload counts as one request). */
   timeoutMs?: number;
 }
-
-/** An object as a listing names it. */
-export interface S3Object {
-  key: string;
-  size: number;
-  /** ISO 8601, as the store says. */
-  lastModified: string;
-  etag: string;
-}
-
-/** An object with its user metadata (names without the `x-amz-meta-` prefix). */
-export interface S3ObjectInfo extends S3Object {
-  metadata: Record<string, string>;
-}
-
-const ERROR_BODY_LIMIT = 64 * 1024;
 
 /** An S3 client for one endpoint and one set of keys. */
 export class S3Client {
@@ -110,9 +97,54 @@ export class S3Client {
       const kind = kindOfFailure(err, deadline.aborted, r.signal?.aborted ?? false);
       throw new S3Error(kind, r.operation, r.bucket, r.key, undefined, undefined, { cause: err });
     }
-    if (res.status >= 200 && res.status < 300) return res;
-    const code = res.headers.get("x-amz-error-code") ?? text(await limitedText(res), "Code");
-    throw new S3Error(kindOfAnswer(res.status, code), r.operation, r.bucket, r.key, res.status, code);
+    return await answered(res, r);
+  }
+
+  /**
+   * Opens a PUT whose `length`-byte body the caller then writes piece by piece (an upload's part, sent as it arrives,
+   * with no buffer): signed with `UNSIGNED-PAYLOAD`, as its hash cannot be known first (TLS, and the ETag the caller
+   * can check, guard the bytes). The deadline applies to each write and to the answer, not to the whole body.
+   */
+  async openPut(r: S3Request & { length: number }): Promise<OpenPut> {
+    const url = objectUrl(this.#o.endpoint, r.bucket, r.key ?? "", r.query ?? {});
+    const headers = await signHeaders({
+      method: "PUT",
+      url,
+      headers: { ...(r.headers ?? {}), "content-length": String(r.length) },
+      payloadSha256: "UNSIGNED-PAYLOAD",
+      region: this.#o.region,
+      credentials: this.#o.credentials,
+    });
+    const idle = new AbortController();
+    const stop = r.signal ? AbortSignal.any([r.signal, idle.signal]) : idle.signal;
+    let timer = setTimeout(() => idle.abort(), this.#timeoutMs);
+    const awake = () => (clearTimeout(timer), timer = setTimeout(() => idle.abort(), this.#timeoutMs));
+    const fail = (err: unknown): never => {
+      clearTimeout(timer);
+      if (err instanceof S3Error) throw err;
+      if (err instanceof PutRefused && err.answer) {
+        const { status, headers } = err.answer;
+        const code = headers.get("x-amz-error-code") ?? text(err.answer.text, "Code");
+        throw new S3Error(kindOfAnswer(status, code), r.operation, r.bucket, r.key, status, code);
+      }
+      const kind = kindOfFailure(err, idle.signal.aborted, r.signal?.aborted ?? false);
+      throw new S3Error(kind, r.operation, r.bucket, r.key, undefined, undefined, { cause: err });
+    };
+    const caPem = this.#o.caPem;
+    const put = await openPut(url, headers, r.length, { stop, ...(caPem ? { caPem } : {}) }).catch(fail);
+    return {
+      write: (bytes) => (awake(), put.write(bytes).catch(fail)),
+      async finish() {
+        awake();
+        const a = await put.finish().catch(fail);
+        clearTimeout(timer);
+        return await answered(new Response(a.text, { status: a.status, headers: a.headers }), r);
+      },
+      close() {
+        clearTimeout(timer);
+        put.close();
+      },
+    };
   }
 
   /**
@@ -268,51 +300,3 @@ export class S3Client {
 }
 
 const opt = (signal: AbortSignal | undefined) => (signal ? { signal } : {});
-
-/** A time as the store wrote it (ISO 8601 or an HTTP date), as ISO 8601 with milliseconds; "" when unreadable. */
-function isoTime(t: string | undefined): string {
-  const d = t ? new Date(t) : undefined;
-  return d && !isNaN(d.getTime()) ? d.toISOString() : "";
-}
-
-/** An object's fields from a HEAD's or GET's headers. */
-function objectOf(key: string, h: Headers, size: number): S3ObjectInfo {
-  const metadata: Record<string, string> = {};
-  for (const [name, value] of h) if (name.startsWith("x-amz-meta-")) metadata[name.slice(11)] = value;
-  const modified = h.get("last-modified");
-  return {
-    key,
-    size,
-    lastModified: isoTime(modified ?? undefined),
-    etag: h.get("etag") ?? "",
-    metadata,
-  };
-}
-
-/** At most the first 64 KiB of a refusal's body, as text ("" when it cannot be read). */
-async function limitedText(res: Response): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const parts: Uint8Array[] = [];
-  let n = 0;
-  try {
-    while (n < ERROR_BODY_LIMIT) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      n += value.byteLength;
-    }
-  } catch {
-    return "";
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  return new TextDecoder().decode(concat(parts).subarray(0, ERROR_BODY_LIMIT));
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) out.set(p, at), at += p.byteLength;
-  return out;
-}

@@ -2,9 +2,15 @@
  * Multipart upload from a stream of bytes, with bounded memory and nothing
  * left behind on failure.
  *
- * The stream is cut into parts of a fixed size (5 MiB unless told): one
- * part is filled while the one before is being sent, so at most two parts'
- * buffers exist (the two are reused). The upload completes only after the
+ * The stream is cut into parts of a fixed size (5 MiB unless told). Where
+ * the stream's length is known once it starts (`size`; an etcd snapshot
+ * says it in its first message), each part is written to the store as its
+ * bytes arrive, with no buffer of ours, and each part's ETag is checked
+ * against the MD5 of what was sent. Otherwise one part is filled while the
+ * one before is being sent, so at most two parts' buffers exist (the two
+ * are reused). Either way, a part whose body went whole is always answered
+ * before the upload is aborted (one landing after an abort would leave the
+ * upload behind). The upload completes only after the
  * stream ended by itself (a stream that checks its own content, such as an
  * etcd snapshot checking its SHA-256 trailer, throws instead of ending) and
  * the caller's `beforeComplete` passed; on any failure (the stream throws,
@@ -16,6 +22,7 @@
  */
 import { S3Error } from "./errors.ts";
 import { metadataHeaders, type Requester } from "./request.ts";
+import { MAX_PARTS, PartWriter } from "./stream_parts.ts";
 import { elements, escapeXml, text } from "./xml.ts";
 
 /** How {@link uploadStream} uploads. */
@@ -28,6 +35,13 @@ export interface UploadOptions {
   /** Runs after the stream ended and every part is stored, before the upload completes; throwing aborts it. */
   beforeComplete?: (r: { size: number; parts: number }) => void | Promise<void>;
   signal?: AbortSignal;
+  /**
+   * The stream's exact length, known by the time its first chunk arrives (an etcd snapshot knows it from its first
+   * message). Then, where the client can, each part is written to the store as its bytes arrive, with no part buffer
+   * at all, and the store's ETag of each part is checked against the MD5 of what was sent; a stream that turns out
+   * longer or shorter fails.
+   */
+  size?: () => number | undefined;
 }
 
 /** An object that was completed. */
@@ -40,11 +54,10 @@ export interface UploadResult {
 
 /** S3's least size of a part that is not the last. */
 const MIN_PART_SIZE = 5 * 1024 * 1024;
-/** S3's most parts in one upload. */
-const MAX_PARTS = 10_000;
 /**
- * 5 MiB, S3's least: two parts are 10 MiB of memory, and an object may reach 48 GiB (10,000 parts), six times etcd's
- * largest database. With 8 MiB parts a backup of a 111 MiB database grew the process by 29 to 37 MiB, with 5 MiB by 25.
+ * 5 MiB, S3's least: two buffered parts are 10 MiB of memory, and an object may reach 48 GiB (10,000 parts), six times
+ * etcd's largest database. With two buffered 8 MiB parts a backup of a 111 MiB database grew the process by 29 to 37
+ * MiB, with 5 MiB by 25 to 31, with parts streamed (no buffer) by 19 to 20.
  */
 export const DEFAULT_PART_SIZE = MIN_PART_SIZE;
 
@@ -72,7 +85,10 @@ export async function uploadStream(
   const uploadId = text(await started.text(), "UploadId");
   if (!uploadId) throw new S3Error("protocol", "CreateMultipartUpload", bucket, key, started.status);
   try {
-    const { size, etags } = await sendParts(s3, { bucket, key, uploadId, partSize, ...sig }, source);
+    const u = { bucket, key, uploadId, partSize, ...sig };
+    const { size, etags } = o.size && s3.openPut
+      ? await streamParts(s3 as Required<Requester>, u, source, o.size)
+      : await sendParts(s3, u, source);
     await o.beforeComplete?.({ size, parts: etags.length });
     o.signal?.throwIfAborted();
     const etag = await complete(s3, bucket, key, uploadId, etags, o.signal);
@@ -153,6 +169,28 @@ async function sendPart(s3: Requester, u: Upload, n: number, bytes: Uint8Array):
   const etag = res.headers.get("etag");
   if (!etag) throw new S3Error("protocol", "UploadPart", u.bucket, u.key, res.status);
   return etag;
+}
+
+/**
+ * Writes the stream's parts to the store as their bytes arrive (see {@link UploadOptions.size} and ./stream_parts.ts).
+ */
+async function streamParts(
+  s3: Required<Requester>,
+  u: Upload,
+  source: AsyncIterable<Uint8Array>,
+  sizeOf: () => number | undefined,
+) {
+  const writer = new PartWriter(s3, u, sizeOf);
+  try {
+    for await (const chunk of source) {
+      await writer.write(chunk);
+      u.signal?.throwIfAborted();
+    }
+    return await writer.end();
+  } catch (err) {
+    await writer.fail();
+    throw err;
+  }
 }
 
 /** Completes the upload; a 200 whose body is an `<Error>` (S3 may fail after answering 200) is a failure. */

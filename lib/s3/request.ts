@@ -18,10 +18,21 @@ export interface S3Request {
   signal?: AbortSignal;
 }
 
+/** A PUT whose body is written piece by piece. */
+export interface OpenPut {
+  write(bytes: Uint8Array): Promise<void>;
+  /** The answer once the body is whole (2xx; otherwise throws an S3Error). */
+  finish(): Promise<Response>;
+  /** Drops the request: nothing is stored. */
+  close(): void;
+}
+
 /** Sends signed requests: what ./multipart.ts needs of the client. */
 export interface Requester {
   /** Answers the response when its status is 2xx; otherwise throws an S3Error. */
   request(r: S3Request): Promise<Response>;
+  /** Opens a PUT of a `length`-byte body to be written piece by piece (where the client can). */
+  openPut?(r: S3Request & { length: number }): Promise<OpenPut>;
 }
 
 /** The `x-amz-meta-*` headers of `metadata`; names must be lower-case `[a-z0-9-]`, values printable ASCII. */

@@ -2,7 +2,8 @@
  * A Kubernetes version step waits for an etcd snapshot younger than it, on real parts (three simulated hosts'
  * real etcd members, versitygw, etcdutl): every control-plane node's change comes after a pre-change backup taken
  * after the bump, from a member of the cluster, and each is whole. With the store stopped, the next bump halts
- * before any control-plane node changes, `Stalled` naming the store's error and the field to fix.
+ * before any control-plane node changes, `Stalled` naming the store's error and the field to fix; with
+ * `beforeChanges: BestEffort` the snapshots are skipped (a Warning each) and the step goes on.
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
@@ -74,6 +75,17 @@ Deno.test({
     assert.ok(
       warned.some((e) => /^pre-change: spec\.etcd\.backup\.store\.endpoint/.test(e.message)),
       JSON.stringify(warned),
+    );
+
+    // BestEffort: the failed snapshot is skipped (a Warning says so) and the version step goes on, store still down.
+    await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, {
+      spec: { etcd: { backup: { beforeChanges: "BestEffort" } } },
+    });
+    const skipped = await s.until("Ready at 1.32 without snapshots", readyAt("1.32.0"), 240_000);
+    assert.equal(condition(skipped, "EtcdBackedUp")?.reason, "StoreUnreachable");
+    const told = (await etcdEvents(s)).filter((e) => e.reason === "EtcdBackupSkipped");
+    assert.ok(
+      told.some((e) => /failed and is skipped \(BestEffort\): spec\.etcd\.backup\.store\.endpoint/.test(e.message)),
     );
   },
 });

@@ -3,10 +3,12 @@
  * (versitygw) and etcd's own etcdutl as the judge. Two on-demand backups (the annotation `nico backup` sets),
  * then scheduled ones every minute with `keep: 2`: the oldest are deleted by NICO, an object under the prefix
  * that is not NICO's is left alone, and every backup left is whole (its size and SHA-256 as recorded, and
- * `etcdutl snapshot status` and `restore` accept it).
+ * `etcdutl snapshot status` and `restore` accept it). `nico backups` lists what the store holds; after a restart
+ * NICO reads its last backup back from the store.
  */
 import assert from "node:assert/strict";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { condition, startScenario } from "../../testing/scenario.ts";
 import { runNicoCli } from "../../testing/cli.ts";
 import { backupSpec, BUCKET, fillEtcd, judgeAll, requestBackup, stored, storeFor } from "../backup_kit.ts";
@@ -66,6 +68,18 @@ Deno.test({
     }, 60_000);
     assert.ok(listed.length >= 2 && !listed.includes(foreign), listed.join(", "));
 
+    // A restart: NICO keeps nothing between runs, the store is the record. With the schedule off, the new NICO's
+    // first look at the store gives status.etcd.backups.last back (a listed record: no duration of its own).
+    await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { etcd: { backup: { schedule: null } } } });
+    await s.until("no backup under way", (c) => c.status?.etcd?.backups?.taking === undefined, 60_000);
+    await s.stopNico();
+    const newest = (await stored(s, store)).at(-1)!;
+    await s.startNico();
+    const back = await s.until("the last backup read back from the store", (c) => {
+      const last = c.status?.etcd?.backups?.last;
+      return last?.key === newest.key && last.seconds === undefined && condition(c, "EtcdBackedUp")?.status === "True";
+    }, 90_000);
+    assert.equal(back.status?.etcd?.backups?.last?.sha256, newest.sha256);
     const taken = (await etcdEvents(s)).filter((e) => e.reason === "EtcdBackupTaken");
     assert.ok(taken.length >= 3, `EtcdBackupTaken Events: ${taken.length}`);
     assert.ok(taken.some((e) => /deleted 1 older backup\(s\) \(keep\)/.test(e.message)), JSON.stringify(taken));

@@ -1,7 +1,8 @@
 /**
  * What is wrong with a backup store is named on the cluster (`EtcdBackedUp=False` and a Warning Event, each
  * naming the field and the fix, never a secret): a bucket the store does not have, keys it refuses, a Secret
- * that is not there, a Secret without the keys. Against a real store (versitygw).
+ * that is not there, a Secret without the keys, a TLS store whose CA is not trusted (until caSecret names it).
+ * Against real stores (versitygw).
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
@@ -9,6 +10,7 @@ import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, startScenario } from "../../testing/scenario.ts";
 import { backupSpec, secret, storeFor } from "../backup_kit.ts";
+import { startS3Server } from "../../testing/s3.ts";
 import { etcdEvents } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
@@ -67,5 +69,20 @@ Deno.test({
         `no Warning for ${reason}: ${JSON.stringify(events)}`,
       );
     }
+    // A store on TLS with a private CA: refused until caSecret names its CA.
+    const tls = await startS3Server({ host: "127.0.187.251", tls: true, buckets: ["etcd"] });
+    s.defer(() => tls.stop());
+    await secret(s, "s3-tls", { accessKeyId: tls.accessKeyId, secretAccessKey: tls.secretAccessKey });
+    await secret(s, "store-ca", { "ca.crt": tls.ca!.certPem });
+    const onTls = { endpoint: tls.endpoint, credentialsSecret: { name: "s3-tls" } };
+    await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { etcd: { backup: { store: onTls } } } });
+    const refused = await s.until("EtcdBackedUp StoreTLSRefused", backedUp("StoreTLSRefused"), 90_000);
+    assert.match(
+      condition(refused, "EtcdBackedUp")!.message,
+      /^spec\.etcd\.backup\.store\.caSecret: TLS with the store at https:/,
+    );
+    const withCa = { caSecret: { name: "store-ca" } };
+    await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { etcd: { backup: { store: withCa } } } });
+    await s.until("the TLS store answers with its CA", backedUp("NoBackupYet"), 90_000);
   },
 });

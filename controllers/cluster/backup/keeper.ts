@@ -10,6 +10,8 @@
 import { afterJob, type BackupJobKind, type BackupState } from "../../../core/backup/state.ts";
 import { type BackupJobEnd, type BackupJobRequest, runBackupJob } from "./job.ts";
 import { WarningLimiter } from "../problem.ts";
+import type { KeyPair } from "../../../lib/pki.ts";
+import { etcdClientCertificate } from "../etcd/trust.ts";
 
 /** What a job's end is told to (the key woken, Events posted). */
 export type JobEnded = (end: BackupJobEnd, job: BackupJobKind) => void;
@@ -23,6 +25,7 @@ export class BackupKeeper {
   readonly stepSince: Map<string, number> = new Map();
   #abort: AbortController | undefined;
   #done: Promise<void> | undefined;
+  #cert: { caPem: string; pair: Promise<KeyPair> } | undefined;
 
   constructor(since: Date, previous?: { since?: string | undefined; answered?: string | undefined }) {
     this.state = {
@@ -31,6 +34,12 @@ export class BackupKeeper {
       since: previous?.since ?? since.toISOString(),
       ...(previous?.answered ? { answered: previous.answered } : {}),
     };
+  }
+
+  /** NICO's client certificate for snapshots from the cluster's etcd, issued once per etcd CA. */
+  clientCertificate(ca: KeyPair): Promise<KeyPair> {
+    if (this.#cert?.caPem !== ca.certPem) this.#cert = { caPem: ca.certPem, pair: etcdClientCertificate(ca) };
+    return this.#cert.pair;
   }
 
   /** A job is under way. */

@@ -20,7 +20,6 @@ import type { BackupGate, RolloutPlan } from "../../../core/rollout/plan.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
 import { BackupKeeper } from "../backup/keeper.ts";
 import type { BackupJobEnd, BackupJobRequest } from "../backup/job.ts";
-import { etcdClientCertificate } from "../etcd/trust.ts";
 import type { Requeue } from "../requeue.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { EtcdView, Identity } from "../view.ts";
@@ -81,6 +80,7 @@ export async function reconcileBackups(
   const k = keeperOf(s);
   if (!spec || !k) return undefined;
   const preChange = rememberSteps(k, plan, s.now.getTime());
+  tellSkipped(s, k, plan);
   const store = JSON.stringify(spec.store);
   const request = s.cluster.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION];
   const due = nextBackupJob({ state: k.state, now: s.now, schedule: spec.schedule, store, request, preChange });
@@ -94,6 +94,15 @@ export async function reconcileBackups(
     ? { after: Math.max(1_000, due.at.getTime() - s.now.getTime() + 50), why: "the next etcd backup or retry" }
     : undefined;
   return { condition: backupCondition(k.state), status, requeue };
+}
+
+/** BestEffort: a pre-change snapshot skipped is told by a Warning Event too (status says it only while it holds). */
+function tellSkipped(s: ClusterScope, k: BackupKeeper, plan: RolloutPlan | undefined): void {
+  const held = plan?.backupHeld;
+  const skipped = held?.state === "skipped" ? held.message : held?.skipped;
+  if (skipped && k.warnings.allow("skipped", "EtcdBackupSkipped", skipped, s.now.getTime())) {
+    s.deps.recorder.post(s.cluster, "Warning", "EtcdBackupSkipped", skipped);
+  }
 }
 
 interface StartInput {
@@ -121,7 +130,7 @@ async function start(s: ClusterScope, k: BackupKeeper, job: BackupJobKind, i: St
     const endpoint = choice?.member && s.memory.etcd?.endpointOf(choice.member.id);
     if (ca && endpoint) {
       const timeoutMs = s.deps.etcd?.timeoutMs ?? 2_000;
-      request.etcd = { ca, client: await etcdClientCertificate(ca), endpoint, timeoutMs: Math.max(timeoutMs, 10_000) };
+      request.etcd = { ca, client: await k.clientCertificate(ca), endpoint, timeoutMs: Math.max(timeoutMs, 10_000) };
     } else {
       request.noMember = choice?.why ?? `etcd cannot be read (${sight?.kind === "seen" ? "" : sight?.why ?? ""}); ` +
           "see EtcdHealthy";
