@@ -3,7 +3,7 @@
  * etcd member, a real store (versitygw) and the real `etcdutl` the host restores with. First a restore asked of a
  * healthy cluster without rewindHealthy is refused with its reason and nothing changes; then the drill: keys
  * written, a backup taken (`nico backup`'s request), more keys written, the control-plane host's etcd killed and its
- * data wiped, `spec.etcd.restore` set: NICO drives it to Succeeded, the keys from before the backup are back and the
+ * data wiped, `nico restore --yes` (it shows what is rewound): NICO drives it to Succeeded, the keys from before the backup are back and the
  * later ones are not, the revision is bumped past the backup's, and the cluster ends Ready. Then, on another
  * cluster: a backup that does not exist is refused; a healthy cluster rewound on purpose (rewindHealthy) gets its
  * safety snapshot first, and restoring that snapshot undoes the rewind. Last, three control-plane nodes lost with
@@ -20,6 +20,7 @@ import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
 import { issueCert } from "../../lib/pki.ts";
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
+import { runNicoCli } from "../../testing/cli.ts";
 import { backupSpec, requestBackup, storeFor } from "../backup_kit.ts";
 import { endpoints, etcdSettled } from "../etcd_kit.ts";
 
@@ -101,15 +102,23 @@ Deno.test({
     // The disaster: the control plane's etcd dies with its data.
     await s.workloads.etcd.kill(s.ns, "c", "cp-1", true);
     await s.until("NICO sees etcd lost", (c) => condition(c, "EtcdHealthy")?.reason === "EtcdUnreachable", 60_000);
-    await askRestore(s, { requestId: "r1", backup: "latest" });
-    const done = await s.until("r1 succeeded", (c) => {
-      const r = c.status?.restore;
-      if (r?.requestId === "r1" && (r.step === "Failed" || r.step === "Refused")) {
-        throw new Error(`restore ${r.step}: ${r.message}`);
-      }
-      return r?.requestId === "r1" && r.step === "Succeeded";
-    }, 180_000);
-    const r = done.status!.restore!;
+    // Asked through nico restore: not without --yes off a terminal; with it, what is rewound, then the request.
+    const cli = ["restore", "c", "--from", "latest", `--kubeconfig=${cp.kubeconfigPath}`, "-n", s.ns];
+    const unasked = await runNicoCli(cli);
+    assert.equal(unasked.code, 2, unasked.stderr);
+    assert.match(unasked.stderr, /add --yes/);
+    const asked = await runNicoCli([...cli, "--yes"]);
+    assert.equal(asked.code, 0, asked.stderr);
+    const lines = asked.stdout.trim().split("\n");
+    assert.equal(lines[0], `restore etcd of cluster ${s.ns}/c from ${backup.key}`);
+    assert.equal(lines[1], `backup:     taken ${backup.time} (manual) at revision ${backup.revision}`);
+    assert.match(
+      lines[2]!,
+      /^etcd now: {3}does not answer \(.*\): whatever it held after the backup is lost either way$/,
+    );
+    const id = (await s.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", s.ns))!.spec.etcd!.restore!.requestId;
+    assert.match(lines[3]!, new RegExp(`^asked NICO to restore \\(request ${id}\\)`));
+    const r = (await ended(s, id, "Succeeded")).status!.restore!;
     assert.equal(r.backup, backup.key, "latest is the backup just taken");
     assert.equal(r.safetySnapshot, undefined, "no member answered: no safety snapshot");
     assert.deepEqual(r.nodes, [{ name: "cp-1", state: "Restored" }]);
