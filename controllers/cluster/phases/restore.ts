@@ -18,6 +18,8 @@ import { RESTORE_REQUEST_ANNOTATION } from "../../../core/contract/labels.ts";
 import { backupMember } from "../../../core/backup/member.ts";
 import { memberOn, quorumFacts } from "../../../core/etcd/members.ts";
 import {
+  finished,
+  NONE,
   planRestore,
   type RestoreEvent,
   type RestoreFacts,
@@ -74,6 +76,10 @@ export async function reconcileRestore(s: ClusterScope, i: RestoreInput): Promis
   const request = s.spec.etcd?.restore;
   const record = s.cluster.status?.restore;
   if (!request && !record) return undefined;
+  if (finished(record) && (!request || request.requestId === record!.requestId)) {
+    // Nothing asked since the last one ended: nothing to look at (its record and condition stand).
+    return { plan: { record, active: false, roles: NONE }, nodes: [], condition: restoreCondition(record) };
+  }
   const base = await factsOf(s, i, record);
   let facts: RestoreFacts = base;
   let plan = planRestore(facts);
