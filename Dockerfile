@@ -25,6 +25,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --uid 65532 --user-group --no-create-home --shell /usr/sbin/nologin nico
 COPY --from=build /out/nico /usr/local/bin/nico
+# No public root CA: NICO's TLS connections trust only the CAs it is given (docs/operations.md, Security).
+ENV DENO_TLS_CA_STORE=""
 USER 65532:65532
 EXPOSE 9443 8080 8081
 ENTRYPOINT ["/usr/local/bin/nico"]

@@ -2,8 +2,8 @@
  * Two etcd clients side by side on the same real members (the envtest's etcd
  * 3.7.0, three members on loopback, TLS with client certificates): NICO's
  * lib/etcd/client.ts (etcd's HTTP/JSON gateway over `fetch`) and the npm
- * `etcd3` package (gRPC over `@grpc/grpc-js`, pinned here and used nowhere
- * but this file). Each client runs in a child process of its own, so its
+ * `etcd3` package (gRPC over `@grpc/grpc-js`, pinned in bench/etcd3/deno.json
+ * and used nowhere but bench/etcd3/grpc.ts). Each client runs in a child process of its own, so its
  * memory is its own: the first request (connection and TLS set-up), then
  * medians and worst of 30 member lists, 30 status requests and 30 refreshes
  * as NICO's observer makes them (member list, every member's status in
@@ -15,20 +15,25 @@
  *
  * @module
  */
-import type { Etcd3 } from "npm:etcd3@1.1.2";
-import { Buffer } from "node:buffer";
 import { EtcdClient } from "../lib/etcd/client.ts";
 import { createCa, issueCert } from "../lib/pki.ts";
 import { etcdClientUrl, type EtcdMemberProcess, etcdPeerUrl, startEtcdMember } from "../testing/etcd.ts";
 import { eventually } from "../testing/helpers.ts";
 
 const ROUNDS = 30;
+/**
+ * The `etcd3` client, loaded by the etcd3 child alone. It lives under bench/etcd3/ with a Deno config and lock of its
+ * own (the children run with that config): `etcd3` and its gRPC and protobuf packages stay out of NICO's graph and
+ * deno.lock, so no other run fetches them (nor prints protobufjs' build-script warning).
+ */
+const GRPC = new URL("./etcd3/grpc.ts", import.meta.url).href;
+const CHILD_CONFIG = new URL("./etcd3/deno.json", import.meta.url).pathname;
 const HOSTS = ["127.0.89.1", "127.0.89.2", "127.0.89.3"];
 /** The name member i's certificate carries beside its address (example.test: a name that resolves nowhere). */
 const nameOf = (url: string) => `m${HOSTS.findIndex((h) => url.includes(h)) + 1}.etcd.example.test`;
-type Pems = { caPem: string; certPem: string; keyPem: string };
+export type Pems = { caPem: string; certPem: string; keyPem: string };
 /** The three requests a client makes, each against one member's client URL. */
-interface Calls {
+export interface Calls {
   members(url: string): Promise<unknown>;
   status(url: string): Promise<unknown>;
   alarms(url: string): Promise<unknown>;
@@ -42,39 +47,6 @@ function gateway(p: Pems): Calls {
     status: (u) => c.status(u),
     alarms: (u) => c.alarms(u),
     close: () => c.close(),
-  };
-}
-
-/**
- * etcd3 balances across its hosts: one Etcd3 per member, so each request goes where it is meant to. Deno's TLS
- * takes no IP address as the server name gRPC sends, so it asks for the name each member's certificate also carries.
- */
-async function grpc(p: Pems): Promise<Calls> {
-  // Loaded here, so the gateway's child never loads it and the figures count its code too.
-  const { Etcd3 } = await import("npm:etcd3@1.1.2");
-  const byUrl = new Map<string, Etcd3>();
-  const at = (url: string) => {
-    let c = byUrl.get(url);
-    if (!c) {
-      c = new Etcd3({
-        hosts: [url],
-        credentials: {
-          rootCertificate: Buffer.from(p.caPem),
-          certChain: Buffer.from(p.certPem),
-          privateKey: Buffer.from(p.keyPem),
-        },
-        dialTimeout: 2_000,
-        grpcOptions: { "grpc.ssl_target_name_override": nameOf(url), "grpc.default_authority": nameOf(url) },
-      });
-      byUrl.set(url, c);
-    }
-    return c;
-  };
-  return {
-    members: (u) => at(u).cluster.memberList({}),
-    status: (u) => at(u).maintenance.status({}),
-    alarms: (u) => at(u).maintenance.alarm({ action: "Get", memberID: "0", alarm: "None" }),
-    close: () => byUrl.forEach((c) => c.close()),
   };
 }
 
@@ -92,7 +64,9 @@ const timed = async (fn: () => Promise<unknown>) => {
 /** The child: one client, its figures on one line. */
 async function child(kind: string, p: Pems): Promise<void> {
   const before = mib();
-  const c = kind === "etcd3" ? await grpc(p) : gateway(p);
+  const c = kind === "etcd3"
+    ? await (await import(GRPC) as { grpc(p: Pems, name: typeof nameOf): Promise<Calls> }).grpc(p, nameOf)
+    : gateway(p);
   const urls = HOSTS.map((h) => etcdClientUrl(h));
   const first = await timed(() => c.members(urls[0]!));
   const list: number[] = [];
@@ -149,7 +123,7 @@ async function main(): Promise<void> {
     check.close();
     for (const kind of ["gateway", "etcd3", "gateway", "etcd3"]) {
       const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "--allow-all", import.meta.filename!, kind, `${dir}/pems.json`],
+        args: ["run", "--allow-all", "--config", CHILD_CONFIG, import.meta.filename!, kind, `${dir}/pems.json`],
         stdout: "inherit",
         stderr: "inherit",
       }).output();

@@ -35,6 +35,8 @@ export function devRunFlags(kubeconfig: string | undefined, o: ChildOptions): st
       `--webhook-url=https://127.0.0.1:${port}`,
       "--lease-namespace=nico-system",
       "--workload-probe-interval=2s",
+      // Locally every workload cluster is on loopback, which NICO refuses unless allowed.
+      "--workload-allowed-cidrs=127.0.0.0/8,::1",
     );
   } else if (!o.extra.some((f) => f.startsWith("--webhook-"))) {
     flags.push("--webhook-cert-mode=off");

@@ -7,13 +7,15 @@
 import { z } from "zod";
 import { durationPattern, formatDuration, parseDuration } from "../lib/duration.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
-import { SHARD_NAME_PATTERN } from "../core/contract/shards.ts";
+import { parseNamespaceShards, SHARD_NAME_PATTERN } from "../core/contract/shards.ts";
 import {
   CLUSTER_DEFAULTS,
   type ClusterSettings,
   defaultWorkers,
   MAX_DEFAULT_WORKERS,
 } from "../controllers/cluster/settings.ts";
+import { parseCidrList, type TargetRules } from "../controllers/cluster/workload/targets.ts";
+import { labelKeyList } from "../core/render/argocd.ts";
 
 const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
 const address = z.string().regex(
@@ -24,6 +26,15 @@ const duration = z.string().regex(durationPattern(), "expected a duration such a
   .transform((v) => parseDuration(v)!);
 
 export { defaultWorkers, MAX_DEFAULT_WORKERS };
+
+const cidrs = z.string().default("").refine((v) => {
+  try {
+    parseCidrList(v);
+    return true;
+  } catch {
+    return false;
+  }
+}, "expected a comma-separated list of addresses and CIDR ranges");
 
 /** A knob's one default, for the flags the cluster controller reads (controllers/cluster/settings.ts). */
 const D = CLUSTER_DEFAULTS;
@@ -39,6 +50,16 @@ export const RunOptions = z.object({
     .optional().describe(
       "Reconcile only the clusters labelled nico.homystack.com/shard=<name>, with a leader Lease of the shard's own; default (or 'default'): the clusters without the label.",
     ),
+  namespaceShards: z.string().default("").refine((v) => {
+    try {
+      parseNamespaceShards(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }, "expected comma-separated namespace:shard pairs").describe(
+    "Which shards a namespace's clusters may be labelled for, as namespace:shard pairs; a namespace not listed may use any (the default shard is always allowed).",
+  ),
   shardCheckInterval: duration.default(60_000).describe(
     "How often the default shard's leader looks for clusters labelled for a shard no NICO runs (a ShardNotRunning Event on each).",
   ),
@@ -69,6 +90,12 @@ export const RunOptions = z.object({
     "How often each cluster's etcd is looked at (members, status, alarms), with workload connections on.",
   ),
   etcdTimeout: duration.default(D.etcdTimeout).describe("Deadline of one request to an etcd member."),
+  workloadAllowedCidrs: cidrs.describe(
+    "Addresses and CIDR ranges NICO may reach for a cluster (API server, /version, etcd) though refused by default: loopback, link-local, NICO's own and --management-cidrs.",
+  ),
+  managementCidrs: cidrs.describe(
+    "The management cluster's own ranges (its Service and Pod CIDRs): NICO never connects there for a cluster unless --workload-allowed-cidrs lists them.",
+  ),
   webhookAddr: address.default(":9443").describe("Admission webhook listen address."),
   webhookCertMode: z.enum(["self-signed", "cert-manager", "off"]).default("self-signed")
     .describe("self-signed: NICO keeps its own CA; cert-manager: use mounted files; off: no webhook."),
@@ -92,6 +119,17 @@ export const RunOptions = z.object({
   ),
   argocdNamespace: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "expected a namespace name").optional()
     .describe("Register every cluster with the Argo CD of this namespace (a cluster Secret each); default off."),
+  argocdProject: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, "expected an Argo CD project name")
+    .optional()
+    .describe("The Argo CD project every registered cluster is scoped to (the Secret's project); default none."),
+  argocdLabelKeys: z.string().default(D.argocdLabelKeys).refine(
+    (v) => labelKeyList(v).every((k) => /^[A-Za-z0-9./_-]+\*?$/.test(k)),
+    {
+      message: "expected a comma-separated list of label keys, or prefixes ending in / or *",
+    },
+  ).describe(
+    "Label keys of a cluster copied onto its Argo CD Secret (a key, or a prefix ending in / or *); default none.",
+  ),
   metricsAddr: address.default(":8080").describe("Prometheus /metrics listen address."),
   healthAddr: address.default(":8081").describe("/healthz and /readyz listen address."),
   leaderElect: bool.default(true).describe("Only the Lease holder reconciles."),
@@ -121,6 +159,7 @@ const ENV: Record<string, string> = {
   allowInsecureKubeconfig: "NICO_ALLOW_INSECURE_KUBECONFIG",
   namespace: "NICO_NAMESPACE",
   shard: "NICO_SHARD",
+  namespaceShards: "NICO_NAMESPACE_SHARDS",
   shardCheckInterval: "NICO_SHARD_CHECK_INTERVAL",
   workers: "NICO_WORKERS",
   defaultGitRepo: "NICO_DEFAULT_GIT_REPO",
@@ -133,6 +172,8 @@ const ENV: Record<string, string> = {
   workloadProbeInterval: "NICO_WORKLOAD_PROBE_INTERVAL",
   etcdInterval: "NICO_ETCD_INTERVAL",
   etcdTimeout: "NICO_ETCD_TIMEOUT",
+  workloadAllowedCidrs: "NICO_WORKLOAD_ALLOWED_CIDRS",
+  managementCidrs: "NICO_MANAGEMENT_CIDRS",
   refPollInterval: "NICO_REF_POLL_INTERVAL",
   webhookAddr: "NICO_WEBHOOK_ADDR",
   webhookCertMode: "NICO_WEBHOOK_CERT_MODE",
@@ -142,6 +183,8 @@ const ENV: Record<string, string> = {
   gitAllowedHosts: "NICO_GIT_ALLOWED_HOSTS",
   webhookClientCa: "NICO_WEBHOOK_CLIENT_CA",
   argocdNamespace: "NICO_ARGOCD_NAMESPACE",
+  argocdProject: "NICO_ARGOCD_PROJECT",
+  argocdLabelKeys: "NICO_ARGOCD_LABEL_KEYS",
   metricsAddr: "NICO_METRICS_ADDR",
   healthAddr: "NICO_HEALTH_ADDR",
   leaderElect: "NICO_LEADER_ELECT",
@@ -226,12 +269,16 @@ export function listenOn(addr: string): { hostname: string; port: number } {
   return { hostname: host || "0.0.0.0", port: Number(addr.slice(i + 1)) };
 }
 
-/** What the workload flags give the cluster controller: its workload connections (etcd's knobs are settings). */
-export function workloadWatching(o: RunOptions) {
+/**
+ * What the workload flags give the cluster controller: its workload connections (etcd's knobs are settings); `own`
+ * are addresses of NICO itself and of the management cluster it found (refused like --management-cidrs).
+ */
+export function workloadWatching(o: RunOptions, own: readonly string[] = []) {
   return {
     maxOpen: o.maxWorkloadConnections,
     maxWatches: o.maxWorkloadWatches,
     probeIntervalMs: o.workloadProbeInterval,
+    policy: targetRules(o, own),
   };
 }
 
@@ -243,3 +290,9 @@ type Shared = keyof RunOptions & keyof ClusterSettings;
 type Fits = { [K in Shared]: RunOptions[K] extends ClusterSettings[K] ? true : false }[Shared];
 const _everyFlagFits: false extends Fits ? never : true = true;
 void _everyFlagFits;
+
+/** The target rules of the flags, with `own` addresses refused as the management cluster's. */
+export function targetRules(o: Pick<RunOptions, "workloadAllowedCidrs" | "managementCidrs">, own: readonly string[]) {
+  const deny = [o.managementCidrs, ...own].filter((e) => e !== "").join(",");
+  return { allow: parseCidrList(o.workloadAllowedCidrs), deny: parseCidrList(deny) } satisfies TargetRules;
+}

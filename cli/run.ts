@@ -28,6 +28,7 @@ import { parseHostPolicy } from "../lib/git/hosts.ts";
 import type { WebhookServer } from "../webhooks/server.ts";
 import type { HttpServer } from "../lib/http/server.ts";
 import { serveProbes } from "./probes.ts";
+import { ownAddresses, publicRoots } from "./trust.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 export const USER_AGENT = `nico/${denoJson.version}`;
@@ -128,7 +129,7 @@ function startReplica(
     settings: clusterSettings({ ...o, nio, nioMissing, shard: namedShard(o.shard) }),
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
     hooks: metrics.controllerHooks("kubernetescluster"),
-    ...(o.workloadConnections ? { workloads: workloadWatching(o) } : {}),
+    ...(o.workloadConnections ? { workloads: workloadWatching(o, ownAddresses(Deno.env.toObject())) } : {}),
   });
   // Not the informers of NIO resources the API server does not serve: they would fail every 30 s and never sync.
   for (const inf of parts.caches) inf.start(stop.signal);
@@ -192,6 +193,7 @@ async function lookForUnowned(r: Replica, signal: AbortSignal): Promise<void> {
     leaseName: r.o.leaseName,
     namespace: r.o.namespace,
     intervalMs: r.o.shardCheckInterval,
+    onCount: (n) => r.metrics.unowned.set(n),
   }, signal);
 }
 
@@ -247,6 +249,12 @@ export async function run(args: string[], signal?: AbortSignal): Promise<number>
   const o = optionsOrExit(args);
   if (typeof o === "number") return o;
   const log = makeLogger(o.logLevel, o.logFormat);
+  const roots = publicRoots(Deno.env.toObject());
+  if (roots) {
+    log.info(
+      `TLS to workload clusters and etcd also trusts public root CAs (${roots}); see docs/operations.md, Security`,
+    );
+  }
   const stop = new AbortController();
   const onSignal = () => {
     log.info("shutting down", {});

@@ -3,7 +3,7 @@
  * (`status.versions`: what each node reports and is asked for) and what each
  * configuration's `cluster.nix` asks for now: a node's version for `nico
  * describe`, the whole way to `spec.version` for `nico plan`
- * (core/versions/steps.ts), and what the planner's version rules read.
+ * (core/rollout/upgrade.ts), and what the planner's version rules read.
  * Pure.
  *
  * @module
@@ -12,7 +12,7 @@ import { askedVersion, clusterNixOf } from "../core/render/clusternix.ts";
 import type { RolloutInput, RolloutVersions } from "../core/rollout/types.ts";
 import type { ChainNode } from "../core/versions/chain.ts";
 import type { NodeVersions } from "../core/versions/policy.ts";
-import { upgradeSteps } from "../core/versions/steps.ts";
+import { upgradeSteps } from "../core/rollout/upgrade.ts";
 import { formatVersion, type KubeVersion, parseReportedVersion, parseSpecVersion } from "../core/versions/version.ts";
 import type { ClusterView, NodeView } from "./observe.ts";
 

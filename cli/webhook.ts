@@ -13,6 +13,7 @@ import type { ClusterInformers } from "../controllers/cluster/reconciler.ts";
 import { serviceDnsNames } from "../webhooks/certificates.ts";
 import { webhookApp } from "../webhooks/app.ts";
 import { type AdmissionLookup, informerLookup } from "../webhooks/lookup.ts";
+import { parseNamespaceShards } from "../core/contract/shards.ts";
 import { subjectAccessReviews } from "../webhooks/authorize.ts";
 import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
 import { fileTls, secretTls } from "../webhooks/tls.ts";
@@ -42,6 +43,8 @@ function servedLookup(
     machines: has(informers.machines) ? lookup.machines : () => [],
     configurations: has(informers.configs) ? lookup.configurations : () => [],
     clusters: lookup.clusters,
+    endpointUsers: lookup.endpointUsers,
+    machinesAt: has(informers.machines) ? lookup.machinesAt : () => [],
   };
 }
 
@@ -59,6 +62,7 @@ export async function startWebhook(
     lookup: servedLookup(informers, allClusters, served),
     access: subjectAccessReviews(client),
     gitAllowedHosts: parseHostPolicy(o.gitAllowedHosts),
+    namespaceShards: parseNamespaceShards(o.namespaceShards),
     ...(o.defaultGitRepo ? { defaultGitRepo: o.defaultGitRepo } : {}),
     metrics,
     log,

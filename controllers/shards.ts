@@ -16,6 +16,7 @@ import { LEASES } from "../lib/kube/resources.ts";
 import type { Lease } from "../lib/leader.ts";
 import { errorMessage, type Logger } from "../lib/runtime/log.ts";
 import { sleep } from "../lib/runtime/sleep.ts";
+import { postEvent } from "./events.ts";
 
 /** How often the default shard's leader looks for clusters of shards nobody runs. */
 export const SHARD_CHECK_INTERVAL_MS = 60_000;
@@ -30,6 +31,8 @@ export interface UnownedOptions {
   /** Only this namespace's clusters (default: all). */
   namespace?: string | undefined;
   intervalMs?: number;
+  /** Told the count after each look (the `nico_clusters_unowned` gauge). */
+  onCount?: ((clusters: number) => void) | undefined;
 }
 
 /** One look: a Warning Event on each cluster of a shard that no NICO runs; answers how many it found. */
@@ -48,9 +51,9 @@ export async function reportUnowned(o: UnownedOptions, now = Date.now()): Promis
     const why = shardNotRunning(leases.get(name), now);
     if (!why) continue;
     found++;
-    o.recorder.post(
+    postEvent(
+      o.recorder,
       c,
-      "Warning",
       "ShardNotRunning",
       `labelled ${SHARD_LABEL}=${shard}, but no NICO runs shard ${shard} (its Lease ${o.leaseNamespace}/${name} ${why}): ` +
         `nothing reconciles this cluster; run nico run --shard ${shard} (the Helm chart's shards value), or relabel it`,
@@ -64,6 +67,7 @@ export async function watchUnowned(o: UnownedOptions, signal: AbortSignal): Prom
   while (!signal.aborted) {
     try {
       const n = await reportUnowned(o);
+      o.onCount?.(n);
       if (n) o.log.info("clusters of shards nobody runs", { clusters: n });
     } catch (err) {
       if (!signal.aborted) o.log.error("cannot look for clusters of shards nobody runs", { error: errorMessage(err) });

@@ -62,7 +62,7 @@ export const Phase = z.enum(["Provisioning", "Ready", "Updating", "Failed", "Del
 
 export const KubernetesClusterStatus = z.object({
   phase: Phase.optional().describe(
-    "Provisioning (first bring-up), Ready (every node applied), Updating (a running cluster has nodes that do not run the desired configuration yet; Node health alone never makes it Updating), Failed (a node failed; see conditions) or Deleting.",
+    "Provisioning (first bring-up), Ready (every node applied), Updating (a running cluster has nodes that do not run the desired configuration yet; Node health alone never makes it Updating), Failed (exactly while Stalled is True: a node failed, the rollout is halted, or the spec cannot be used; see conditions) or Deleting.",
   ),
   observedGeneration: z.int().min(0).optional().describe(
     "The last metadata.generation NICO evaluated. A pass that has not evaluated the current one yet (its ref is still resolving) keeps the previous, so this equal to metadata.generation means the status answers the current spec.",

@@ -152,6 +152,12 @@ export class Metrics {
       this.set({ kind: "external" }, m.external);
     },
   });
+  readonly unowned = new client.Gauge({
+    name: "nico_clusters_unowned",
+    help: "Clusters labelled for a shard no NICO runs, as the default shard's leader last counted them " +
+      "(every --shard-check-interval): nothing reconciles them, and their own metrics are gone.",
+    registers: [this.registry],
+  });
   readonly leader = new client.Gauge({
     name: "leader_election_master_status",
     help: "1 when this replica holds the leader Lease.",

@@ -11,6 +11,7 @@ import { jsonLogger, type Logger, silentLogger } from "../lib/runtime/log.ts";
 import type { Machine, NioGeneration } from "../core/contract/nio.ts";
 import { eventually } from "./helpers.ts";
 import type { ReconcileOutcome } from "../lib/runtime/controller.ts";
+import type { TargetPolicy } from "../controllers/cluster/workload/targets.ts";
 
 export interface RunningNico {
   stop(): Promise<void>;
@@ -39,6 +40,11 @@ export interface NicoTestOptions {
   refPollIntervalMs?: number;
   /** Watch workload clusters (loopback only), asking /readyz this often; off by default. */
   workloadProbeMs?: number;
+  /**
+   * Which addresses the workload connections and etcd may reach (default `loopback`: loopback only, and allowed;
+   * rules without an allow list show what production refuses).
+   */
+  targets?: TargetPolicy;
   /** With workload clusters, how often their etcd is looked at (default 500 ms). */
   etcdIntervalMs?: number;
   /** Which NIO the simulator plays (default `v1`, as the simulator's own default). */
@@ -86,7 +92,13 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
     // Test git servers listen on loopback, which NICO refuses unless --git-allowed-hosts lists it.
     gitAllowedHosts: parseHostPolicy("*,127.0.0.1"),
     ...(opts.workloadProbeMs
-      ? { workloads: { policy: "loopback" as const, probeIntervalMs: opts.workloadProbeMs, requestTimeoutMs: 2_000 } }
+      ? {
+        workloads: {
+          policy: opts.targets ?? "loopback",
+          probeIntervalMs: opts.workloadProbeMs,
+          requestTimeoutMs: 2_000,
+        },
+      }
       : {}),
   });
   // Called in the same synchronous turn as the controller's own handler, so a version's arrival precedes its pass.

@@ -41,6 +41,8 @@ export interface ScenarioOptions {
   generation?: NioGeneration;
   /** The Kubernetes version each flake commit carries (see testing/workload_versions.ts; default 1.31.0). */
   carriedVersion?: CarriedVersion;
+  /** How long after an apply ends each kubelet posts its new status (default 2 s; see testing/workload.ts). */
+  kubeletLagMs?: number;
 }
 
 /** A cluster spec as a test writes it: explicit Machine lists, anything else as the CRD takes it. */
@@ -113,6 +115,7 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
       ...(o.reportConfiguration === false ? { reportConfiguration: false } : {}),
       ...(o.carriedVersion ? { carriedVersion: o.carriedVersion } : {}),
       ...(o.etcd ? { etcd: o.etcd } : {}),
+      ...(o.kubeletLagMs !== undefined ? { kubeletLagMs: o.kubeletLagMs } : {}),
     },
     nio: {
       applyDelayMs: o.applyDelayMs ?? 300,

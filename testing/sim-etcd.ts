@@ -9,7 +9,8 @@
  * - another control-plane node's apply adds its member as a learner through
  *   a running member (retrying while etcd refuses, as k3s does), starts it
  *   and promotes it once it caught up; with the Machine annotation
- *   {@link ETCD_JOIN_ANNOTATION} `fail`, the member is added and never
+ *   {@link ETCD_JOIN_ANNOTATION} `voter`, it is added as a voter at once and
+ *   started (as kubeadm joins); with `fail`, the member is added and never
  *   started (a failed join);
  * - a switch stops the member (the node restarts k3s) and its apply starts
  *   it again, with its data;
@@ -38,7 +39,7 @@ import { etcdClientUrl, type EtcdMemberProcess, etcdPeerUrl, startEtcdMember } f
 import { eventually } from "./helpers.ts";
 import { download, restoreInto, type RestorePart, restorePartOf } from "./sim-etcd-restore.ts";
 
-/** On a Machine, `fail`: its join adds its etcd member and never starts it. */
+/** On a Machine, `fail`: its join adds its etcd member and never starts it; `voter`: it joins as a voter at once. */
 export const ETCD_JOIN_ANNOTATION = "sim.nico.homystack.com/etcd-join";
 
 /** Whether the hosts run etcd NICO can reach: `contract` (default), `none`, or `foreign-ca` (a CA of their own). */
@@ -268,11 +269,13 @@ function start(c: Cluster, h: Host, initialCluster: string, state: "new" | "exis
 
 /**
  * A join, as k3s does it: the member is added as a learner through a running member (retrying while etcd refuses),
- * started, and promoted once it caught up. A Machine annotated to fail adds it and never starts it.
+ * started, and promoted once it caught up; as kubeadm does it (annotated `voter`): added as a voter and started. A
+ * Machine annotated to fail adds it and never starts it.
  */
 async function join(c: Cluster, h: Host, machine: Machine, others: () => string[]): Promise<void> {
   await Deno.remove(h.dir, { recursive: true }).catch(() => {});
   const peer = etcdPeerUrl(h.host);
+  const isLearner = machine.metadata.annotations?.[ETCD_JOIN_ANNOTATION] !== "voter";
   const added = await eventually(
     `${h.name} added to etcd`,
     async () => {
@@ -281,8 +284,15 @@ async function join(c: Cluster, h: Host, machine: Machine, others: () => string[
       const list = await c.client.members(via);
       const mine = list.find((m) => m.peerURLs.includes(peer));
       if (mine) return { id: mine.id, via, list };
-      const r = await c.client.call(via, "cluster/member/add", { peerURLs: [peer], isLearner: true });
-      return { id: String((r.member as { ID: string }).ID), via, list: await c.client.members(via) };
+      const r = await c.client.call(via, "cluster/member/add", { peerURLs: [peer], isLearner });
+      // The answer's own list: a voter added to one member leaves it without a leader (no list) until it starts.
+      type Added = { ID: string; name?: string; peerURLs?: string[] };
+      const after = ((r.members ?? []) as Added[]).map((m) => ({
+        id: String(m.ID),
+        name: m.name ?? "",
+        peerURLs: m.peerURLs ?? [],
+      }));
+      return { id: String((r.member as Added).ID), via, list: after };
     },
     120_000,
     500,
@@ -293,6 +303,7 @@ async function join(c: Cluster, h: Host, machine: Machine, others: () => string[
   h.proc = await start(c, h, initial, "existing");
   const url = etcdClientUrl(h.host, h.port);
   await eventually(`${h.name} answers`, () => c.client.status(url).then((s) => s.raftIndex !== "0"), 60_000, 200);
+  if (!isLearner) return;
   await eventually(
     `${h.name} promoted`,
     async () => {

@@ -20,12 +20,12 @@ import { type AdmissionRequest, allow, BadReview, deny, parseReview } from "./ad
 import type { SecretAccessCheck } from "./authorize.ts";
 import { defaultingPatch } from "./defaults.ts";
 import { SHARD_LABEL } from "../core/contract/labels.ts";
-import { shardLabelProblem } from "../core/contract/shards.ts";
+import { namespaceShardProblem, type NamespaceShards, shardLabelProblem } from "../core/contract/shards.ts";
 import { MAX_BODY_BYTES, MUTATE_PATH, VALIDATE_PATH } from "./paths.ts";
 
 export { MAX_BODY_BYTES };
 import { type AdmissionLookup, LookupNotReady } from "./lookup.ts";
-import { needsValidation, type SecretAccess, secretToAuthorize, validateCluster } from "./validate.ts";
+import { endpointOf, needsValidation, type SecretAccess, secretToAuthorize, validateCluster } from "./validate.ts";
 import { backupSecretsToAuthorize } from "./backup_rules.ts";
 
 /** Options of {@link webhookApp}. */
@@ -36,6 +36,8 @@ export interface WebhookAppOptions {
   access: SecretAccessCheck;
   /** Hosts gitRepo may name (`--git-allowed-hosts`); default: public hosts only. */
   gitAllowedHosts?: HostPolicy | undefined;
+  /** The shards each listed namespace may use (`--namespace-shards`); absent: any. */
+  namespaceShards?: NamespaceShards | undefined;
   /** Request counters and latency, labelled by route (unknown paths share one label). */
   metrics?: Pick<Metrics, "webhookRequests" | "webhookLatency">;
   /** Written to `spec.gitRepo` when a cluster names none. */
@@ -133,7 +135,7 @@ async function validate(c: Context<Env>, opts: WebhookAppOptions): Promise<Respo
   const bad = wrongResource(req);
   if (bad) return answer(c, deny(req.uid, [bad], [], 400));
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return answer(c, allow(req.uid));
-  const shardProblem = newShardLabelProblem(req.object, req.oldObject);
+  const shardProblem = newShardLabelProblem(req.object, req.oldObject, req.namespace ?? "", opts.namespaceShards);
   if (shardProblem) {
     log.info("refused", { ...fields, problems: [shardProblem] });
     return answer(c, deny(req.uid, [shardProblem]));
@@ -144,6 +146,7 @@ async function validate(c: Context<Env>, opts: WebhookAppOptions): Promise<Respo
   const { lookup } = opts;
   const secret = secretToAuthorize(req.operation, req.object, req.oldObject);
   const accessTimeout = opts.accessCheckTimeoutMs ?? 2000;
+  const endpoint = endpointOf(req.object);
   const verdict = validateCluster({
     operation: req.operation,
     namespace: ns,
@@ -152,6 +155,8 @@ async function validate(c: Context<Env>, opts: WebhookAppOptions): Promise<Respo
     machines: lookup.machines(ns),
     configurations: lookup.configurations(ns),
     clusters: lookup.clusters(ns),
+    endpointUsers: endpoint === undefined ? [] : lookup.endpointUsers(endpoint.key),
+    endpointMachines: endpoint === undefined ? [] : lookup.machinesAt(endpoint.host),
     credentialsAccess: secret ? await checkAccess(opts.access, req, secret, accessTimeout) : undefined,
     backupAccess: await backupAccess(opts.access, req, accessTimeout),
     defaultGitRepo: opts.defaultGitRepo,
@@ -176,10 +181,15 @@ async function backupAccess(access: SecretAccessCheck, req: AdmissionRequest, ti
 }
 
 /** What is wrong with a shard label the request sets or changes (one it leaves as it was is not judged again). */
-function newShardLabelProblem(object: unknown, oldObject: unknown): string | undefined {
+function newShardLabelProblem(
+  object: unknown,
+  oldObject: unknown,
+  namespace: string,
+  allowed: NamespaceShards | undefined,
+): string | undefined {
   const labels = (o: unknown) => (o as { metadata?: { labels?: Record<string, string> } } | null)?.metadata?.labels;
   if (labels(object)?.[SHARD_LABEL] === labels(oldObject)?.[SHARD_LABEL]) return undefined;
-  return shardLabelProblem(labels(object));
+  return shardLabelProblem(labels(object)) ?? namespaceShardProblem(namespace, labels(object), allowed);
 }
 
 /** `POST /mutate-kubernetescluster`: the defaults, as a JSON patch. */

@@ -14,7 +14,7 @@ import {
 } from "../crds/kubernetescluster.ts";
 import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 import { type Findings, machineFindings, quorumWarnings } from "./machine_rules.ts";
-import type { HostPolicy } from "../lib/git/hosts.ts";
+import { canonicalHost, type HostPolicy } from "../lib/git/hosts.ts";
 import {
   listProblems,
   nameProblems,
@@ -26,6 +26,7 @@ import {
 import { updateProblems } from "./update_rules.ts";
 import { versionProblems } from "./version_rules.ts";
 import { backupAccessProblems, backupRawProblems, type BackupSecretAccess } from "./backup_rules.ts";
+import { endpointKey, endpointProblems } from "./endpoint_rules.ts";
 
 /** Whether the requesting user may read the credentialsRef Secret, or why that is unknown. */
 export type SecretAccess = { allowed: boolean; user: string } | { error: string };
@@ -50,6 +51,10 @@ export interface ValidationInput {
   defaultGitRepo?: string | undefined;
   /** Hosts gitRepo may name (`--git-allowed-hosts`); default: public hosts only. */
   gitAllowedHosts?: HostPolicy | undefined;
+  /** The clusters of any namespace naming the spec's `controlPlaneEndpoint` (endpoint_rules.ts); absent: none. */
+  endpointUsers?: KubernetesCluster[] | undefined;
+  /** The Machines of any namespace at the endpoint's host (endpoint_rules.ts); absent: none. */
+  endpointMachines?: Machine[] | undefined;
 }
 
 /** Refusals (any refuses the request) and warnings. */
@@ -163,6 +168,9 @@ export function validateCluster(input: ValidationInput): Verdict {
     verdict.warnings.push(...versions.warnings);
   }
 
+  verdict.errors.push(
+    ...endpointProblems(spec, oldSpec, { namespace: ns, name }, input.endpointUsers ?? [], input.endpointMachines),
+  );
   if (spec.credentialsRef) {
     verdict.errors.push(...accessProblems(spec.credentialsRef.name, ns, input.credentialsAccess));
   }
@@ -178,4 +186,13 @@ export function validateCluster(input: ValidationInput): Verdict {
     verdict.warnings = verdict.warnings.filter((w) => !advice.has(w));
   }
   return verdict;
+}
+
+/** The key and host of the endpoint the object names, for {@link ValidationInput.endpointUsers}; none: undefined. */
+export function endpointOf(object: unknown): { key: string; host: string } | undefined {
+  const e = (asRaw(object).spec as { controlPlaneEndpoint?: { host?: unknown; port?: unknown } } | undefined)
+    ?.controlPlaneEndpoint;
+  if (typeof e?.host !== "string" || !e.host) return undefined;
+  const key = endpointKey({ host: e.host, port: typeof e.port === "number" ? e.port : undefined });
+  return { key, host: canonicalHost(e.host) };
 }

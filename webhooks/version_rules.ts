@@ -4,7 +4,10 @@
  * a jump over several minors is accepted and said to be chained; dropping
  * `spec.version` is said to hand the version back to the flake. What the
  * control plane runs is what its nodes report (`status.versions`), else the
- * old spec's version. (That a value is a Kubernetes version at all is the
+ * highest of the old spec's version and what NICO last asked the control
+ * plane for (`status.versions`: the target, the step, each control-plane
+ * node's `asked`), so removing `spec.version` first does not open a
+ * downgrade while no API server has reported. (That a value is a Kubernetes version at all is the
  * schema's: crds/version.ts.) Pure.
  *
  * @module
@@ -12,6 +15,7 @@
 import type { KubernetesClusterSpec, KubernetesClusterStatus } from "../crds/kubernetescluster.ts";
 import {
   formatVersion,
+  highest,
   type KubeVersion,
   lowest,
   parseReportedVersion,
@@ -24,6 +28,14 @@ export function controlPlaneVersion(status: KubernetesClusterStatus | undefined)
   const reported = (status?.versions?.nodes ?? []).filter((n) => cp.has(n.name))
     .flatMap((n) => parseReportedVersion(n.apiServer ?? n.kubelet) ?? []);
   return lowest(reported);
+}
+
+/** The highest version NICO last asked the control plane for, as `status.versions` keeps it. */
+export function lastAsked(status: KubernetesClusterStatus | undefined): KubeVersion | undefined {
+  const v = status?.versions;
+  const cp = new Set(status?.controlPlane?.machines ?? []);
+  const asked = [v?.target, v?.step, ...(v?.nodes ?? []).filter((n) => cp.has(n.name)).map((n) => n.asked)];
+  return highest(asked.flatMap((a) => (a === undefined ? [] : parseSpecVersion(a) ?? parseReportedVersion(a) ?? [])));
 }
 
 /**
@@ -57,9 +69,14 @@ export function versionProblems(
   }
   const runs = controlPlaneVersion(status);
   const old = oldSpec.version === undefined ? undefined : parseSpecVersion(oldSpec.version);
-  const from = runs ?? old;
+  const asked = lastAsked(status);
+  const from = runs ?? highest([old, asked].filter((v) => v !== undefined));
   if (!from) return { errors, warnings };
-  const where = runs ? `the control plane runs ${formatVersion(runs)}` : `spec.version was ${formatVersion(from)}`;
+  const where = runs
+    ? `the control plane runs ${formatVersion(runs)}`
+    : old && from.minor === old.minor
+    ? `spec.version was ${formatVersion(from)}`
+    : `NICO last asked the control plane for ${formatVersion(from)}`;
   if (to.minor < from.minor) {
     errors.push(
       `spec.version: ${formatVersion(to)} is a downgrade: ${where}, and Kubernetes does not support going back a ` +

@@ -77,6 +77,7 @@ async function startNico(cp: ControlPlane, dir: string, opts: Options, shard?: s
       // The simulated hosts run no workload API servers: NICO would wait for Nodes forever. The cost of
       // workload connections is measured alone by bench/workload.ts.
       "--workload-connections=false",
+      "--workload-allowed-cidrs=127.0.0.0/8,::1",
       `--metrics-addr=127.0.0.1:${metricsPort}`,
       `--health-addr=127.0.0.1:${healthPort}`,
       `--log-level=${opts.nicoLogLevel}`,

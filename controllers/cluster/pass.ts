@@ -18,7 +18,7 @@
  * @module
  */
 import type { ConditionInput } from "../../core/status/conditions.ts";
-import { etcdCondition } from "../../core/etcd/health.ts";
+import { etcdCondition } from "../../core/status/etcd.ts";
 import type { NixosConfiguration } from "../../core/contract/nio.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { reconcileArgoCd } from "./phases/argocd.ts";
@@ -79,6 +79,8 @@ export interface PassRecord {
   kubeconfig?: string | undefined;
   /** etcd backups: their condition, `status.etcd.backups` (where `spec.etcd.backup` is set). */
   backups?: BackupsOutcome | undefined;
+  /** `ArgoCDRegistered`, when NICO registers clusters with Argo CD. */
+  argoCd?: ConditionInput | undefined;
 }
 
 /** A record of nothing yet. */
@@ -121,7 +123,7 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   const kubeconfig = await reconcileKubeconfig(s, target, identity.ca, force);
   rec.kubeconfig = kubeconfig.secret;
   if (identity.rekeyKept) await answerKeptRekey(s, kubeconfig.reissued);
-  await reconcileArgoCd(s);
+  rec.argoCd = await reconcileArgoCd(s);
   await settleWorkloadNodes(s, nodes, workload, drains.draining);
   const wishes = [
     drains.requeue,
@@ -175,6 +177,7 @@ export function phaseConditions(rec: PassRecord): ConditionInput[] {
     rec.releases?.condition,
     rec.remediation?.condition,
     rec.kubeconfigTarget?.condition,
+    rec.argoCd,
     rec.etcd && etcdCondition(rec.etcd.sight, rec.etcdChange?.membership),
     rec.backups?.condition,
     rec.restore?.condition,

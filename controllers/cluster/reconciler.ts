@@ -47,6 +47,8 @@ import type { Secret } from "./secrets.ts";
 import type { ClusterSettings } from "./settings.ts";
 import { passStatusInput, withHeld, withShard, writeStatus } from "./status.ts";
 import { DEFAULT_SHARD } from "../../core/contract/shards.ts";
+import { postEvent } from "../events.ts";
+import { isEventReason } from "../../crds/events.ts";
 
 export interface ClusterInformers {
   clusters: Informer<KubernetesCluster>;
@@ -197,7 +199,7 @@ export class ClusterReconciler {
     const { cluster } = x;
     const base = { generation: cluster.metadata.generation ?? 0, previous: cluster.status, now };
     try {
-      const { remaining, waiting = [] } = await reconcileDelete(x);
+      const { remaining, waiting = [] } = await reconcileDelete(x, now);
       if (!remaining.length && !waiting.length) return this.memory.forget(x.memory.key);
       const held = await this.#finish(x, { kind: "deleting", remaining, waiting, ...base }, undefined);
       return withHeld({ requeueAfter: waiting.length ? DRAIN_REQUEUE_MS : BUSY_REQUEUE_MS }, held);
@@ -216,7 +218,7 @@ export class ClusterReconciler {
       before ?? DEFAULT_SHARD
     })`;
     log.info("cluster moved to this shard", { from: before ?? DEFAULT_SHARD });
-    this.#o.recorder.post(cluster, "Normal", "ShardChanged", message);
+    postEvent(this.#o.recorder, cluster, "ShardChanged", message);
   }
 
   /** A pass that could observe nothing: the spec is invalid, or the first write failed. */
@@ -263,24 +265,30 @@ export class ClusterReconciler {
     if (problem) {
       if (err instanceof ClusterProblem) log.info("blocked", { reason: problem.reason, message: problem.message });
       if (memory.problems.allow(memory.key, problem.reason, problem.message, now)) {
-        recorder.post(cluster, "Warning", problem.reason, problem.message);
+        postEvent(recorder, cluster, problem.reason, problem.message);
       }
       if (!(err instanceof ClusterProblem)) throw err;
       return held;
     }
     memory.problems.clear(memory.key);
     const stalled = haltedNow(cluster.status?.conditions, status.conditions);
-    if (input.kind === "pass" && stalled && memory.announcedStall !== stalled.message) {
+    // The reason of Stalled=True, as NICO wrote it: every one is registered (crds/events.ts).
+    if (
+      input.kind === "pass" && stalled && isEventReason(stalled.reason) && memory.announcedStall !== stalled.message
+    ) {
       memory.announcedStall = stalled.message;
-      recorder.post(cluster, "Warning", stalled.reason, stalled.message);
+      postEvent(recorder, cluster, stalled.reason, stalled.message);
     }
-    if (input.kind === "pass" && status.phase !== cluster.status?.phase && memory.announcedPhase !== status.phase) {
+    if (
+      input.kind === "pass" && status.phase && status.phase !== cluster.status?.phase &&
+      memory.announcedPhase !== status.phase
+    ) {
       memory.announcedPhase = status.phase;
       log.info("phase changed", { from: cluster.status?.phase, to: status.phase });
       const ready = status.conditions?.find((c) => c.type === "Ready");
-      recorder.post(
+      postEvent(
+        recorder,
         cluster,
-        status.phase === "Failed" ? "Warning" : "Normal",
         `Phase${status.phase}`,
         `phase ${cluster.status?.phase ?? "(none)"} -> ${status.phase}: ${ready?.message ?? ""}`,
       );

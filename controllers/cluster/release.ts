@@ -10,6 +10,7 @@ import { releaseDecision } from "../../core/machines/release.ts";
 import { releaseMachine } from "./claims.ts";
 import type { ClusterMemory } from "./memory.ts";
 import type { ClusterContext } from "./scope.ts";
+import { postEvent } from "../events.ts";
 
 /** What became of one Machine: released, or what its release waits for. */
 export type ReleaseOutcome = { released: boolean; waiting?: string };
@@ -50,9 +51,9 @@ export async function releaseWhenDone(c: ClusterContext, machine: Machine, now: 
         nixJob: d.removeLeaked,
         machine: machine.metadata.name,
       });
-      deps.recorder.post(
+      postEvent(
+        deps.recorder,
         cluster,
-        "Warning",
         "LeftoverDecommissionRemoved",
         `NIO left NixJob ${d.removeLeaked} behind after removing Machine ${machine.metadata.name}'s configuration ` +
           `(it would have applied the removal flake again); NICO deleted it before releasing the Machine`,

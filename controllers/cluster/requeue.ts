@@ -7,6 +7,7 @@
  */
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { RUN_SOON_GRACE_MS } from "../../core/nodes/runs.ts";
+import { KUBELET_POST_WINDOW_MS } from "../../core/nodes/posted.ts";
 import type { ClusterScope } from "./scope.ts";
 import { type Member, reportsOf } from "./view.ts";
 
@@ -67,6 +68,13 @@ export function nodeDeadlines(i: DeadlineInput): Requeue {
     const askAt = changed && changed.getTime() + grace - i.now.getTime();
     if (n.reason === "WaitingForRun" && askAt && askAt > 0) {
       next = soonest(next, { after: askAt + 50, why: `node ${n.machine} may ask for a run` })!;
+    }
+    // Its kubelet has posted nothing since its switch: the Node counts as it stands once the window is over.
+    const since = n.appliedAt ?? changed;
+    const silentUntil = since && since.getTime() + Math.min(KUBELET_POST_WINDOW_MS, i.timeoutMs);
+    if (n.reason === "KubeletNotPosted" && silentUntil && silentUntil > i.now.getTime()) {
+      const after = silentUntil - i.now.getTime() + 50;
+      next = soonest(next, { after, why: `node ${n.machine}'s kubelet post window` })!;
     }
   }
   return next;

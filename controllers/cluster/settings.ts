@@ -45,6 +45,13 @@ export interface ClusterSettings {
   statusDelay: number;
   /** Argo CD's namespace: NICO keeps an Argo CD cluster Secret there for each cluster; `undefined`: off. */
   argocdNamespace: string | undefined;
+  /** The Argo CD project every registered cluster is scoped to; `undefined`: none. */
+  argocdProject: string | undefined;
+  /**
+   * Label keys of a cluster copied onto its Argo CD Secret, comma-separated (a key, or a prefix ending in `/` or
+   * `*`: core/render/argocd.ts); empty: none.
+   */
+  argocdLabelKeys: string;
   /** The shard this controller reconciles (core/contract/shards.ts); `undefined`: the default shard. */
   shard: string | undefined;
 }
@@ -85,6 +92,8 @@ export const CLUSTER_DEFAULTS: Readonly<ClusterSettings> = Object.freeze({
   releaseSettle: RELEASE_SETTLE_MS,
   statusDelay: STATUS_DELAY_MS,
   argocdNamespace: undefined,
+  argocdProject: undefined,
+  argocdLabelKeys: "",
   shard: undefined,
 });
 

@@ -26,8 +26,6 @@ export const JOBS = resource("batch", "v1", "Job", "jobs");
  * NixCronJob runs; `older`: the Python NIO, which applies over SSH and writes an `Applied` condition.
  */
 export type NioGeneration = "v1" | "older";
-/** Every NIO generation, for flags and messages. */
-export const NIO_GENERATIONS: readonly NioGeneration[] = ["v1", "older"];
 
 /** NIO v1's labels on the children of a NixosConfiguration (decommission NixJobs among them). */
 export const NIO_CONFIG_LABEL = `${NIO_GROUP}/config`;
@@ -126,6 +124,48 @@ export interface NixosConfigurationSpec {
   builderRef?: { name: string };
 }
 
+/** NIO v1's fields NICO passes through from `spec.nio` (crds/nio.ts), by name. */
+export type NioPassThroughField = "dayTwoSchedule" | "jobTemplate" | "storeRef" | "builderRef";
+
+/** How one `spec.nio` setting reaches each node's NixosConfiguration. */
+export interface NioPassThrough<K extends NioPassThroughField> {
+  /** The value written into the configuration's spec, from the one in `spec.nio` (a copy: never shared). */
+  render(v: NonNullable<NixosConfigurationSpec[K]>): NonNullable<NixosConfigurationSpec[K]>;
+  /**
+   * A hand edit of it is repaired (core/render/drift.ts). Not `dayTwoSchedule`: NICO itself gives the node it
+   * updates `* * * * *` for its step (core/nodes/runs.ts), and puts the resting one back once the node ran.
+   */
+  repaired: boolean;
+  /** It is part of the configuration's identity (core/render/desired.ts configurationId); not the schedule. */
+  identity: boolean;
+}
+
+/**
+ * The NIO pass-through as one table: every `spec.nio` setting, the configuration field it becomes, and how drift
+ * repair and the identity treat it. Rendering, drift repair, the identity and the NIO generation test all derive
+ * from it; a unit test fails on a `spec.nio` key without a row, or one the simulated NIO's CRD lacks. A new NIO v1
+ * field: its schema (crds/nio.ts), its type and row here, the simulator's CRD (testing/nio-crds.yaml).
+ */
+export const NIO_PASS_THROUGH: { readonly [K in NioPassThroughField]: NioPassThrough<K> } = {
+  dayTwoSchedule: { render: (v) => v, repaired: false, identity: false },
+  jobTemplate: { render: (v) => structuredClone(v), repaired: true, identity: true },
+  storeRef: { render: (v) => ({ name: v.name }), repaired: true, identity: true },
+  builderRef: { render: (v) => ({ name: v.name }), repaired: true, identity: true },
+};
+
+/** The `spec.nio` settings a configuration carries, rendered by {@link NIO_PASS_THROUGH}; none without them. */
+export function nioFields(
+  nio: { readonly [K in NioPassThroughField]?: unknown } | undefined,
+  which: (row: NioPassThrough<NioPassThroughField>) => boolean = () => true,
+): Pick<NixosConfigurationSpec, NioPassThroughField> {
+  const out: Record<string, unknown> = {};
+  for (const [k, row] of Object.entries(NIO_PASS_THROUGH) as [NioPassThroughField, NioPassThrough<never>][]) {
+    const v = nio?.[k];
+    if (v !== undefined && v !== null && which(row)) out[k] = row.render(v as never);
+  }
+  return out as Pick<NixosConfigurationSpec, NioPassThroughField>;
+}
+
 export interface NixosConfiguration {
   apiVersion?: string;
   kind?: string;
@@ -194,8 +234,8 @@ export const NIXOS_CONFIGURATION_CRD = `nixosconfigurations.${NIO_GROUP}`;
 
 /**
  * The NIO generation a NixosConfiguration CRD belongs to: NIO v1's schema has
- * fields the older one lacks (`dayTwoSchedule`, `jobTemplate`, `storeRef`,
- * `builderRef`). `undefined` when the object is not that CRD.
+ * fields the older one lacks (those of {@link NIO_PASS_THROUGH}: `dayTwoSchedule`,
+ * `jobTemplate`, `storeRef`, `builderRef`). `undefined` when the object is not that CRD.
  *
  * @example
  * ```ts
@@ -219,7 +259,7 @@ export function nioGenerationOfCrd(crd: unknown): NioGeneration | undefined {
     | { properties?: Record<string, unknown> }
     | undefined;
   if (!spec?.properties) return undefined;
-  const v1Only = ["dayTwoSchedule", "jobTemplate", "storeRef", "builderRef"];
+  const v1Only = Object.keys(NIO_PASS_THROUGH);
   return v1Only.some((f) => f in spec.properties!) ? "v1" : "older";
 }
 

@@ -57,12 +57,6 @@ export function shardOfLabels(labels: Record<string, string> | undefined): strin
   return namedShard(labels?.[SHARD_LABEL]);
 }
 
-/** Whether a cluster with these labels belongs to `shard` (undefined: the default shard). */
-export function belongsToShard(labels: Record<string, string> | undefined, shard: string | undefined): boolean {
-  const label = labels?.[SHARD_LABEL];
-  return shard === undefined ? label === undefined : label === shard;
-}
-
 /**
  * What is wrong with a cluster's shard label, for admission (undefined: nothing). `default` is refused: the default
  * shard takes clusters without the label, and no selector can also match `default`.
@@ -109,4 +103,47 @@ export function shardNotRunning(lease: ShardLease | undefined, nowMs: number): s
     return `was last renewed by ${spec.holderIdentity} at ${spec.renewTime ?? "(never)"}`;
   }
   return undefined;
+}
+
+/** The shards each listed namespace may use (`--namespace-shards`); a namespace not listed may use any. */
+export type NamespaceShards = ReadonlyMap<string, ReadonlySet<string>>;
+
+/**
+ * Parses `--namespace-shards`: comma-separated `namespace:shard` pairs (a namespace may appear more than once).
+ * Throws naming a bad entry.
+ *
+ * @example
+ * ```ts
+ * import { parseNamespaceShards } from "./shards.ts";
+ * const m = parseNamespaceShards("team-a:edge-1, team-a:edge-2,team-b:edge-3");
+ * [...m.get("team-a")!]; // ["edge-1", "edge-2"]
+ * ```
+ */
+export function parseNamespaceShards(text: string): NamespaceShards {
+  const out = new Map<string, Set<string>>();
+  for (const entry of text.split(",").map((e) => e.trim()).filter((e) => e !== "")) {
+    const [ns = "", shard = "", extra] = entry.split(":");
+    if (extra !== undefined || !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(ns) || !SHARD_NAME_PATTERN.test(shard)) {
+      throw new Error(`${entry} is not namespace:shard`);
+    }
+    out.set(ns, (out.get(ns) ?? new Set()).add(shard));
+  }
+  return out;
+}
+
+/**
+ * Why a cluster of `namespace` may not carry shard label `labels` under the operator's `allowed` map, or
+ * `undefined`. The default shard (no label) is always allowed: removing the label is a way back.
+ */
+export function namespaceShardProblem(
+  namespace: string,
+  labels: Record<string, string> | undefined,
+  allowed: NamespaceShards | undefined,
+): string | undefined {
+  const shard = labels?.[SHARD_LABEL];
+  const mine = allowed?.get(namespace);
+  if (shard === undefined || !mine || mine.has(shard)) return undefined;
+  return `metadata.labels[${SHARD_LABEL}]: namespace ${namespace} may use the shards ${
+    [...mine].join(", ")
+  } (and the default, without the label), not ${shard}; the operator lists them in --namespace-shards`;
 }

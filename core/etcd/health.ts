@@ -1,15 +1,15 @@
 /**
  * etcd's health as the cluster's status says it: what NICO can see of etcd
- * in a pass ({@link EtcdSight}: not looked at, unreachable, or its members),
- * the `EtcdHealthy` condition and `status.etcd` (the members, and the quorum
+ * in a pass ({@link EtcdSight}: not looked at, unreachable, or its members)
+ * and `status.etcd` (the `EtcdHealthy` condition is core/status/etcd.ts) (the members, and the quorum
  * figures with which members were counted). Pure; table-tested.
  *
  * @module
  */
 import type { EtcdStatus } from "../../crds/kubernetescluster.ts";
-import { condition, type ConditionInput, listNames } from "../status/conditions.ts";
+import { listNames } from "../../lib/text.ts";
 import { memberOn, type MemberView, quorumFacts } from "./members.ts";
-import { counted, type EtcdNode, type MembershipPlan } from "./membership.ts";
+import { counted, type EtcdNode } from "./membership.ts";
 import { type EtcdSnapshot, memberViews } from "./observed.ts";
 
 /** What a pass can see of etcd. */
@@ -59,7 +59,7 @@ export function etcdSight(snap: EtcdSnapshot | undefined, now: Date, staleMs: nu
   return { kind: "seen", members: memberViews(snap), at: snap.since ?? snap.at };
 }
 
-const label = (m: MemberView) => m.name || `unstarted member ${m.id}`;
+export const memberLabel = (m: MemberView) => m.name || `unstarted member ${m.id}`;
 
 /**
  * `status.etcd`: the members as seen (with the node on each one's peer address) and the quorum figures.
@@ -92,78 +92,4 @@ export function etcdStatus(members: readonly MemberView[], nodes: readonly EtcdN
     ...q,
     counted: counted(members),
   };
-}
-
-/**
- * `EtcdHealthy` for what a pass sees, with what the membership plan found (orphans, a blocked change).
- *
- * @example
- * ```ts
- * import { etcdCondition } from "./health.ts";
- * const m = (id: string, healthy: boolean) => ({ id, name: `cp-${id}`, peerURLs: [], isLearner: false, healthy, leader: id === "1", alarms: [] });
- * etcdCondition({ kind: "seen", members: [m("1", true), m("2", true), m("3", true)], at: new Date() }).reason; // "Healthy"
- * etcdCondition({ kind: "seen", members: [m("1", true), m("2", true), m("3", false)], at: new Date() }).reason; // "QuorumAtRisk"
- * etcdCondition({ kind: "off", why: "workload connections are off" }).status; // "Unknown"
- * ```
- */
-export function etcdCondition(
-  sight: EtcdSight,
-  plan?: Pick<MembershipPlan, "orphans" | "blocked">,
-): ConditionInput {
-  if (sight.kind === "off") return condition("EtcdHealthy", "Unknown", "EtcdNotObserved", sight.why);
-  if (sight.kind === "unreachable" && sight.quorumLost) {
-    return condition(
-      "EtcdHealthy",
-      "False",
-      "QuorumLost",
-      `${sight.why}; NICO replaces no control-plane member: bring members back, or restore etcd from a backup`,
-    );
-  }
-  if (sight.kind === "unreachable") {
-    return condition(
-      "EtcdHealthy",
-      "Unknown",
-      "EtcdUnreachable",
-      `${sight.why}; the rollout keeps to the Node-based rules`,
-    );
-  }
-  const { members } = sight;
-  const q = quorumFacts(members);
-  const figures = counted(members);
-  const sick = members.filter((m) => !m.isLearner && !m.healthy).map(label);
-  if (q.tolerance < 0) {
-    return condition(
-      "EtcdHealthy",
-      "False",
-      "QuorumLost",
-      `quorum lost: ${figures}; not answering: ${listNames(sick)}`,
-    );
-  }
-  const alarmed = members.filter((m) => m.alarms.length).map((m) => `${m.alarms.join(", ")} on ${label(m)}`);
-  if (alarmed.length) return condition("EtcdHealthy", "False", "Alarm", `alarm: ${listNames(alarmed)}; ${figures}`);
-  if (sick.length && q.tolerance === 0) {
-    return condition(
-      "EtcdHealthy",
-      "False",
-      "QuorumAtRisk",
-      `${listNames(sick)} not healthy: one more loss stops etcd (${figures})`,
-    );
-  }
-  if (sick.length) {
-    return condition("EtcdHealthy", "False", "MemberUnhealthy", `${listNames(sick)} not healthy (${figures})`);
-  }
-  if (plan?.blocked) return condition("EtcdHealthy", "False", "MembershipBlocked", plan.blocked);
-  if (plan?.orphans.length) {
-    const why = plan.orphans.map((o) => o.why).join("; ");
-    return condition("EtcdHealthy", "False", "OrphanMember", `${why}; NICO removes it while quorum holds`);
-  }
-  const leader = members.find((m) => m.leader);
-  const learners = members.filter((m) => m.isLearner).map(label);
-  return condition(
-    "EtcdHealthy",
-    "True",
-    "Healthy",
-    `${figures}; leader ${leader ? label(leader) : "?"}` +
-      (learners.length ? `; learning: ${listNames(learners)}` : ""),
-  );
 }

@@ -183,12 +183,20 @@ export function planMembership(i: MembershipInput): MembershipPlan {
       holds.push({ machine, why: blocked });
     }
   }
-  // With one or two voters any switch stops etcd for a while: nothing to wait for, so nothing is held (the
-  // Node-based rules already say a small control plane's update interrupts the API).
-  const canLoseOne = quorumFacts(i.members).voters >= 3;
+  // With one or two voters a switch stops etcd for a while. Alone, nothing better is coming, so nothing is held
+  // (the Node-based rules already say a small control plane's update interrupts the API); two voters of which one
+  // leaves wait for that removal: the one left then switches alone (the planner orders a scale-down so).
+  const voters = quorumFacts(i.members).voters;
+  const leaverVotes = (machine: string) =>
+    (i.departing ?? []).some((d) => {
+      const n = d !== machine ? nodeOf(d) : undefined;
+      const v = n && memberOn(i.members, n.address);
+      return v !== undefined && !v.isLearner;
+    });
   for (const machine of i.changing) {
     const m = nodeOf(machine) && memberOn(i.members, nodeOf(machine)!.address);
     if (!m) continue;
+    const canLoseOne = voters >= 3 || (voters === 2 && leaverVotes(machine));
     const moved = m.leader && !m.isLearner ? away(m, `${machine}'s configuration changes`) : undefined;
     if (moved) {
       action ??= moved;

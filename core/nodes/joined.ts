@@ -1,10 +1,8 @@
 /**
- * Honest readiness: a node NIO applied is Ready only when the workload
- * cluster agrees, i.e. its Node (named like the Machine) is Ready (a Node
- * NICO cordoned for the rollout counts: it is the one being updated). It
- * reads each node's facts record (core/nodes/facts.ts) and what is known of
- * the workload cluster, nothing else. Pure; table-tested. See
- * docs/readiness.md.
+ * Honest readiness: a node NIO applied is Ready only when the workload cluster agrees, i.e. its Node (named like the
+ * Machine) is Ready on evidence from after its switch (a Node NICO cordoned for the rollout counts: it is the one
+ * being updated). It reads each node's facts record (core/nodes/facts.ts) and what is known of the workload
+ * cluster, nothing else. Pure; table-tested. See docs/readiness.md.
  *
  * @module
  */
@@ -12,6 +10,7 @@ import type { NodeFacts } from "./facts.ts";
 import type { NodeReport } from "./readiness.ts";
 import type { NodeView } from "./workload.ts";
 import { versionNotReported } from "./versioned.ts";
+import { kubeletSilent, silentSinceSwitch } from "./posted.ts";
 
 /** What NICO knows about the workload cluster in this pass. */
 export interface WorkloadFacts {
@@ -40,8 +39,8 @@ export interface JoinInput {
 }
 
 /**
- * A coarse age for messages: `<1m`, `3m`, `2h`, `4d`. Coarse on purpose: a
- * message that changed every second would rewrite the status every pass.
+ * A coarse age for messages: `<1m`, `3m`, `2h`, `4d`. Coarse on purpose: a message that changed every second
+ * would rewrite the status every pass.
  *
  * @example
  * ```ts
@@ -207,6 +206,8 @@ function byNode(f: NodeFacts, node: NodeView | undefined, j: Judging): NodeRepor
     ? nodeNotReady(f, node, applied, j)
     : want && node.configuration !== want
     ? configurationNotReported(f, node, want, applied, j)
+    : !want && silentSinceSwitch(f, node, j)
+    ? kubeletSilent(f, node, applied, j)
     : versionNotReported(f, node, applied, reportDeadline(f, j)) ??
       (etcdWait(f) ? etcdMemberNotReady(f, etcdWait(f)!, applied, j) : joined(node, want, applied, j));
   const settling = j.returned && r.appliedAt !== undefined && r.appliedAt < j.returned && !overdue(j.returned, j);

@@ -12,7 +12,14 @@ export interface KubeNode {
   metadata: ObjectMeta;
   spec?: { unschedulable?: boolean };
   status?: {
-    conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+      lastHeartbeatTime?: string;
+    }[];
     nodeInfo?: { kubeletVersion?: string };
   };
 }
@@ -33,6 +40,12 @@ export interface NodeView {
   since?: Date | undefined;
   /** Reason and message of the Ready condition, when not True. */
   why?: string | undefined;
+  /**
+   * When its kubelet last posted its status, as far as the Node shows it: the Ready condition's last heartbeat (or
+   * transition, whichever is later). A kubelet restarted by a switch posts at once; one left running posts changes
+   * at once and otherwise every few minutes.
+   */
+  postedAt?: Date | undefined;
   cordoned: boolean;
   /** NICO cordoned it for a drain, at this time. */
   drainStarted?: Date | undefined;
@@ -67,11 +80,19 @@ export function viewNode(n: KubeNode, drainAnnotation: string): NodeView {
     ready,
     since: c?.lastTransitionTime ? new Date(c.lastTransitionTime) : undefined,
     why: ready === "True" ? undefined : c ? [c.reason, c.message].filter(Boolean).join(": ") || undefined : undefined,
+    ...(postedAt(c) ? { postedAt: postedAt(c) } : {}),
     cordoned: n.spec?.unschedulable === true,
     drainStarted: drain ? new Date(drain) : undefined,
     configuration: n.metadata.annotations?.[CONFIGURATION_ANNOTATION] || undefined,
     ...(n.status?.nodeInfo?.kubeletVersion ? { kubeletVersion: n.status.nodeInfo.kubeletVersion } : {}),
   };
+}
+
+/** The later of a condition's heartbeat and transition times. */
+function postedAt(c: { lastTransitionTime?: string; lastHeartbeatTime?: string } | undefined): Date | undefined {
+  const times = [c?.lastHeartbeatTime, c?.lastTransitionTime].filter((t): t is string => !!t).map((t) => Date.parse(t))
+    .filter((t) => !Number.isNaN(t));
+  return times.length ? new Date(Math.max(...times)) : undefined;
 }
 
 /** The drain settings of `spec.rollout.drain`, with durations in milliseconds. */

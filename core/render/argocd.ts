@@ -17,8 +17,30 @@ export const ARGOCD_SECRET_TYPE_CLUSTER = "cluster";
 /** On NICO's Argo CD cluster Secrets: the KubernetesCluster's namespace and name (the Secret lives elsewhere). */
 export const ARGOCD_FOR_NAMESPACE_LABEL = "nico.homystack.com/cluster-namespace";
 export const ARGOCD_FOR_NAME_LABEL = "nico.homystack.com/cluster-name";
-/** Labels of the KubernetesCluster that are not copied: Argo CD's own keys stay NICO's to set. */
+/** Labels of the KubernetesCluster that are never copied: Argo CD's own keys stay NICO's to set. */
 const ARGOCD_PREFIX = "argocd.argoproj.io/";
+
+/**
+ * Whether a label key of the KubernetesCluster is copied onto its Argo CD Secret: only keys the operator lists
+ * (`--argocd-label-keys`: a key, or a prefix ending in `/` or `*`), never Argo CD's own; none by default. A tenant
+ * labels its own cluster, and an ApplicationSet's cluster generator selects by those labels: a copied `env` label
+ * would let a tenant join the platform team's ApplicationSets.
+ *
+ * @example
+ * ```ts
+ * import { copiedLabel } from "./argocd.ts";
+ * copiedLabel("team", ["team", "example.com/"]); // true
+ * copiedLabel("example.com/tier", ["team", "example.com/"]); // true
+ * copiedLabel("env", ["team", "example.com/"]); // false
+ * copiedLabel("env", []); // false
+ * ```
+ */
+export function copiedLabel(key: string, allowed: readonly string[]): boolean {
+  if (key.startsWith(ARGOCD_PREFIX)) return false;
+  return allowed.some((a) =>
+    a.endsWith("*") ? key.startsWith(a.slice(0, -1)) : a.endsWith("/") ? key.startsWith(a) : key === a
+  );
+}
 
 /** The shape of a Secret as NICO writes it. */
 export interface ArgoCdSecret {
@@ -80,6 +102,19 @@ export function argoCdConfig(kc: Pick<IssuedKubeconfig, "caPem" | "certPem" | "k
   };
 }
 
+/**
+ * The label keys of `--argocd-label-keys` (comma-separated).
+ *
+ * @example
+ * ```ts
+ * import { labelKeyList } from "./argocd.ts";
+ * labelKeyList(" team, example.com/ ,"); // ["team", "example.com/"]
+ * ```
+ */
+export function labelKeyList(text: string): string[] {
+  return text.split(",").map((k) => k.trim()).filter((k) => k !== "");
+}
+
 /** What the Argo CD cluster Secret of a cluster is made from. */
 export interface ArgoCdInput {
   /** The KubernetesCluster: its namespace, name and labels (copied, but for Argo CD's own keys). */
@@ -88,6 +123,10 @@ export interface ArgoCdInput {
   argoCdNamespace: string;
   /** The kubeconfig NICO issued, read back. */
   kubeconfig: Pick<IssuedKubeconfig, "server" | "caPem" | "certPem" | "keyPem">;
+  /** Label keys copied from the cluster (`--argocd-label-keys`, see {@link copiedLabel}); default none. */
+  labelKeys?: readonly string[] | undefined;
+  /** The Argo CD project the cluster is scoped to (`--argocd-project`); absent: none. */
+  project?: string | undefined;
 }
 
 /**
@@ -97,18 +136,22 @@ export interface ArgoCdInput {
  * ```ts
  * import { argoCdClusterSecret } from "./argocd.ts";
  * const s = argoCdClusterSecret({
- *   cluster: { namespace: "infra", name: "prod", labels: { env: "prod" } },
+ *   cluster: { namespace: "infra", name: "prod", labels: { env: "prod", team: "a" } },
  *   argoCdNamespace: "argocd",
- *   kubeconfig: { server: "https://10.0.0.10:6443", caPem: "CA", certPem: "CERT", keyPem: "KEY" },
+ *   kubeconfig: { server: "https://api.prod.example.test:6443", caPem: "CA", certPem: "CERT", keyPem: "KEY" },
+ *   labelKeys: ["team"],
+ *   project: "tenant-a",
  * });
  * s.metadata.labels["argocd.argoproj.io/secret-type"]; // "cluster"
- * s.metadata.labels.env; // "prod"
- * atob(s.data.server!); // "https://10.0.0.10:6443"
+ * s.metadata.labels.team; // "a"
+ * s.metadata.labels.env; // undefined
+ * atob(s.data.server!); // "https://api.prod.example.test:6443"
+ * atob(s.data.project!); // "tenant-a"
  * ```
  */
 export function argoCdClusterSecret(i: ArgoCdInput): ArgoCdSecret {
   const { namespace, name } = i.cluster;
-  const copied = Object.entries(i.cluster.labels ?? {}).filter(([k]) => !k.startsWith(ARGOCD_PREFIX));
+  const copied = Object.entries(i.cluster.labels ?? {}).filter(([k]) => copiedLabel(k, i.labelKeys ?? []));
   return {
     apiVersion: "v1",
     kind: "Secret",
@@ -129,6 +172,7 @@ export function argoCdClusterSecret(i: ArgoCdInput): ArgoCdSecret {
       name: encodeBase64(argoCdClusterName(namespace, name)),
       server: encodeBase64(i.kubeconfig.server),
       config: encodeBase64(JSON.stringify(argoCdConfig(i.kubeconfig))),
+      ...(i.project ? { project: encodeBase64(i.project) } : {}),
     },
   };
 }

@@ -20,8 +20,8 @@ import {
   type Machine,
   machineAddress,
   machineSshKeySecret,
+  nioFields,
   type NioGeneration,
-  type NioJobTemplate,
   type NixosConfiguration,
   type NixosConfigurationSpec,
   SSH_KEY_SECRET_KEY,
@@ -206,7 +206,8 @@ function clusterNixAndId(input: DesiredInput, machine: string | undefined): { te
  */
 export function configurationId(input: DesiredInput, clusterNixBody: string): string {
   const { spec } = input.cluster;
-  const { dayTwoSchedule: _when, ...nio } = input.nio === "v1" ? spec.nio ?? {} : {};
+  // The schedule is no part of it: NICO changes it for a node's step (see NIO_PASS_THROUGH).
+  const nio = input.nio === "v1" ? nioFields(spec.nio, (row) => row.identity) : {};
   const parts = {
     clusterNix: clusterNixBody,
     gitRepo: input.gitRepo,
@@ -275,10 +276,7 @@ function nodeSpec(
     // Never `false`: NIO v1 drops it when it adds its finalizer (a full update that bumps the generation).
     ...(spec.fullInstall ? { fullInstall: true } : {}),
     additionalFiles: files,
-    ...(nio?.dayTwoSchedule ? { dayTwoSchedule: nio.dayTwoSchedule } : {}),
-    ...(nio?.jobTemplate ? { jobTemplate: structuredClone(nio.jobTemplate) as NioJobTemplate } : {}),
-    ...(nio?.storeRef ? { storeRef: { name: nio.storeRef.name } } : {}),
-    ...(nio?.builderRef ? { builderRef: { name: nio.builderRef.name } } : {}),
+    ...nioFields(nio),
   };
 }
 

@@ -7,7 +7,7 @@
  * @module
  */
 import { isDeepStrictEqual } from "node:util";
-import type { NixosConfigurationSpec } from "../contract/nio.ts";
+import { NIO_PASS_THROUGH, type NioPassThroughField, type NixosConfigurationSpec } from "../contract/nio.ts";
 
 /** The spec fields NICO writes; any other field of a child is left alone. */
 const OWNED_SPEC_FIELDS = [
@@ -20,10 +20,9 @@ const OWNED_SPEC_FIELDS = [
   "configurationSubdir",
   "fullInstall",
   "additionalFiles",
-  "jobTemplate",
-  "storeRef",
-  "builderRef",
-] as const satisfies readonly (keyof NixosConfigurationSpec)[];
+  // NIO v1's fields that NICO passes through and repairs (core/contract/nio.ts NIO_PASS_THROUGH).
+  ...(Object.keys(NIO_PASS_THROUGH) as NioPassThroughField[]).filter((k) => NIO_PASS_THROUGH[k].repaired),
+] satisfies readonly (keyof NixosConfigurationSpec)[];
 
 /**
  * What NIO's API server may fill in for a field NICO leaves out; such a value

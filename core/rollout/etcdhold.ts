@@ -27,21 +27,23 @@ export type { EtcdHold } from "../etcd/membership.ts";
  * ```
  */
 export function etcdTargets(
-  plan: Pick<RolloutPlan, "create" | "update" | "remove" | "removing">,
+  plan: Pick<RolloutPlan, "create" | "update" | "remove" | "removing" | "pending">,
   controlPlane: ReadonlySet<string>,
   configured: ReadonlySet<string>,
 ): { changing: string[]; removing: string[]; creating: string[]; departing: string[] } {
   return {
     changing: plan.update.filter((m) => controlPlane.has(m) && configured.has(m)),
     removing: plan.remove.filter((m) => controlPlane.has(m)),
-    creating: plan.create.filter((m) => controlPlane.has(m) && !configured.has(m)),
+    // Every control-plane node still to be created, in this pass or later: etcd holds them all alike.
+    creating: [...new Set([...plan.create, ...plan.pending])].filter((m) => controlPlane.has(m) && !configured.has(m)),
     departing: plan.removing.filter((m) => controlPlane.has(m) && configured.has(m)),
   };
 }
 
 /**
  * The plan once etcd's holds are known: a held node is neither created, updated nor removed in this pass, what it waits for
- * leads `waiting`, and `etcdHeld` lists the held nodes (status and `nico plan`). The plan given is not modified.
+ * leads `waiting`, and `etcdHeld` lists every held node (status and `nico plan`), a node still to be created that the
+ * planner did not pick in this pass included. The plan given is not modified.
  *
  * @example
  * ```ts
@@ -53,7 +55,7 @@ export function etcdTargets(
  * ```
  */
 export function holdForEtcd(plan: RolloutPlan, holds: readonly EtcdHold[]): RolloutPlan {
-  const changing = new Set([...plan.create, ...plan.update, ...plan.remove]);
+  const changing = new Set([...plan.create, ...plan.update, ...plan.remove, ...plan.pending]);
   const held = holds.filter((h, k) => changing.has(h.machine) && holds.findIndex((x) => x.machine === h.machine) === k);
   if (!held.length) return plan;
   const out: RolloutPlan = { ...plan, etcdHeld: held.map((h) => ({ ...h })) };

@@ -4,26 +4,32 @@
  * (controllers/cluster/phases/configurations.ts) and `nico plan`
  * (cli/observe.ts) alike, so both plan from the same mapping. Every fact is
  * required (an explicit `undefined` where it is absent): a rule that needs a
- * new input adds a field here, and the compiler then names both builders.
+ * new input adds a field to RolloutInput (core/rollout/types.ts), which makes
+ * it a required fact here, and the compiler then names both builders. So a
+ * new input takes four files: types.ts, the rule, and the two builders.
  * Pure.
  *
  * @module
  */
 import { planNodeOf } from "./plan.ts";
-import type {
-  BackupGate,
-  DepartingNode,
-  ProvisioningMode,
-  RolloutInput,
-  RolloutOrder,
-  RolloutVersions,
-} from "./types.ts";
+import type { ProvisioningMode, RolloutInput, RolloutOrder } from "./types.ts";
 
 /** A node's readiness report as far as the planner reads it (core/nodes/readiness.ts NodeReport has these). */
 export type PlanReport = Parameters<typeof planNodeOf>[0];
 
-/** The facts the planner's input is made of. */
-export interface PlannerFacts {
+/** The inputs the facts give as they are: every field of {@link RolloutInput} but those mapped below. */
+type PassedThrough = Omit<
+  RolloutInput,
+  "nodes" | "order" | "maxUnavailable" | "provisioning" | "endpointIsBootstrap" | "firstBringUp"
+>;
+
+/**
+ * The facts the planner's input is made of: what is mapped (the spec's rollout settings, the endpoint, the
+ * reports, the kubeconfig), and every other field of {@link RolloutInput} as it is (the departing nodes, the
+ * bootstrap node, the pause, the outage hold, the nodes still releasing, the versions). A new field of
+ * RolloutInput is thus a new required fact here, and the compiler names both builders.
+ */
+export interface PlannerFacts extends PassedThrough {
   /** `spec.rollout` with its defaults filled (crds/defaults.ts). */
   rollout: { order: RolloutOrder; maxUnavailable: number; provisioning: ProvisioningMode };
   /** `spec.controlPlaneEndpoint` is set (else the bootstrap node is the API endpoint). */
@@ -32,20 +38,8 @@ export interface PlannerFacts {
   reports: readonly PlanReport[];
   /** Members whose pending change changes the Kubernetes version they are asked for. */
   changing: ReadonlySet<string>;
-  departing: DepartingNode[];
-  bootstrap: string;
-  /** The one pause gate's answer (core/rollout/pause.ts isPaused). */
-  paused: boolean;
   /** A kubeconfig was issued (`status.kubeconfigSecret`): the bootstrap node has been up. */
   kubeconfigIssued: boolean;
-  /** Why the workload cluster cannot be observed now; `undefined`: it can, or nothing is known of it. */
-  hold: string | undefined;
-  /** Departed nodes not released yet. */
-  releasing: string[];
-  /** What the skew guard judges; `undefined`: no node reports a version. */
-  versions: RolloutVersions | undefined;
-  /** What the backup rule judges (core/rollout/backuphold.ts); `undefined`: backups are not configured. */
-  backup: BackupGate | undefined;
 }
 
 /**
@@ -72,20 +66,15 @@ export interface PlannerFacts {
  * ```
  */
 export function plannerInput(f: PlannerFacts): RolloutInput {
+  const { rollout, endpointSet, reports, changing, kubeconfigIssued, ...through } = f;
   return {
-    nodes: f.reports.map(planNodeOf).map((n) => (f.changing.has(n.machine) ? { ...n, versionChange: true } : n)),
-    departing: f.departing,
-    bootstrap: f.bootstrap,
-    order: f.rollout.order,
-    maxUnavailable: f.rollout.maxUnavailable,
-    paused: f.paused,
-    endpointIsBootstrap: !f.endpointSet,
-    provisioning: f.rollout.provisioning,
+    ...through,
+    nodes: reports.map(planNodeOf).map((n) => (changing.has(n.machine) ? { ...n, versionChange: true } : n)),
+    order: rollout.order,
+    maxUnavailable: rollout.maxUnavailable,
+    endpointIsBootstrap: !endpointSet,
+    provisioning: rollout.provisioning,
     // No kubeconfig issued yet: the bootstrap node has never been up, so no running node can be disturbed.
-    firstBringUp: !f.kubeconfigIssued,
-    hold: f.hold,
-    releasing: f.releasing,
-    versions: f.versions,
-    backup: f.backup,
+    firstBringUp: !kubeconfigIssued,
   };
 }

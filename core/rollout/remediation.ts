@@ -12,7 +12,7 @@
  */
 import { durationMs } from "../../crds/kubernetescluster.ts";
 import type { RemediationSpec } from "../../crds/remediation.ts";
-import { listNames } from "../status/conditions.ts";
+import { listNames } from "../../lib/text.ts";
 import type { HealthChecks, Unhealthy } from "../nodes/health.ts";
 import type { NodeFacts } from "../nodes/facts.ts";
 import type { Plane } from "../contract/labels.ts";

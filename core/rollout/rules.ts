@@ -203,6 +203,7 @@ export function controlPlaneOneAtATime(p: RolloutPass, d: Draft): RuleAnswer {
   const leaving = i.departing.find((n) => n.plane === "controlPlane" && n.deleting);
   const downLeaving = i.departing.find((n) => n.plane === "controlPlane" && n.down && !n.deleting);
   const down = cp.filter((n) => n.exists && !n.available).length;
+  const cpLeaver = i.departing.find((n) => n.plane === "controlPlane");
   const workersSettled = p.workers.every((n) => n.exists && n.upToDate && n.available);
   if (busy && !busy.upToDate && !busy.settling && down === 1 && !leaving) {
     // The one control-plane node that is down is outdated: re-render it, touching nothing else.
@@ -216,12 +217,27 @@ export function controlPlaneOneAtATime(p: RolloutPass, d: Draft): RuleAnswer {
   } else if (downLeaving && next.exists) {
     // Its replacement may join (above); a running member restarted now would leave etcd one vote short.
     d.reasons.push(`control plane: ${downLeaving.machine} is down and leaves before another member changes`);
+  } else if (next.exists && etcdMembers(p) === 2 && cpLeaver) {
+    // Two members cannot lose one for a switch: the leaver goes first, and the one left switches alone.
+    d.reasons.push(
+      `control plane: ${cpLeaver.machine} leaves before ${next.machine} switches (two etcd members cannot lose one)`,
+    );
   } else if (next.exists && d.order === "WorkersFirst" && !workersSettled) {
     d.reasons.push("control plane waits for the workers (WorkersFirst)");
   } else {
     act(d, next);
   }
   return "pass";
+}
+
+/**
+ * The etcd members the control plane has, as the planner counts them: its nodes whose configuration exists and its
+ * departing nodes (their members stay until they leave). A scale-down orders its switches and removals by it so
+ * that no step leaves fewer healthy members than a majority: a staying node switches while three members remain,
+ * and a leaver goes first when only two are left (core/etcd/membership.ts judges each step on etcd's own count).
+ */
+function etcdMembers(p: RolloutPass): number {
+  return p.cp.filter((n) => n.exists).length + p.i.departing.filter((n) => n.plane === "controlPlane").length;
 }
 
 /** Departures wait until the departed nodes NIO is still removing are released (their removal flake may run). */
@@ -258,7 +274,15 @@ export function controlPlaneLeavesKeepingQuorum(p: RolloutPass, d: Draft): RuleA
   }
   const quiet = cp.every((n) => n.exists && n.available) && !d.plan.create.length &&
     !d.plan.update.some((m) => cp.some((n) => n.machine === m));
-  if (candidates.length && quiet) d.plan.remove.push(candidates[0]!);
+  // Three members would become two, which cannot lose one: a staying node switches first, while three remain.
+  const first = departing.find((n) => n.machine === candidates[0]);
+  const toSwitch = cp.filter((n) => n.exists && !n.upToDate).map((n) => n.machine);
+  if (first && !first.down && etcdMembers(p) === 3 && toSwitch.length) {
+    d.reasons.push(
+      `control-plane removal of ${first.machine} waits until ${toSwitch.join(", ")} switched (with two etcd ` +
+        "members left, a switch would cost quorum)",
+    );
+  } else if (candidates.length && quiet) d.plan.remove.push(candidates[0]!);
   else if (candidates.length) {
     d.reasons.push("control-plane removal waits until every remaining control-plane node is available");
   }

@@ -6,8 +6,7 @@
  * @module
  */
 import type { Plane } from "../machines/selection.ts";
-import type { NodeVersions } from "../versions/policy.ts";
-import type { KubeVersion } from "../versions/version.ts";
+import type { RolloutVersions } from "../versions/policy.ts";
 import type { EtcdHold } from "../etcd/membership.ts";
 
 export type RolloutOrder = "WorkersFirst" | "ControlPlaneFirst";
@@ -107,17 +106,8 @@ export interface BackupHold {
   skipped?: string | undefined;
 }
 
-/** What the skew guard judges: what each node reports, and what each is asked for. */
-export interface RolloutVersions {
-  /** What each node reports now (a node that reports nothing is not judged). */
-  nodes: NodeVersions[];
-  /** The version each node's configuration is to ask for, where `spec.version` sets one, by machine. */
-  asks: ReadonlyMap<string, KubeVersion>;
-  /** `spec.version` is set: a control-plane step can only fix a break forward. */
-  target: boolean;
-  /** Where an upgrade stands, for people (core/versions/chain.ts), while one is under way. */
-  waiting?: string | undefined;
-}
+/** What the skew guard judges (core/versions/policy.ts). */
+export type { RolloutVersions } from "../versions/policy.ts";
 
 /** A node the plan would change or remove, held back until its drain finishes (core/rollout/drainhold.ts). */
 export interface DrainHold {

@@ -68,22 +68,52 @@ export function clusterStatus(i: ClusterStatusInput): KubernetesClusterStatus {
     ...(problem ? { blocked: { reason: problem.reason, message: problem.message } } : {}),
   });
   // A race lost before the plan says nothing new about progress: Reconciling and Stalled stay as they were.
+  // A halt kept so keeps its Ready=False too: a lost race never makes a halted cluster Ready for one pass.
+  const wasHalted = i.previous?.conditions?.some((c) => c.type === "Stalled" && c.status === "True") === true;
   const stale = problem || evaluated
     ? []
-    : ["Reconciling", "Stalled"].filter((t) => i.previous?.conditions?.some((c) => c.type === t));
+    : ["Reconciling", "Stalled", ...(wasHalted ? ["Ready"] : [])].filter((t) =>
+      i.previous?.conditions?.some((c) => c.type === t)
+    );
   const computed = (s.conditions ?? []).filter((c) => !stale.includes(c.type));
   const kept = (i.previous?.conditions ?? []).filter((c) => !computed.some((n) => n.type === c.type));
   const keptPhase = i.previous?.phase === "Ready" || i.previous?.phase === "Updating";
+  // Cut short, this pass cannot tell a Ready cluster from a new one: it is Updating only with spec work left.
+  const phase = s.phase === "Provisioning" && keptPhase
+    ? (specWorkLeft(pass.nodes, pass.rollout?.plan) ? "Updating" as const : i.previous!.phase!)
+    : s.phase;
+  const conditions = [...computed, ...kept];
   return {
     ...s,
     ...(s.rollout || !i.previous?.rollout ? {} : { rollout: i.previous.rollout }),
-    // Cut short, this pass cannot tell a Ready cluster from a new one: it is Updating only with spec work left.
-    ...(s.phase === "Provisioning" && keptPhase
-      ? { phase: specWorkLeft(pass.nodes, pass.rollout?.plan) ? "Updating" as const : i.previous!.phase! }
-      : {}),
-    ...(problem?.blocking ? { phase: "Failed" as const } : {}),
-    conditions: [...computed, ...kept],
+    phase: honestPhase(problem?.blocking ? "Failed" : phase ?? "Provisioning", conditions),
+    conditions,
   };
+}
+
+/**
+ * The one rule that ties the phase to the conditions: a cluster is `Failed` exactly while `Stalled` is True (NICO
+ * cannot go on without the user: a failed node, a rollout halted by the skew guard or a drain, a spec it cannot
+ * use), whatever else it observed, so the PHASE column never says `Ready` (or `Updating`) beside a halt; `Deleting`
+ * stays `Deleting`. A `Failed` that `Stalled` no longer backs is `fallback` (default `Ready`: a cluster that
+ * recovers with nothing left to roll out).
+ *
+ * @example
+ * ```ts
+ * import { honestPhase } from "./cluster.ts";
+ * honestPhase("Ready", [{ type: "Stalled", status: "True" }]); // "Failed"
+ * honestPhase("Ready", [{ type: "Stalled", status: "False" }]); // "Ready"
+ * ```
+ */
+export function honestPhase(
+  observed: Phase,
+  conditions: readonly { type: string; status: string }[],
+  fallback: Phase = "Ready",
+): Phase {
+  if (observed === "Deleting") return observed;
+  const stalled = conditions.find((c) => c.type === "Stalled")?.status === "True";
+  if (stalled) return "Failed";
+  return observed === "Failed" ? fallback : observed;
 }
 
 /** A pass that observed nothing (stopped), or a cluster going away: only Ready (and progress) is known. */
@@ -113,9 +143,10 @@ function stoppedStatus(i: Extract<ClusterStatusInput, { kind: "stopped" | "delet
   const merged = mergeConditions(i.previous?.conditions, [ready, ...progress], observed, i.now);
   const others = (i.previous?.conditions ?? []).filter((c) => !merged.some((m) => m.type === c.type));
   const { observedGeneration: _dropped, ...previous } = i.previous ?? {};
+  const phase = deleting ? "Deleting" : problem?.blocking ? "Failed" : i.previous?.phase ?? "Provisioning";
   return {
     ...previous,
-    phase: deleting ? "Deleting" : problem?.blocking ? "Failed" : i.previous?.phase ?? "Provisioning",
+    phase: honestPhase(phase, deleting ? merged : [...merged, ...others]),
     ...(observed === undefined ? {} : { observedGeneration: observed }),
     conditions: deleting ? merged : [...merged, ...others],
   };
@@ -147,10 +178,10 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
   const ready = readyCondition(i, cpCond, dpCond);
   // Once Ready, never Provisioning again (a recovery after a halt is not a first bring-up).
   const provisioned = i.previous?.initialization?.provisioned === true || ready.status === "True";
-  const phase = phaseOf(i, ready, provisioned);
+  const observedPhase = phaseOf(i, ready, provisioned);
   const rollout = rolloutConditions(i);
   const progress = progressConditions({
-    phase,
+    phase: observedPhase,
     ready,
     machines,
     nodes: i.nodes,
@@ -171,7 +202,7 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
   );
   const r = i.rollout;
   return {
-    phase,
+    phase: honestPhase(observedPhase, progress),
     ...(observed === undefined ? {} : { observedGeneration: observed }),
     controlPlane: planeStatus(cpNodes, sel.controlPlane),
     dataPlane: planeStatus(wNodes, sel.dataPlane),
@@ -217,6 +248,12 @@ function readyCondition(i: StatusInput, cpCond: ConditionInput, dpCond: Conditio
   if (i.deleting) return no("Deleting", "the cluster is being deleted");
   if (i.blocked) return no(i.blocked.reason, i.blocked.message);
   if (failed.length) return no("NodeFailed", `failed: ${listNames(failed.map((n) => `${n.machine} (${n.detail})`))}`);
+  // A halted rollout is never Ready, even with every node switched (honestPhase makes the phase Failed beside it).
+  const halted = i.rollout?.plan.halted;
+  if (halted) {
+    return no(halted.reason ?? "RolloutHalted", `the rollout is halted at ${halted.machine}: ${halted.detail}`);
+  }
+  if (i.versions?.downgrade) return no("VersionDowngrade", i.versions.downgrade);
   if (i.workloadApi && !i.workloadApi.available && i.kubeconfigSecret) {
     return no("WorkloadAPIUnavailable", i.workloadApi.message);
   }

@@ -101,7 +101,8 @@ function nodesCondition(i: WorkloadStatusInput): ConditionInput {
     const reports = [...nodes.values()].some((n) => n.configuration !== undefined);
     const proof = reports
       ? "; each names the configuration it runs"
-      : "; no Node names the configuration it runs (see the flake contract): NICO relies on NIO's run results";
+      : "; no Node names the configuration it runs (see the flake contract): NICO relies on NIO's run results " +
+        "and on a kubelet status posted after each switch";
     return condition(
       type,
       "True",

@@ -9,7 +9,7 @@
  * @module
  */
 import type { Plane } from "../contract/labels.ts";
-import type { RolloutVersions } from "../rollout/types.ts";
+import type { RolloutVersions } from "./policy.ts";
 import type { KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
 import { type ChainNode, planVersions, type VersionPlan } from "./chain.ts";
 import type { NodeVersions } from "./policy.ts";

@@ -186,3 +186,15 @@ export function stepViolations(nodes: readonly NodeVersions[], machine: string, 
   }
   return added;
 }
+
+/** What the skew guard judges: what each node reports, and what each is asked for. */
+export interface RolloutVersions {
+  /** What each node reports now (a node that reports nothing is not judged). */
+  nodes: NodeVersions[];
+  /** The version each node's configuration is to ask for, where `spec.version` sets one, by machine. */
+  asks: ReadonlyMap<string, KubeVersion>;
+  /** `spec.version` is set: a control-plane step can only fix a break forward. */
+  target: boolean;
+  /** Where an upgrade stands, for people (core/versions/chain.ts), while one is under way. */
+  waiting?: string | undefined;
+}

@@ -26,6 +26,7 @@ import { ETCD_BACKED_UP } from "./backup.ts";
 import { NIO_INCOMPLETE } from "./nio.ts";
 import { RESTORING } from "./restore.ts";
 import {
+  ARGOCD_REGISTERED,
   KUBECONFIG_CURRENT,
   MACHINES_RELEASING,
   PAUSED,
@@ -51,6 +52,7 @@ export const CONDITIONS = {
   MachinesReleasing: MACHINES_RELEASING,
   Remediating: REMEDIATING,
   KubeconfigCurrent: KUBECONFIG_CURRENT,
+  ArgoCDRegistered: ARGOCD_REGISTERED,
   WorkloadAPIAvailable: WORKLOAD_API_AVAILABLE,
   NodesHealthy: NODES_HEALTHY,
   ControlPlaneHealthy: CONTROL_PLANE_HEALTHY,

@@ -138,6 +138,38 @@ export const KUBECONFIG_CURRENT = {
   },
 } as const satisfies TypeSpec;
 
+export const ARGOCD_REGISTERED = {
+  role: "detail",
+  polarity: "positive",
+  watched: false,
+  about: "the cluster's Argo CD cluster Secret is written (absent unless NICO runs with `--argocd-namespace`)",
+  reasons: {
+    Registered: reason(
+      "True",
+      "fine",
+      "later",
+      "Argo CD's namespace holds the cluster's Secret as NICO rendered it",
+      "nothing",
+    ),
+    ServerTaken: reason(
+      "False",
+      "attention",
+      "later",
+      "another cluster Secret of Argo CD already names this cluster's API server; NICO writes no second one " +
+        "(Argo CD keeps one Secret per server and would mix the two clusters' credentials)",
+      "give the cluster its own `spec.controlPlaneEndpoint` (or ask the operator which cluster holds that server)",
+    ),
+    RegistrationFailed: reason(
+      "False",
+      "attention",
+      "later",
+      "the Secret could not be written (no such namespace, no rights there, a foreign Secret of that name); the " +
+        "message says why",
+      "ask the operator to fix Argo CD's namespace or NICO's rights there",
+    ),
+  },
+} as const satisfies TypeSpec;
+
 export const MACHINES_RELEASING = {
   role: "detail",
   polarity: "negative",

@@ -134,6 +134,29 @@ export const READY = {
         "claimed) until NIO gives up or you remove NIO's finalizer by hand",
     ),
     ...written(NODE_FAILED, "False", "stalled", "now"),
+    VersionSkew: reason(
+      "False",
+      "stalled",
+      "now",
+      "the rollout is halted by the version skew guard (`Stalled=True VersionSkew`): a cluster whose nodes break the " +
+        "skew policy is not Ready, even with every node switched",
+      "as for `VersionSkew` in `Stalled`",
+    ),
+    RolloutHalted: reason(
+      "False",
+      "stalled",
+      "now",
+      "the rollout is halted at a node that has not failed (`Stalled=True RolloutHalted`: a drain timed out)",
+      "as for `RolloutHalted` in `Stalled`",
+    ),
+    VersionDowngrade: reason(
+      "False",
+      "stalled",
+      "now",
+      "`spec.version` asks for a lower minor than the control plane runs (`Stalled=True VersionDowngrade`): the " +
+        "cluster does not run what the spec asks, and never will as written",
+      "as for `VersionDowngrade` in `Stalled`",
+    ),
     WorkloadAPIUnavailable: reason(
       "False",
       "attention",

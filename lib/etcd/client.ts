@@ -10,6 +10,11 @@
  * Member ids are uint64: they stay decimal strings here (JSON numbers would
  * lose precision), as the gateway writes them.
  *
+ * A member's address may be a tenant's to choose, so the client follows no
+ * redirect (a 3xx is an error) and its errors never carry the body of an
+ * answer: the endpoint, the method, the HTTP status and etcd's numeric error
+ * code at most (what NICO writes into a cluster's status comes from here).
+ *
  * @module
  */
 import { errorMessage } from "../runtime/log.ts";
@@ -56,6 +61,8 @@ export interface EtcdClientOptions {
   keyPem: string;
   /** Each request's deadline (default 2 s). */
   timeoutMs?: number;
+  /** Asked before each request leaves, with the endpoint; a throw refuses it (a check of where it goes). */
+  beforeRequest?: ((endpoint: string) => Promise<void>) | undefined;
 }
 
 /** A request an etcd member refused or could not answer, naming the endpoint and the method. */
@@ -71,6 +78,12 @@ type Json = Record<string, unknown>;
 /** Reads a JSON value as a string (uint64 values arrive as strings; a missing value is the default). */
 const str = (v: unknown, dflt = ""): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : dflt);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => str(x)) : []);
+
+/** etcd's gRPC status code of an error answer (a number, never its free text), as `: gRPC code N`. */
+function grpcCode(json: Json): string {
+  const code = json.code;
+  return typeof code === "number" && Number.isInteger(code) && code >= 0 && code < 100 ? `: gRPC code ${code}` : "";
+}
 
 /** A member from the gateway's JSON. */
 function member(m: Json): EtcdMember {
@@ -111,8 +124,10 @@ export class EtcdClient {
     const all = signal ? AbortSignal.any([signal, deadline]) : deadline;
     let res: Response;
     try {
+      await this.#opts.beforeRequest?.(endpoint);
       res = await fetch(`${endpoint.replace(/\/+$/, "")}/v3/${method}`, {
         method: "POST",
+        redirect: "manual",
         body: JSON.stringify(body),
         headers: { "Content-Type": "application/json" },
         client: this.#client(),
@@ -122,6 +137,10 @@ export class EtcdClient {
       const why = deadline.aborted ? `no answer within ${this.#timeoutMs} ms` : errorMessage(err);
       throw new EtcdError(endpoint, method, why, { cause: err });
     }
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel();
+      throw new EtcdError(endpoint, method, `HTTP ${res.status}: a redirect, which NICO never follows`);
+    }
     const text = await res.text().catch((err) => {
       throw new EtcdError(endpoint, method, `reading the answer: ${errorMessage(err)}`, { cause: err });
     });
@@ -129,9 +148,9 @@ export class EtcdClient {
     try {
       json = JSON.parse(text) as Json;
     } catch {
-      throw new EtcdError(endpoint, method, `HTTP ${res.status}: ${text.slice(0, 200)}`);
+      throw new EtcdError(endpoint, method, `HTTP ${res.status}: the answer is not etcd's JSON (not shown)`);
     }
-    if (!res.ok) throw new EtcdError(endpoint, method, `HTTP ${res.status}: ${str(json.message, text.slice(0, 200))}`);
+    if (!res.ok) throw new EtcdError(endpoint, method, `HTTP ${res.status}${grpcCode(json)}`);
     return json;
   }
 

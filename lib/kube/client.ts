@@ -8,7 +8,7 @@ import { isNotFound, WriteRefusedError } from "./errors.ts";
 import { type KubeConfig, loadKubeConfig, type LoadOptions } from "./kubeconfig.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resources.ts";
 import { transportOf, transports } from "./transport.ts";
-import { either, toApiError, watchEvents } from "./stream.ts";
+import { either, failedAnswer, parseAnswer, watchEvents } from "./stream.ts";
 import { retryAfterMs, TokenBucket } from "./throttle.ts";
 import { sleep } from "../runtime/sleep.ts";
 import type { Query, RequestOptions } from "./request.ts";
@@ -41,6 +41,9 @@ export class KubeClient {
   readonly #mayWrite: (() => boolean) | undefined;
   readonly #bucket: TokenBucket | undefined;
   readonly #retries429: number;
+  /** Quote answers in errors (a trusted server). */
+  readonly #quote: boolean;
+  readonly #beforeRequest: ClientOptions["beforeRequest"];
   /** Who is told of waits and of writes leaving. */
   readonly #hooks: Pick<ClientOptions, "onThrottle" | "onWrite">;
 
@@ -55,6 +58,8 @@ export class KubeClient {
     const limit = options.rateLimit;
     this.#bucket = limit instanceof TokenBucket ? limit : limit ? new TokenBucket(limit.qps, limit.burst) : undefined;
     this.#retries429 = options.retries429 ?? 5;
+    this.#quote = !options.untrusted;
+    this.#beforeRequest = options.beforeRequest;
     this.#hooks = { onThrottle: options.onThrottle, onWrite: options.onWrite };
   }
 
@@ -85,6 +90,8 @@ export class KubeClient {
       ...(mayWrite ? { mayWrite } : {}),
       ...(options.rateLimit ?? this.#bucket ? { rateLimit: options.rateLimit ?? this.#bucket! } : {}),
       retries429: options.retries429 ?? this.#retries429,
+      untrusted: options.untrusted ?? !this.#quote,
+      beforeRequest: options.beforeRequest ?? this.#beforeRequest,
       onThrottle: options.onThrottle ?? this.#hooks.onThrottle,
       onWrite: options.onWrite ?? this.#hooks.onWrite,
     });
@@ -111,6 +118,7 @@ export class KubeClient {
       body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
       headers["Content-Type"] = opts.contentType ?? JSON_TYPE;
     }
+    await this.#beforeRequest?.(url);
     const credential = await this.#kc.credentials.get();
     if (credential.authorization) headers["Authorization"] = credential.authorization;
     // Last thing before the request leaves: nothing awaited in between.
@@ -120,6 +128,7 @@ export class KubeClient {
       method,
       headers,
       body: body ?? null,
+      redirect: "manual",
       client: transportOf(this.#kc).client(credential.clientCert ?? this.#kc.clientCert),
       signal: either(this.#signal, opts.signal) ?? null,
     });
@@ -137,10 +146,8 @@ export class KubeClient {
       await this.#wait("server", method, path, Math.round(ms), opts.signal);
       return await this.#send(method, path, opts, retried, tries + 1);
     }
-    if (response.status >= 400) {
-      const text = await response.text();
-      throw toApiError(response.status, text, method, url.pathname);
-    }
+    const failed = await failedAnswer(response, method, url.pathname, this.#quote);
+    if (failed) throw failed;
     return response;
   }
 
@@ -148,8 +155,7 @@ export class KubeClient {
   async request<T>(method: HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
     const signal = either(opts.signal, AbortSignal.timeout(this.#timeoutMs));
     const response = await this.#send(method, path, { ...opts, signal });
-    const text = await response.text();
-    return (text ? JSON.parse(text) : undefined) as T;
+    return parseAnswer<T>(await response.text(), method, path, this.#quote);
   }
 
   /** Closes the connections of this client and of every client made from it with {@link with}; later requests reopen. */

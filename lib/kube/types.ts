@@ -65,6 +65,14 @@ export interface ClientOptions {
   retries429?: number;
   /** Told whenever a request waits: for the client's rate limit, or for a `429`'s `Retry-After`. */
   onThrottle?: ((info: ThrottleInfo) => void) | undefined;
+  /**
+   * The server is not the operator's (a workload cluster's API server, at an address a tenant may choose): an
+   * answer that is not a Kubernetes `Status` is never quoted in an error, only its HTTP status. Redirects are
+   * refused by every client either way.
+   */
+  untrusted?: boolean;
+  /** Asked before each request leaves, with its URL; a throw refuses it (a check of where it goes). */
+  beforeRequest?: ((url: URL) => Promise<void>) | undefined;
 }
 
 /** A wait before a request: the client's own rate limit, or the API server's `429`. */

@@ -40,7 +40,7 @@ Deno.test("a cluster is registered with Argo CD, in step with its kubeconfig, an
     onBootstrapApplied: workloads.onBootstrapApplied,
     onApplied: workloads.onApplied,
   });
-  const nico = startNico(cp.client, { namespace: ns, argoCdNamespace: argo });
+  const nico = startNico(cp.client, { namespace: ns, argoCdNamespace: argo, settings: { argocdLabelKeys: "env" } });
   const argoSecret = () => cp.client.get<Secret>(SECRETS, argoCdSecretName(ns, "edge"), argo);
   try {
     await createMachines(cp.client, ns, ["cp-1", "w-1"], {}, 92);
@@ -56,7 +56,7 @@ Deno.test("a cluster is registered with Argo CD, in step with its kubeconfig, an
     assert.deepEqual(argoCdSecretProblems(first), []);
     assert.equal(atob(first.data!.name!), `${ns}/edge`);
     assert.equal(atob(first.data!.server!), "https://127.0.92.2:6443");
-    assert.equal(first.metadata.labels?.env, "test", "the cluster's labels, for ApplicationSet selectors");
+    assert.equal(first.metadata.labels?.env, "test", "the labels the operator lists, for ApplicationSet selectors");
 
     // Argo CD connects with the server, the CA and the client certificate: so does kubectl here.
     const path = await Deno.makeTempFile({ suffix: ".kubeconfig" });

@@ -179,7 +179,7 @@ Deno.test("argocd.namespace: NICO_ARGOCD_NAMESPACE, and with one watched namespa
   assert.equal(container.env.find((e) => e.name === "NICO_ARGOCD_NAMESPACE")?.value, "argocd");
   const role = byKey.get("Role/nico-argocd-clusters") as Obj & { rules: unknown };
   assert.deepEqual([role.metadata.namespace, role.rules], ["argocd", [
-    { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create", "update", "delete"] },
+    { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "create", "update", "delete"] },
   ]]);
   assert.ok(byKey.has("RoleBinding/nico-argocd-clusters"));
   // Watching every namespace, ClusterRole nico covers Argo CD's namespace already: no Role of its own.

@@ -35,9 +35,29 @@ Deno.test("the Secret has the fields Argo CD documents for a cluster, and nothin
   assert.equal(atob(config.tlsClientConfig.keyData), kubeconfig.keyPem);
 });
 
-Deno.test("the cluster's labels are copied for ApplicationSet selectors; Argo CD's own keys stay NICO's", () => {
-  assert.equal(secret.metadata.labels.env, "prod");
+Deno.test("no label of the cluster is copied by default: a tenant's env=production joins no ApplicationSet", () => {
+  assert.equal(secret.metadata.labels.env, undefined);
   assert.equal(secret.metadata.labels["argocd.argoproj.io/secret-type"], "cluster");
+});
+
+Deno.test("only the label keys the operator lists are copied; Argo CD's own keys stay NICO's; the project is set", () => {
+  const listed = argoCdClusterSecret({
+    cluster: {
+      namespace: "infra",
+      name: "prod",
+      labels: { env: "prod", team: "a", "example.com/tier": "1", "argocd.argoproj.io/secret-type": "repository" },
+    },
+    argoCdNamespace: "argocd",
+    kubeconfig,
+    labelKeys: ["team", "example.com/", "argocd.argoproj.io/*"],
+    project: "tenant-a",
+  });
+  assert.deepEqual(argoCdSecretProblems(listed), []);
+  assert.equal(listed.metadata.labels.team, "a");
+  assert.equal(listed.metadata.labels["example.com/tier"], "1");
+  assert.equal(listed.metadata.labels.env, undefined);
+  assert.equal(atob(listed.data.project!), "tenant-a");
+  assert.equal(listed.metadata.labels["argocd.argoproj.io/secret-type"], "cluster");
   assert.equal(secret.metadata.labels["nico.homystack.com/cluster-namespace"], "infra");
   assert.equal(secret.metadata.labels["nico.homystack.com/cluster-name"], "prod");
 });

@@ -1,7 +1,8 @@
 /** etcd's health as the status says it (core/etcd/health.ts, core/etcd/observed.ts), by tables. */
 import assert from "node:assert/strict";
 import type { MemberView } from "../../core/etcd/members.ts";
-import { etcdCondition, type EtcdSight, etcdSight, etcdStatus } from "../../core/etcd/health.ts";
+import { type EtcdSight, etcdSight, etcdStatus } from "../../core/etcd/health.ts";
+import { etcdCondition } from "../../core/status/etcd.ts";
 import { type EtcdSnapshot, memberViews } from "../../core/etcd/observed.ts";
 import type { EtcdStatus } from "../../lib/etcd/client.ts";
 
@@ -45,6 +46,14 @@ const CONDITION_CASES: [string, EtcdSight, Parameters<typeof etcdCondition>[1], 
     undefined,
     "False QuorumLost",
     "not answering: cp-2, cp-3",
+  ],
+  [
+    // QuorumLost is what NicoControlPlaneQuorumLost (critical) fires on: tests/monitoring/alerts_test.yaml.
+    "four voters, exactly half healthy (a dead member and a failed join's): quorum lost, not at risk",
+    seen(m(1), m(2), m(3, { healthy: false }), m(4, { name: "", healthy: false })),
+    undefined,
+    "False QuorumLost",
+    "quorum lost: 2/4 healthy voting members (quorum 3): cp-1, cp-2; not answering: cp-3, unstarted member 4",
   ],
   ["an alarm", seen(m(1), m(2, { alarms: ["NOSPACE"] }), m(3)), undefined, "False Alarm", "NOSPACE on cp-2"],
   [

@@ -105,6 +105,27 @@ const PLANS: [string, MembershipInput, string[]][] = [
     ["no action"],
   ],
   [
+    "two members, one of them leaving, the other changing: held until the leaver's member is removed",
+    input([m(1), m(3, { leader: true })], {
+      nodes: nodes(1, 3),
+      changing: ["cp-1"],
+      departing: ["cp-3"],
+    }),
+    [
+      "no action",
+      "hold cp-1: its switch would leave fewer healthy etcd members than a majority (2/2 healthy voting members (quorum 2): cp-1, cp-3)",
+    ],
+  ],
+  [
+    "…a departing learner has no vote: the switch goes",
+    input([m(1, { leader: true }), m(3, { isLearner: true })], {
+      nodes: nodes(1, 3),
+      changing: ["cp-1"],
+      departing: ["cp-3"],
+    }),
+    ["no action"],
+  ],
+  [
     "changing a follower while another is down: held",
     input([m(1, { leader: true }), m(2), m(3, { healthy: false })], {
       changing: ["cp-2"],
@@ -305,6 +326,13 @@ Deno.test("etcd holds narrow the plan as drains do", () => {
     held.waiting,
     "cp-3: its etcd member cp-3 (1003) is removed first; at most 1 worker(s) unavailable at once",
   );
+  // A new control-plane node the planner did not pick in this pass (another member is down) is held all the same,
+  // and named: status.rollout.etcdHeld names every node etcd holds.
+  const later = { ...plan, create: [], pending: ["cp-5", "cp-1", "w-1"] };
+  const cp5 = new Set(["cp-1", "cp-3", "cp-5"]);
+  assert.deepEqual(etcdTargets(later, cp5, new Set(["cp-1", "cp-3"])).creating, ["cp-5"]);
+  const dead = holdForEtcd(later, [{ machine: "cp-5", why: "etcd admits no new member while cp-2 does not answer" }]);
+  assert.deepEqual(dead.etcdHeld, [{ machine: "cp-5", why: "etcd admits no new member while cp-2 does not answer" }]);
   assert.equal(holdForEtcd(plan, []), plan, "no hold: the same plan");
   assert.deepEqual(plan.remove, ["cp-3"], "the plan given is not modified");
 });

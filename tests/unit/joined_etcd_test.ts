@@ -11,8 +11,10 @@ import { ago, applied, facts, node, NOW, TIMEOUT } from "../joined_kit.ts";
 /** cp-1 applied `appliedSecondsAgo`, changed `changedSecondsAgo`, judged with what etcd said of it. */
 function judge(etcd: NodeFacts["etcd"], changedSecondsAgo = 60, appliedSecondsAgo = 30) {
   const run = { ...applied("cp-1", "controlPlane"), appliedAt: ago(appliedSecondsAgo) };
+  // Its kubelet posted a second after the apply (core/nodes/posted.ts).
+  const posted = node("cp-1", { postedAt: ago(appliedSecondsAgo - 1) });
   const [r] = joinReports({
-    nodes: [{ machine: "cp-1", run, changedAt: ago(changedSecondsAgo), node: node("cp-1"), etcd }],
+    nodes: [{ machine: "cp-1", run, changedAt: ago(changedSecondsAgo), node: posted, etcd }],
     workload: facts([node("cp-1")]),
     now: NOW,
     timeoutMs: TIMEOUT,

@@ -89,7 +89,7 @@ Deno.test("nico run's flags become the cluster settings whole; each knob has one
     const shared = Object.keys(CLUSTER_DEFAULTS).filter((k) => k in flags);
     assert.deepEqual(
       shared.sort(),
-      ["etcdInterval", "etcdTimeout", "nodeTimeout", "refPollInterval", "resolveRefs", "workers"],
+      ["argocdLabelKeys", "etcdInterval", "etcdTimeout", "nodeTimeout", "refPollInterval", "resolveRefs", "workers"],
     );
     for (const k of shared) assert.equal(flags[k], (CLUSTER_DEFAULTS as Record<string, unknown>)[k], k);
   });

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { SHARD_LABEL } from "../../core/contract/labels.ts";
 import {
-  belongsToShard,
   namedShard,
+  parseNamespaceShards,
   shardLabelProblem,
   shardLeaseName,
   shardOfLabels,
@@ -16,7 +16,16 @@ import { Case, cluster, fleet, runCase, three, withRepo } from "../webhook_kit.t
 
 const labelled = (shard?: string) => shard === undefined ? {} : { [SHARD_LABEL]: shard };
 
-Deno.test("every cluster belongs to exactly one shard: unlabelled ones to the default shard", () => {
+/** Whether `labels` match a selector of the two forms a shard's selector takes (`!key`, `key=value`), as the API server reads them. */
+function selects(selector: string, labels: Record<string, string>): boolean {
+  if (selector.startsWith("!")) return !(selector.slice(1) in labels);
+  const [key, value] = selector.split("=") as [string, string];
+  return labels[key] === value;
+}
+const belongsToShard = (labels: Record<string, string>, shard: string | undefined) =>
+  selects(shardSelector(shard), labels);
+
+Deno.test("every cluster belongs to exactly one shard's selector: unlabelled ones to the default shard", () => {
   const shards = [undefined, "a", "b"];
   for (const label of [undefined, "a", "b", "c"]) {
     const owners = shards.filter((s) => belongsToShard(labelled(label), s));
@@ -43,6 +52,10 @@ Deno.test("the shard label: a shard name, never 'default'", () => {
   assert.match(shardLabelProblem({ [SHARD_LABEL]: "default" })!, /remove the label/);
   assert.match(shardLabelProblem({ [SHARD_LABEL]: "Edge_1" })!, /is not a shard name/);
   assert.match(shardLabelProblem({ [SHARD_LABEL]: "-a" })!, /is not a shard name/);
+  // At most 40 characters: 40 pass, 41 do not (the Lease name `<base>-<shard>` must stay a valid name).
+  assert.equal(shardLabelProblem({ [SHARD_LABEL]: "a".repeat(40) }), undefined);
+  assert.equal(shardLabelProblem({ [SHARD_LABEL]: `a${"-".repeat(38)}b` }), undefined);
+  assert.match(shardLabelProblem({ [SHARD_LABEL]: "a".repeat(41) })!, /is not a shard name .*at most 40/);
 });
 
 Deno.test("--shard and NICO_SHARD", () => {
@@ -51,6 +64,10 @@ Deno.test("--shard and NICO_SHARD", () => {
   assert.equal(parseRunOptions([], { NICO_SHARD: "b" }).shard, "b");
   assert.equal(parseRunOptions(["--shard=default"], {}).shard, "default");
   assert.throws(() => parseRunOptions(["--shard", "Edge 1"], {}), OptionsError);
+  // At most 40 characters, as the label.
+  assert.equal(parseRunOptions(["--shard", "a".repeat(40)], {}).shard, "a".repeat(40));
+  assert.throws(() => parseRunOptions(["--shard", "a".repeat(41)], {}), OptionsError);
+  assert.throws(() => parseRunOptions([], { NICO_SHARD: "a".repeat(41) }), /at most 40/);
 });
 
 Deno.test("status.shard: written by a named shard, removed by the default one, and at once", () => {
@@ -96,6 +113,38 @@ const admissionCases: Case[] = [
     oldObject: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "default" }),
     errors: [],
   },
+  {
+    name: "a namespace the operator restricts may use only its shards (--namespace-shards)",
+    objects: { machines: fleet(3) },
+    op: "UPDATE",
+    object: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "platform" }),
+    oldObject: cluster(withRepo(three)),
+    options: { namespaceShards: parseNamespaceShards("infra:edge-1,infra:edge-2,other:platform") },
+    errors: [
+      `metadata.labels[${SHARD_LABEL}]: namespace infra may use the shards edge-1, edge-2 (and the default, without ` +
+      "the label), not platform; the operator lists them in --namespace-shards",
+    ],
+  },
+  {
+    name: "…its own shards, and the default, pass",
+    objects: { machines: fleet(3) },
+    object: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "edge-2" }),
+    options: { namespaceShards: parseNamespaceShards("infra:edge-1,infra:edge-2") },
+    errors: [],
+  },
+  {
+    name: "…and a namespace not listed may use any",
+    objects: { machines: fleet(3) },
+    object: withLabels(cluster(withRepo(three)), { [SHARD_LABEL]: "platform" }),
+    options: { namespaceShards: parseNamespaceShards("other:edge-1") },
+    errors: [],
+  },
 ];
+
+Deno.test("--namespace-shards: namespace:shard pairs", () => {
+  assert.throws(() => parseNamespaceShards("infra=edge-1"), /infra=edge-1 is not namespace:shard/);
+  assert.throws(() => parseNamespaceShards("infra:Edge"), /not namespace:shard/);
+  assert.equal(parseNamespaceShards("").size, 0);
+});
 
 for (const c of admissionCases) Deno.test(`admission: ${c.name}`, () => runCase(c));

@@ -1,11 +1,11 @@
 /**
- * The chain and the planner together (core/versions/steps.ts, core/rollout/version_rules.ts): a version
+ * The chain and the planner together (core/rollout/upgrade.ts, core/rollout/version_rules.ts): a version
  * change goes to the control plane first whatever the order, one minor at a time, then the workers.
  */
 import assert from "node:assert/strict";
 import { planRollout } from "../../core/rollout/plan.ts";
 import type { ChainNode } from "../../core/versions/chain.ts";
-import { type UpgradeRollout, upgradeSteps } from "../../core/versions/steps.ts";
+import { type UpgradeRollout, upgradeSteps } from "../../core/rollout/upgrade.ts";
 import { formatVersion } from "../../core/versions/version.ts";
 import { input, n, outdated } from "../rollout_rules_kit.ts";
 import { QUIET } from "../rollout_input_kit.ts";

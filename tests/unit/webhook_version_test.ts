@@ -76,6 +76,20 @@ const cases: Case[] = [
     errors: [/^spec\.version: 1\.30 is a downgrade: spec\.version was 1\.31,/],
   },
   {
+    // The two-step bypass: set 1.31 (nothing reported), remove spec.version, then set 1.0.
+    ...update("1.0", undefined, { ...reporting(undefined), versions: { target: "1.31" } }),
+    name: "no versions reported and none in the old spec: judged by what NICO last asked for",
+    errors: [/^spec\.version: 1\.0 is a downgrade: NICO last asked the control plane for 1\.31,/],
+  },
+  {
+    ...update("1.30", undefined, {
+      ...reporting(undefined),
+      versions: { nodes: three.controlPlane.machines.map((name) => ({ name, asked: "1.31" })) },
+    }),
+    name: "…also by the version each control-plane node is asked for",
+    errors: [/^spec\.version: 1\.30 is a downgrade: NICO last asked the control plane for 1\.31,/],
+  },
+  {
     ...update("1.31.1", "1.31.4", reporting("v1.31.4")),
     name: "a patch back within a minor passes",
     errors: [],

@@ -1,6 +1,6 @@
 /** Pure parts of the workload-cluster connection: which targets are allowed, Node views, drain plans. */
 import assert from "node:assert/strict";
-import { isLoopbackHost, refusedTarget } from "../../controllers/cluster/workload/targets.ts";
+import { isLoopbackHost, nameCheck, parseCidrList, refusedTarget } from "../../controllers/cluster/workload/targets.ts";
 import { workloadClient } from "../../controllers/cluster/workload/connect.ts";
 import { type KubeNode, type KubePod, planDrain, viewNode } from "../../core/nodes/workload.ts";
 import { DRAIN_STARTED_ANNOTATION } from "../../core/contract/labels.ts";
@@ -48,8 +48,33 @@ Deno.test("under the loopback policy only loopback servers may be reached; https
   assert.equal(refusedTarget("https://[::1]:6443", "loopback"), undefined);
   assert.match(refusedTarget("https://10.0.0.1:6443", "loopback")!, /refusing to connect to 10\.0\.0\.1/);
   assert.match(refusedTarget("https://api.example.test:6443", "loopback")!, /only loopback/);
-  assert.equal(refusedTarget("https://10.0.0.1:6443", "any"), undefined);
-  assert.match(refusedTarget("http://127.0.0.1:6443", "any")!, /not https/);
+  const open = { allow: undefined, deny: undefined };
+  assert.equal(refusedTarget("https://api.example.test:6443", open), undefined);
+  assert.match(refusedTarget("http://api.example.test:6443", open)!, /not https/);
+});
+
+Deno.test("by default NICO refuses loopback, link-local and the management cluster's ranges, unless allowed", () => {
+  const none = { allow: undefined, deny: undefined };
+  for (
+    const s of ["https://127.0.0.1:2379", "https://[::1]:6443", "https://localhost:6443", "https://[::ffff:7f00:1]"]
+  ) {
+    assert.match(
+      refusedTarget(s, none)!,
+      /a loopback address, which NICO reaches only when --workload-allowed-cidrs/,
+      s,
+    );
+  }
+  assert.match(refusedTarget("https://169.254.169.254/", none)!, /a link-local address/);
+  assert.match(refusedTarget("https://[fe80::1]:6443", none)!, /a link-local address/);
+  assert.match(refusedTarget("https://0.0.0.0:6443", none)!, /an unspecified address/);
+  const managed = { allow: undefined, deny: parseCidrList("127.0.5.0/24") };
+  assert.match(refusedTarget("https://127.0.5.9:6443", managed)!, /management cluster \(--management-cidrs\)/);
+  const allowed = { allow: parseCidrList("127.0.5.0/24, ::1"), deny: parseCidrList("127.0.5.0/24") };
+  assert.equal(refusedTarget("https://127.0.5.9:6443", allowed), undefined, "the allow list wins");
+  assert.equal(refusedTarget("https://[::1]:6443", allowed), undefined);
+  assert.match(refusedTarget("https://127.0.6.1:6443", allowed)!, /a loopback address/);
+  assert.throws(() => parseCidrList("127.0.0.0/8,example.test"), /example\.test is not an address or CIDR range/);
+  assert.throws(() => parseCidrList("127.0.0.0/99"), /not a CIDR range/);
 });
 
 Deno.test("the workload client factory refuses a non-loopback kubeconfig before any connection", () => {
@@ -156,4 +181,28 @@ Deno.test("a drain plan evicts ordinary pods and skips DaemonSet, mirror and fin
   const lenient = planDrain(pods, "w-1", { deleteEmptyDirData: true });
   assert.deepEqual(lenient.evict.map((p) => p.name), ["web", "bare", "cache"]);
   assert.deepEqual(lenient.refused, []);
+});
+
+Deno.test("a host name is checked by the addresses it resolves to, before each request (cached a while)", async () => {
+  let asked = 0;
+  const answers: Record<string, string[]> = {
+    "metadata.example.test": ["169.254.169.254"],
+    "api.example.test": ["127.0.5.9"],
+    "mixed.example.test": ["127.0.5.9", "::1"],
+  };
+  const resolve = (name: string) => {
+    asked++;
+    return Promise.resolve(answers[name] ?? []);
+  };
+  const check = nameCheck({ allow: parseCidrList("127.0.5.0/24"), deny: undefined }, resolve);
+  await assert.rejects(
+    check("https://metadata.example.test:6443"),
+    /^Error: refusing to connect to metadata\.example\.test: it resolves to 169\.254\.169\.254: a link-local address/,
+  );
+  await check("https://api.example.test:6443");
+  await check(new URL("https://api.example.test:6443/version"));
+  await assert.rejects(check("https://mixed.example.test"), /it resolves to ::1: a loopback address/);
+  assert.equal(asked, 3, "each name resolved once within the cache's time");
+  await check("https://127.0.0.1:6443"); // an address literal is judged where the client is made
+  assert.equal(asked, 3);
 });

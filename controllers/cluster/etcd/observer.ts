@@ -1,16 +1,19 @@
 /**
  * One cluster's etcd, watched off the pass's critical path: a loop that
  * refreshes a {@link EtcdSnapshot} every `intervalMs` (backing off while no
- * member answers) and when asked ({@link EtcdObserver.refresh}): the member
+ * member answers, and looking again within {@link ETCD_SOON_MS} while etcd is
+ * mid-change) and when asked ({@link EtcdObserver.refresh}): the member
  * list from the first control-plane node that answers (in node order), every
  * member's status in parallel (each with the client's deadline), and the
  * alarms. A pass reads the last snapshot and never waits on a hung member.
  * Kept in the cluster's memory (controllers/cluster/memory.ts) and closed
  * with it.
  *
- * A member is asked on its node's endpoint (the node's address and the
- * contract's client port) when its peer URL is on a node of the cluster,
- * else on the client URL it advertises, if NICO may reach that address.
+ * A member is asked only on its node's endpoint (the node's address and the
+ * cluster's client port) when its peer URL is on a node of the cluster;
+ * never on a client URL it advertises (that is the member's to say, so a
+ * tenant's), and no endpoint the target policy refuses
+ * (controllers/cluster/workload/targets.ts).
  *
  * @module
  */
@@ -21,7 +24,7 @@ import { sleep } from "../../../lib/runtime/sleep.ts";
 import { urlHost } from "../../../core/etcd/members.ts";
 import { type EtcdSnapshot, memberViews } from "../../../core/etcd/observed.ts";
 import type { EtcdStatus } from "../../../lib/etcd/client.ts";
-import { refusedTarget, type TargetPolicy } from "../workload/targets.ts";
+import { nameCheck, refusedTarget, type TargetPolicy } from "../workload/targets.ts";
 import type { Rounds } from "../workload/rounds.ts";
 
 /** How NICO watches etcd, for every cluster (given to the reconciler). */
@@ -46,6 +49,28 @@ export interface EtcdWatching {
 /** The defaults of {@link EtcdWatching}. */
 export const ETCD_INTERVAL_MS = 10_000;
 export const ETCD_TIMEOUT_MS = 2_000;
+/**
+ * How soon the observer looks again while etcd is changing under it: a member added and not started or still a
+ * learner, or members that answer without a leader (quorum lost, or a join under way). Such a state lasts seconds,
+ * and the status must not keep saying it (nor hide it) until the next slow look.
+ */
+export const ETCD_SOON_MS = 2_000;
+
+/**
+ * Whether a look saw etcd mid-change: a member added but not started or still a learner, or members that answer
+ * without a leader.
+ *
+ * @example
+ * ```ts
+ * import { changing } from "./observer.ts";
+ * changing({ members: [{ id: "1", name: "", peerURLs: [], clientURLs: [], isLearner: false }] }); // true
+ * changing({ members: undefined, leaderless: ["127.0.0.2"] }); // true
+ * changing({ members: [{ id: "1", name: "cp-1", peerURLs: [], clientURLs: [], isLearner: false }] }); // false
+ * ```
+ */
+export function changing(s: Pick<EtcdSnapshot, "members" | "leaderless">): boolean {
+  return (s.leaderless?.length ?? 0) > 0 || (s.members ?? []).some((m) => !m.name || m.isLearner);
+}
 
 /** A control-plane node's etcd client endpoint, by the host its members' peer URLs name. */
 export interface EtcdEndpoint {
@@ -84,6 +109,7 @@ export class EtcdObserver {
       certPem: client.certPem,
       keyPem: client.keyPem,
       timeoutMs: o.timeoutMs,
+      beforeRequest: nameCheck(o.policy),
     });
   }
 
@@ -127,7 +153,10 @@ export class EtcdObserver {
       if (!before || fingerprint(before) !== fingerprint(next)) this.#o.onChange(this.#o.key);
       this.#wake = new AbortController();
       if (this.#again) this.#wake.abort(); // asked for during the look: what it saw may predate the ask
-      const wait = this.#o.intervalMs * Math.min(4, 2 ** failures);
+      // Backing off while nothing answers; soon while etcd is mid-change (a join, a lost leader).
+      const wait = changing(next)
+        ? Math.min(this.#o.intervalMs, ETCD_SOON_MS)
+        : this.#o.intervalMs * Math.min(4, 2 ** failures);
       await sleep(wait, AbortSignal.any([this.#abort.signal, this.#wake.signal]));
     }
   }
@@ -142,6 +171,11 @@ export class EtcdObserver {
     let members: EtcdSnapshot["members"];
     let listedBy: string | undefined;
     for (const ep of this.#endpoints) {
+      const refused = refusedTarget(ep.url, this.#o.policy);
+      if (refused) {
+        listErrors.push(`etcd ${ep.url}: ${refused}`);
+        continue;
+      }
       requests++;
       try {
         members = await this.client.members(ep.url, signal);
@@ -157,9 +191,9 @@ export class EtcdObserver {
     let alarms: EtcdSnapshot["alarms"] = [];
     if (members && listedBy) {
       for (const m of members) {
-        const at = this.#endpointFor(m.peerURLs, m.clientURLs);
+        const at = this.#endpointFor(m.peerURLs);
         if (at) byMember.set(m.id, at);
-        else statusErrors.set(m.id, "not asked: no endpoint NICO may reach");
+        else statusErrors.set(m.id, "not asked: its peer URL names no node of the cluster NICO may reach");
       }
       const asked = [...byMember].map(async ([id, url]) => {
         requests++;
@@ -196,7 +230,8 @@ export class EtcdObserver {
    * there but has lost quorum; a member list needs a leader), asked in parallel.
    */
   async #leaderless(signal: AbortSignal, count: () => void): Promise<string[]> {
-    const asked = await Promise.all(this.#endpoints.map(async (ep) => {
+    const allowed = this.#endpoints.filter((ep) => refusedTarget(ep.url, this.#o.policy) === undefined);
+    const asked = await Promise.all(allowed.map(async (ep) => {
       count();
       const s = await this.client.status(ep.url, signal).catch(() => undefined);
       return s && s.leader === "0" ? ep.host : undefined;
@@ -204,14 +239,14 @@ export class EtcdObserver {
     return asked.filter((h): h is string => h !== undefined);
   }
 
-  /** The node's endpoint on the peer URL's host, else the advertised client URL if the policy lets NICO reach it. */
-  #endpointFor(peerURLs: string[], clientURLs: string[]): string | undefined {
+  /** The node's endpoint on the peer URL's host, if the policy lets NICO reach it (never an advertised URL). */
+  #endpointFor(peerURLs: string[]): string | undefined {
     for (const u of peerURLs) {
       const host = urlHost(u);
       const ep = this.#endpoints.find((e) => e.host === host);
-      if (ep) return ep.url;
+      if (ep && refusedTarget(ep.url, this.#o.policy) === undefined) return ep.url;
     }
-    return clientURLs.find((u) => refusedTarget(u, this.#o.policy) === undefined);
+    return undefined;
   }
 
   /** Stops the loop and closes the connections. */

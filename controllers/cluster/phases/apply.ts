@@ -7,6 +7,7 @@
  */
 import { isConflict } from "../../../lib/kube/errors.ts";
 import { NIXOS_CONFIGURATIONS } from "../../../core/contract/nio.ts";
+import { labelDrift } from "../../../core/render/drift.ts";
 import { BOOTSTRAP_LABEL, SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../../core/contract/labels.ts";
 import type { NixosConfiguration } from "../../../core/contract/nio.ts";
 import { isOwnedBy } from "../../../core/machines/selection.ts";
@@ -14,6 +15,7 @@ import { specDrift } from "../../../core/render/drift.ts";
 import { KEEP_SCHEDULE, sameSchedule } from "../../../core/nodes/runs.ts";
 import { ClusterProblem } from "../problem.ts";
 import type { ClusterScope } from "../scope.ts";
+import { postEvent } from "../../events.ts";
 
 /** Reason of the problem a foreign NixosConfiguration causes. */
 export const FOREIGN_CONFIGURATION = "ForeignConfiguration";
@@ -60,8 +62,7 @@ export async function applyConfiguration(
   const drift = specDrift(existing.spec, desired.spec);
   const hashChanged = renderSpec && drift.length > 0;
   const scheduleChanged = !sameSchedule(existing.spec.dayTwoSchedule, schedule);
-  const labelsChanged =
-    Object.entries(desired.metadata.labels ?? {}).some(([k, v]) => existing.metadata.labels?.[k] !== v) ||
+  const labelsChanged = labelDrift(existing.metadata.labels, desired.metadata.labels ?? {}).length > 0 ||
     (existing.metadata.labels?.[BOOTSTRAP_LABEL] !== undefined &&
       desired.metadata.labels?.[BOOTSTRAP_LABEL] === undefined);
   if (!hashChanged && !labelsChanged && !scheduleChanged) return existing;
@@ -85,9 +86,9 @@ export async function applyConfiguration(
       existing.metadata.annotations?.[SPEC_HASH_ANNOTATION] === desired.metadata.annotations?.[SPEC_HASH_ANNOTATION];
     if (edited) {
       const fields = drift.map((f) => `spec.${f}`).join(", ");
-      recorder.post(
+      postEvent(
+        recorder,
         s.cluster,
-        "Warning",
         "ConfigurationDriftRepaired",
         `NixosConfiguration ${name} was edited by hand (${fields}); restored NICO's value`,
       );

@@ -23,6 +23,7 @@ import type { BackupJobEnd, BackupJobRequest } from "../backup/job.ts";
 import type { Requeue } from "../requeue.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { EtcdView, Identity } from "../view.ts";
+import { postEvent } from "../../events.ts";
 
 /** What the backup phase answers. */
 export interface BackupsOutcome {
@@ -101,7 +102,7 @@ function tellSkipped(s: ClusterScope, k: BackupKeeper, plan: RolloutPlan | undef
   const held = plan?.backupHeld;
   const skipped = held?.state === "skipped" ? held.message : held?.skipped;
   if (skipped && k.warnings.allow("skipped", "EtcdBackupSkipped", skipped, s.now.getTime())) {
-    s.deps.recorder.post(s.cluster, "Warning", "EtcdBackupSkipped", skipped);
+    postEvent(s.deps.recorder, s.cluster, "EtcdBackupSkipped", skipped);
   }
 }
 
@@ -146,14 +147,14 @@ function ended(s: ClusterScope, k: BackupKeeper, end: BackupJobEnd, job: BackupJ
     if (end.problem) {
       s.log.error("etcd backup job failed", { job, reason: end.problem.reason, error: end.problem.message });
       if (k.warnings.allow("failed", end.problem.reason, end.problem.message, Date.now())) {
-        s.deps.recorder.post(s.cluster, "Warning", "EtcdBackupFailed", `${job}: ${end.problem.message}`);
+        postEvent(s.deps.recorder, s.cluster, "EtcdBackupFailed", `${job}: ${end.problem.message}`);
       }
     } else {
       k.warnings.clear("failed");
       if (job !== "check" && end.record) {
         const gone = end.deleted.length ? `; deleted ${end.deleted.length} older backup(s) (keep)` : "";
         s.log.info("etcd backup taken", { job, key: end.record.key, size: end.record.size });
-        s.deps.recorder.post(s.cluster, "Normal", "EtcdBackupTaken", `${describeBackup(end.record)}${gone}`);
+        postEvent(s.deps.recorder, s.cluster, "EtcdBackupTaken", `${describeBackup(end.record)}${gone}`);
       }
     }
   } catch (err) {

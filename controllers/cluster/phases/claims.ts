@@ -11,8 +11,8 @@ import { eachBounded } from "../../../lib/runtime/bounded.ts";
 import { claimMachine } from "../claims.ts";
 import { type ClusterScope, WRITES_IN_FLIGHT } from "../scope.ts";
 
-/** Claims the members not yet claimed; answers their names. */
-export async function reconcileClaims(s: ClusterScope): Promise<string[]> {
+/** Claims the members not yet claimed (each claim is put in `s.machines` as the server answered it). */
+export async function reconcileClaims(s: ClusterScope): Promise<void> {
   const unclaimed = s.members.filter((member) => {
     const m = s.machines.get(member);
     return m !== undefined && m.metadata.labels?.[CLUSTER_LABEL] !== s.name;
@@ -26,5 +26,4 @@ export async function reconcileClaims(s: ClusterScope): Promise<string[]> {
   } finally {
     if (claimed.length) s.log.info("claimed machines", { machines: claimed });
   }
-  return claimed;
 }

@@ -19,6 +19,7 @@ import { releaseWhenDone } from "../release.ts";
 import { deleteArgoCdSecret } from "./argocd.ts";
 import type { ClusterContext } from "../scope.ts";
 import { ownsSecret, type Secret } from "../secrets.ts";
+import { postEvent } from "../../events.ts";
 
 /**
  * What deletion is waiting for: the configurations NIO has yet to remove, then the Machines NIO is not done
@@ -34,13 +35,13 @@ export interface DeleteOutcome {
  * One step of deleting the context's cluster. Once it answers nothing remaining, the finalizer is gone and the
  * caller forgets the cluster (controllers/cluster/memory.ts).
  */
-export async function reconcileDelete(c: ClusterContext): Promise<DeleteOutcome> {
+export async function reconcileDelete(c: ClusterContext, now: Date): Promise<DeleteOutcome> {
   const { deps, cluster, cache, log } = c;
   const { client, recorder } = deps;
   const ns = cluster.metadata.namespace!;
   const name = cluster.metadata.name;
   const ref: ClusterRef = { name, namespace: ns, uid: cluster.metadata.uid };
-  await deleteArgoCdSecret(c); // Argo CD stops deploying into it first
+  await deleteArgoCdSecret(c, now); // Argo CD stops deploying into it first
   const ours = cache.configs.filter((cfg: NixosConfiguration) => isOwnedBy(cfg, ref));
   for (const cfg of ours) {
     if (cfg.metadata.deletionTimestamp) continue;
@@ -57,11 +58,11 @@ export async function reconcileDelete(c: ClusterContext): Promise<DeleteOutcome>
   const waiting: string[] = [];
   const claimed = cache.machines.filter((m: Machine) => m.metadata.labels?.[CLUSTER_LABEL] === name);
   for (const m of claimed) {
-    const r = await releaseWhenDone(c, m, new Date());
+    const r = await releaseWhenDone(c, m, now);
     if (r.released) released.push(m.metadata.name);
     if (r.waiting) waiting.push(r.waiting);
   }
-  if (released.length) recorder.post(cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
+  if (released.length) postEvent(recorder, cluster, "MachinesReleased", `released ${listNames(released)}`);
   if (waiting.length) {
     log.info("deleting: waiting for NIO to be done with Machines", { machines: waiting.length });
     return { remaining: [], waiting };

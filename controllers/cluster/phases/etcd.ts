@@ -33,6 +33,7 @@ import type { ClusterScope } from "../scope.ts";
 import type { EtcdView, Identity } from "../view.ts";
 import { type Requeue, soonest } from "../requeue.ts";
 import type { NodeReport } from "../../../core/nodes/readiness.ts";
+import { postEvent } from "../../events.ts";
 
 /** Every control-plane node of the cluster, with its address (the host its etcd member's peer URL names). */
 function controlPlaneNodes(s: ClusterScope): EtcdNode[] {
@@ -82,10 +83,19 @@ export async function observeEtcd(s: ClusterScope, identity: Identity): Promise<
  * the next control-plane step waits for that look, so it should not wait for the observer's interval.
  */
 function lookForWaiting(s: ClusterScope, reports: readonly NodeReport[]): Requeue | undefined {
+  const obs = s.memory.etcd;
+  if (!obs) return undefined;
+  // A control-plane node that applied since the last look began (a member joined or restarted): look again now, so
+  // EtcdHealthy and Ready never disagree for longer than one look.
+  const since = obs.snapshot()?.since;
+  const applied = reports.filter((r) =>
+    r.plane === "controlPlane" && r.appliedAt !== undefined && since !== undefined && r.appliedAt > since
+  );
   const waiting = reports.filter((r) => r.state === "Joining" && r.reason === "EtcdMemberNotReady");
-  if (!waiting.length || !s.memory.etcd) return undefined;
-  s.memory.etcd.refresh();
-  return { after: 2_000, why: `etcd is to count ${waiting.map((r) => r.machine).join(", ")}` };
+  if (!waiting.length && !applied.length) return undefined;
+  obs.refresh();
+  const names = [...new Set([...waiting, ...applied].map((r) => r.machine))].join(", ");
+  return { after: 2_000, why: `etcd is to count ${names}` };
 }
 
 const bracket = (h: string) => (h.includes(":") && !h.startsWith("[") ? `[${h}]` : h);
@@ -149,7 +159,7 @@ async function changeMembership(
   });
   const held = holdForEtcd(plan, membership.holds);
   if (membership.blocked && s.memory.etcdNotes.allow("blocked", "EtcdMembershipBlocked", membership.blocked, +s.now)) {
-    s.deps.recorder.post(s.cluster, "Warning", "EtcdMembershipBlocked", membership.blocked);
+    postEvent(s.deps.recorder, s.cluster, "EtcdMembershipBlocked", membership.blocked);
   }
   if (!membership.blocked) s.memory.etcdNotes.clear("blocked");
   // A member that has not started is an orphan once its startup timeout is over: look again then, even when
@@ -179,7 +189,7 @@ async function act(s: ClusterScope, a: MembershipAction, etcd: EtcdView): Promis
       await obs.client.moveLeader(at, a.to.id);
       s.log.info("moved etcd leadership", { from: a.from.name, to: a.to.name });
       const note = `moved etcd leadership from ${label(a.from)} to ${label(a.to)}: ${a.why}`;
-      s.deps.recorder.post(s.cluster, "Normal", "EtcdLeaderMoved", note);
+      postEvent(s.deps.recorder, s.cluster, "EtcdLeaderMoved", note);
       return;
     }
     // Through another healthy member: the one removed may be the one that answers worst.
@@ -190,7 +200,7 @@ async function act(s: ClusterScope, a: MembershipAction, etcd: EtcdView): Promis
     const node = etcd.nodes.find((n) => memberOn([a.member], n.address))?.machine;
     s.log.info("removed an etcd member", { member: a.member.name, id: a.member.id, node });
     const note = `removed etcd member ${label(a.member)}${node ? ` of ${node}` : ""}: ${a.why}`;
-    s.deps.recorder.post(s.cluster, "Normal", "EtcdMemberRemoved", note);
+    postEvent(s.deps.recorder, s.cluster, "EtcdMemberRemoved", note);
     s.memory.etcdPending.delete(a.member.id);
   } catch (err) {
     const what = a.kind === "moveLeader"
@@ -199,7 +209,7 @@ async function act(s: ClusterScope, a: MembershipAction, etcd: EtcdView): Promis
     const note = `${what} failed: ${errorMessage(err)}; NICO tries again`;
     s.log.error("etcd membership change failed", { error: errorMessage(err) });
     if (s.memory.etcdNotes.allow("failed", "EtcdMembershipFailed", what, +s.now)) {
-      s.deps.recorder.post(s.cluster, "Warning", "EtcdMembershipFailed", note);
+      postEvent(s.deps.recorder, s.cluster, "EtcdMembershipFailed", note);
     }
   }
 }

@@ -11,6 +11,7 @@ import { certInfo, type KeyPair } from "../../../lib/pki.ts";
 import { condition as setCondition, type ConditionInput } from "../../../core/status/conditions.ts";
 import { ensureKubeconfig, secretValue } from "../secrets.ts";
 import { publishedServer, readKubeconfig } from "../../../core/render/kubeconfig.ts";
+import { postEvent } from "../../events.ts";
 
 /** The server the kubeconfig is to name, and the `KubeconfigCurrent` condition that says so. */
 export interface KubeconfigTarget {
@@ -55,7 +56,7 @@ export async function reconcileKubeconfig(
       s.log.info("issued kubeconfig", { reason: why, secret });
       // The first one is part of bring-up (the Ready Event says so); a re-issue is worth an Event of its own.
       if (why !== "missing") {
-        s.deps.recorder.post(s.cluster, "Normal", "KubeconfigIssued", `wrote Secret ${secret} (${why})`);
+        postEvent(s.deps.recorder, s.cluster, "KubeconfigIssued", `wrote Secret ${secret} (${why})`);
       }
     }
     if (!why) return { secret };

@@ -10,11 +10,10 @@ import { condition, type ConditionInput, listNames } from "../../../core/status/
 import { releaseWhenDone, stillUsed } from "../release.ts";
 import type { ClusterScope } from "../scope.ts";
 import { DRAIN_REQUEUE_MS, type Requeue } from "../requeue.ts";
+import { postEvent } from "../../events.ts";
 
 /** What the releases phase did. */
 export interface ReleasesOutcome {
-  /** Machines released in this pass. */
-  released: string[];
   /** Look again soon while a release waits for NIO. */
   requeue?: Requeue | undefined;
   /** The `MachinesReleasing` condition while a release waits. */
@@ -23,7 +22,7 @@ export interface ReleasesOutcome {
 
 /** Releases this cluster's claims it no longer needs (nothing while paused). */
 export async function reconcileReleases(s: ClusterScope): Promise<ReleasesOutcome> {
-  if (!s.writes.releases) return { released: [] };
+  if (!s.writes.releases) return {};
   const members = new Set(s.members);
   const busy = new Set(s.ours.map((c) => c.spec.machineRef.name));
   const released: string[] = [];
@@ -40,11 +39,10 @@ export async function reconcileReleases(s: ClusterScope): Promise<ReleasesOutcom
     if (r.waiting) waiting.push(r.waiting);
   }
   if (released.length) {
-    s.deps.recorder.post(s.cluster, "Normal", "MachinesReleased", `released ${listNames(released)}`);
+    postEvent(s.deps.recorder, s.cluster, "MachinesReleased", `released ${listNames(released)}`);
   }
-  if (!waiting.length) return { released };
+  if (!waiting.length) return {};
   return {
-    released,
     requeue: { after: DRAIN_REQUEUE_MS, why: "a release waits for NIO" },
     condition: condition(
       "MachinesReleasing",

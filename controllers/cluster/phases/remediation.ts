@@ -19,6 +19,7 @@ import { remediationView } from "../remediation.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { EtcdView, Member, WorkloadView } from "../view.ts";
 import { type Requeue, soonest } from "../requeue.ts";
+import { postEvent } from "../../events.ts";
 
 /** What the phase did. */
 export interface RemediationOutcome {
@@ -53,7 +54,7 @@ export async function reconcileRemediation(
       done.refused.push({ plane: d.plane, reason: d.reason });
       // A refusal is told again only when its reason changes, or every 10 minutes.
       if (s.memory.refusals.allow(d.plane, d.reason, "", s.now.getTime())) {
-        s.deps.recorder.post(s.cluster, "Warning", "RemediationRefused", `${d.reason}: ${d.message}`);
+        postEvent(s.deps.recorder, s.cluster, "RemediationRefused", `${d.reason}: ${d.message}`);
       }
     } else s.memory.refusals.clear(d.plane);
   }
@@ -91,9 +92,9 @@ async function mark(s: ClusterScope, d: Extract<PlaneDecision, { kind: "take" }>
     ? `${d.spare} takes its place`
     : `no spare is free: the ${plane} plane is Underprovisioned until a Machine matching ` +
       `${s.selection[d.plane].selector || "the selector"} is`;
-  s.deps.recorder.post(
+  postEvent(
+    s.deps.recorder,
     s.cluster,
-    "Warning",
     "RemediationStarted",
     `took Machine ${d.target.machine} out of service (${d.target.reason}: ${d.target.message}); ${by}; ` +
       `it stays marked (${REMEDIATED_ANNOTATION}) until a person removes the mark`,
@@ -108,9 +109,9 @@ function tellSteps(s: ClusterScope, inFlight: InFlightStep[]): void {
   for (const machine of [...told.keys()]) {
     if (now.has(machine)) continue;
     told.delete(machine);
-    s.deps.recorder.post(
+    postEvent(
+      s.deps.recorder,
       s.cluster,
-      "Normal",
       "RemediationFinished",
       `Machine ${machine} has left the cluster; it stays out of service until a person removes ${REMEDIATED_ANNOTATION}`,
     );
@@ -119,14 +120,14 @@ function tellSteps(s: ClusterScope, inFlight: InFlightStep[]): void {
     const seen = told.get(f.machine) ?? new Set<string>();
     told.set(f.machine, seen);
     const ready = f.replacements.length > 0 && f.replacements.every((r) => r.ready);
-    const steps: [boolean, string][] = [
+    const steps: [boolean, "RemediationSpareReady" | "RemediationRemoving"][] = [
       [ready, "RemediationSpareReady"],
       [f.stage !== "waiting", "RemediationRemoving"],
     ];
     for (const [now, reason] of steps) {
       if (!now || seen.has(reason)) continue;
       seen.add(reason);
-      s.deps.recorder.post(s.cluster, "Normal", reason, stepText(f));
+      postEvent(s.deps.recorder, s.cluster, reason, stepText(f));
     }
   }
 }

@@ -18,6 +18,7 @@ import type { ClusterScope } from "../scope.ts";
 import type { Identity } from "../view.ts";
 import { ensureAgentToken, ensureCa, ensureJoinToken, ownsSecret, type Secret } from "../secrets.ts";
 import { ensureEtcdCa, etcdCaInUse } from "../etcd/trust.ts";
+import { postEvent } from "../../events.ts";
 
 /** Creates the join token and the CA when they may be made; answers the CA and the identity's digest. */
 export async function reconcileSecrets(s: ClusterScope): Promise<Identity> {
@@ -66,9 +67,9 @@ export async function reconcileSecrets(s: ClusterScope): Promise<Identity> {
     created && "CA",
     etcd.created && "etcd CA",
   ].filter(Boolean).join(" and ");
-  recorder.post(
+  postEvent(
+    recorder,
     s.cluster,
-    "Warning",
     "IdentityRegenerated",
     `made a new ${what} as ${REGENERATE_IDENTITY_ANNOTATION} asked; nodes are reconfigured with it`,
   );
@@ -88,7 +89,7 @@ export async function answerKeptRekey(
 ): Promise<void> {
   const message = identityKeptMessage(REGENERATE_IDENTITY_ANNOTATION, s.name, reissued);
   s.log.info("re-key request answered: identity kept", { reissuedKubeconfig: reissued !== undefined });
-  s.deps.recorder.post(s.cluster, "Warning", "IdentityKept", message);
+  postEvent(s.deps.recorder, s.cluster, "IdentityKept", message);
   await removeRekeyRequest(s);
 }
 

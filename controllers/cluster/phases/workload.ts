@@ -19,6 +19,7 @@ import { secretValue } from "../secrets.ts";
 import type { ClusterScope } from "../scope.ts";
 import type { WorkloadView } from "../view.ts";
 import { DRAIN_REQUEUE_MS, type Requeue } from "../requeue.ts";
+import { postEvent } from "../../events.ts";
 
 const clusterKey = (s: ClusterScope) => keyOf(s.namespace, s.name);
 
@@ -89,7 +90,7 @@ export async function drainBeforeChange(
   for (const d of drains) {
     if (d.state !== "TimedOut") continue;
     const note = settings.onTimeout === "Proceed" ? `${d.message}; proceeding (onTimeout: Proceed)` : d.message;
-    s.deps.recorder.post(s.cluster, "Warning", "DrainTimeout", note);
+    postEvent(s.deps.recorder, s.cluster, "DrainTimeout", note);
   }
   const busy = drains.filter((d) => d.state !== "Drained").map((d) => d.machine);
   return {
@@ -106,14 +107,14 @@ function announceDrain(s: ClusterScope, machine: string, p: DrainProgress, leavi
   // Once per drain, even if a stale cache makes the next pass cordon the Node again.
   if (p.cordoned && drainNotes.allow(`${machine}/cordon`, "NodeCordoned", "", s.now.getTime())) {
     const why = leaving ? "it leaves the cluster" : "its configuration changes";
-    s.deps.recorder.post(s.cluster, "Normal", "NodeCordoned", `cordoned Node ${machine} to drain it: ${why}`);
+    postEvent(s.deps.recorder, s.cluster, "NodeCordoned", `cordoned Node ${machine} to drain it: ${why}`);
   }
   if (p.state !== "Draining") {
     drainNotes.clear(`${machine}/cordon`);
     return drainNotes.clear(machine);
   }
   if (drainNotes.allow(machine, "DrainWaiting", p.message, s.now.getTime())) {
-    s.deps.recorder.post(s.cluster, "Normal", "DrainWaiting", p.message);
+    postEvent(s.deps.recorder, s.cluster, "DrainWaiting", p.message);
   }
 }
 
@@ -131,7 +132,7 @@ export async function settleWorkloadNodes(
     if (n.state !== "Ready" || draining.has(n.machine) || !w.nodes.get(n.machine)?.drainStarted) continue;
     try {
       if (await uncordon(conn, n.machine)) {
-        s.deps.recorder.post(s.cluster, "Normal", "NodeUncordoned", `uncordoned Node ${n.machine}: Ready again`);
+        postEvent(s.deps.recorder, s.cluster, "NodeUncordoned", `uncordoned Node ${n.machine}: Ready again`);
       }
     } catch (err) {
       s.log.error("cannot uncordon", { node: n.machine, error: errorMessage(err) });
@@ -145,7 +146,7 @@ export async function settleWorkloadNodes(
     try {
       if (await deleteNode(conn, name)) {
         s.log.info("deleted the Node of a departed machine", { node: name });
-        s.deps.recorder.post(s.cluster, "Normal", "NodeDeleted", `deleted Node ${name}: its machine left`);
+        postEvent(s.deps.recorder, s.cluster, "NodeDeleted", `deleted Node ${name}: its machine left`);
       }
     } catch (err) {
       s.log.error("cannot delete a departed Node", { node: name, error: errorMessage(err) });

@@ -11,7 +11,7 @@
 import { errorMessage, type Logger, withFields } from "../../../lib/runtime/log.ts";
 import { type ConnectionOptions, WorkloadConnection, type WorkloadView } from "./connection.ts";
 import { workloadClients } from "./connect.ts";
-import { type TargetPolicy, targetPolicy } from "./targets.ts";
+import { type TargetPolicy, targetPolicy, type TargetRules } from "./targets.ts";
 import { watchChanges, watchedClusters } from "../../../core/nodes/watches.ts";
 import { RoundGate } from "./rounds.ts";
 
@@ -55,7 +55,7 @@ export const MAX_WATCHES = 100;
 /** One shared, lazily opened connection per workload cluster. */
 export class WorkloadCache {
   readonly #o: WorkloadCacheOptions;
-  readonly #policy: TargetPolicy;
+  readonly #policy: TargetRules;
   readonly #now: () => Date;
   readonly #entries = new Map<string, Entry>();
   readonly #closing = new Set<Promise<void>>();

@@ -11,7 +11,7 @@ import { parseIssuedKubeconfig } from "../../../core/render/kubeconfig.ts";
 import { KubeClient, type KubeConfig } from "../../../lib/kube/client.ts";
 import { staticCredentials } from "../../../lib/kube/credentials.ts";
 import { transportOf, transports } from "../../../lib/kube/transport.ts";
-import { refusedTarget, type TargetPolicy } from "./targets.ts";
+import { nameCheck, refusedTarget, type TargetPolicy } from "./targets.ts";
 
 export interface WorkloadClientOptions {
   policy: TargetPolicy;
@@ -27,7 +27,13 @@ export function workloadClient(kubeconfig: string, o: WorkloadClientOptions): Ku
 }
 
 function clientFor(kc: KubeConfig, o: WorkloadClientOptions): KubeClient {
-  return new KubeClient(kc, { userAgent: "nico-workload", fieldManager: "nico", timeoutMs: o.timeoutMs ?? 5_000 });
+  return new KubeClient(kc, {
+    userAgent: "nico-workload",
+    fieldManager: "nico",
+    timeoutMs: o.timeoutMs ?? 5_000,
+    untrusted: true,
+    beforeRequest: nameCheck(o.policy),
+  });
 }
 
 function workloadConfig(kubeconfig: string, o: WorkloadClientOptions): KubeConfig {

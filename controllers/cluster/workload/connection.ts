@@ -187,7 +187,7 @@ export class WorkloadConnection {
     try {
       const text = (await this.client.getText("/readyz", AbortSignal.timeout(this.#o.probeIntervalMs))).trim();
       state = text === "ok" ? "Available" : "Unavailable";
-      message = text === "ok" ? "/readyz answers ok" : `/readyz answers ${JSON.stringify(text.slice(0, 200))}`;
+      message = text === "ok" ? "/readyz answers ok" : `/readyz answers ${failedChecks(text)}`;
     } catch (err) {
       state = "Unavailable";
       message = `/readyz: ${errorMessage(err)}`;
@@ -295,4 +295,13 @@ export class WorkloadConnection {
     ]);
     await this.client.close();
   }
+}
+
+/**
+ * What a `/readyz` answer other than `ok` says, without quoting it (the answer is the server's to write): the
+ * names of the checks it reports failed (`[-]etcd failed`), else that it said something else.
+ */
+export function failedChecks(text: string): string {
+  const failed = [...text.matchAll(/^\[-\]([a-z0-9/_.-]{1,60}) failed/gm)].map((m) => m[1]!).slice(0, 10);
+  return failed.length ? `not ok: failed ${failed.join(", ")}` : "something other than ok (not shown)";
 }

@@ -15,6 +15,21 @@ import { errorMessage, type Logger } from "../../../lib/runtime/log.ts";
 /** The port a control-plane node's own API server listens on (the flake contract). */
 export const NODE_API_PORT = 6443;
 
+/** What a version looks like (`v1.31.4`, `v1.31.4+k3s1`): anything else in `gitVersion` is not taken, nor shown. */
+const GIT_VERSION = /^v?\d{1,3}\.\d{1,3}(\.\d{1,5})?([-+.][0-9A-Za-z.+-]{0,60})?$/;
+
+/** The `gitVersion` of a `/version` answer, or `undefined` when it names none a version could be. */
+export function gitVersionOf(text: string): string | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined; // a SyntaxError would quote the answer
+  }
+  const v = (json as { gitVersion?: unknown } | null)?.gitVersion;
+  return typeof v === "string" && GIT_VERSION.test(v) ? v : undefined;
+}
+
 /** A control-plane node to ask: its Machine, its address, and when it last applied (asked again after that). */
 export interface ApiServerTarget {
   machine: string;
@@ -84,10 +99,10 @@ export class ApiServerVersions {
     let answer: ApiServerAnswer;
     try {
       const text = await this.#clientFor(t.host).getText("/version", AbortSignal.timeout(this.#o.timeoutMs));
-      const version = (JSON.parse(text) as { gitVersion?: unknown }).gitVersion;
-      answer = typeof version === "string" && version
+      const version = gitVersionOf(text);
+      answer = version
         ? { host: t.host, at: this.#o.now(), version }
-        : { host: t.host, at: this.#o.now(), error: "/version names no gitVersion" };
+        : { host: t.host, at: this.#o.now(), error: "/version names no gitVersion (the answer is not shown)" };
     } catch (err) {
       answer = { host: t.host, at: this.#o.now(), error: `/version: ${errorMessage(err)}` };
     } finally {

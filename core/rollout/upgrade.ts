@@ -8,10 +8,10 @@
  * @module
  */
 import type { Plane } from "../contract/labels.ts";
-import type { PlanNode, RolloutInput } from "../rollout/types.ts";
-import { rolloutSteps } from "../rollout/steps.ts";
-import { type ChainNode, planVersions } from "./chain.ts";
-import { formatVersion, type KubeVersion } from "./version.ts";
+import type { PlanNode, RolloutInput } from "./types.ts";
+import { rolloutSteps } from "./steps.ts";
+import { type ChainNode, planVersions } from "../versions/chain.ts";
+import { formatVersion, type KubeVersion } from "../versions/version.ts";
 
 /** One step of an upgrade: the nodes of a plane going to one version, in the order the planner takes them. */
 export interface UpgradeStep {
@@ -38,7 +38,7 @@ function moves(n: ChainNode, want: KubeVersion): boolean {
  *
  * @example
  * ```ts
- * import { upgradeSteps } from "./steps.ts";
+ * import { upgradeSteps } from "./upgrade.ts";
  * const at = (minor: number) => ({ minor, patch: 4 });
  * const node = (machine: string, plane: "controlPlane" | "dataPlane") => ({ machine, plane, rendered: { minor: 30 }, reported: at(30) });
  * const steps = upgradeSteps({ minor: 32 }, [node("cp-1", "controlPlane"), node("cp-2", "controlPlane"), node("w-1", "dataPlane")], {
