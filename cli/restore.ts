@@ -81,7 +81,7 @@ export function previewText(p: RestorePreview): string {
 /** A request id nobody used: the time, and a few random letters. */
 export function newRequestId(now: Date): string {
   const t = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "").replace("T", "-").toLowerCase();
-  return `restore-${t}-${crypto.randomUUID().slice(0, 4)}`;
+  return `restore-${t}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
 async function backupOf(client: KubeClient, c: KubernetesCluster, from: string): Promise<BackupRecord> {

@@ -12,12 +12,9 @@
  *   {@link ETCD_JOIN_ANNOTATION} `voter`, it is added as a voter at once and
  *   started (as kubeadm joins); with `fail`, the member is added and never
  *   started (a failed join);
- * - a switch stops the member (the node restarts k3s) and its apply starts
- *   it again, with its data;
- * - `#minimal` (the configuration's removal) stops it and leaves the member
- *   in the list, as kubeadm does: removing it is NICO's job;
- * - a configuration whose `cluster.nix` carries a restore part restores the
- *   backup or rejoins the restored cluster (./sim-etcd-restore.ts).
+ * - a switch stops the member (the node restarts k3s) and its apply starts it again, with its data;
+ * - `#minimal` (the configuration's removal) stops it and leaves the member in the list, as kubeadm does;
+ * - a `cluster.nix` restore part restores the backup or rejoins (./sim-etcd-restore.ts).
  *
  * A configuration that carries no etcd CA runs no etcd (a cluster without
  * the contract); the mode `none` runs none for any cluster, `foreign-ca` runs

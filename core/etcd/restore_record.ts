@@ -12,6 +12,7 @@ import {
   type RestoreStep,
 } from "../../crds/restore.ts";
 import type { ReasonOf } from "../../crds/conditions/mod.ts";
+import type { EventReason } from "../../crds/events.ts";
 
 /** What a control-plane node's configuration tells its flake to do for a restore. */
 export type RestoreRole = "restore" | "rejoin";
@@ -71,7 +72,7 @@ export type RestoreAct = "lookupBackup" | "safetySnapshot" | "presign" | "withdr
 
 export interface RestoreEvent {
   type: "Normal" | "Warning";
-  reason: string;
+  reason: EventReason;
   message: string;
 }
 
@@ -107,7 +108,7 @@ export function enter(
 }
 
 /** An Event the shell posts on the cluster. */
-export function event(type: RestoreEvent["type"], reason: string, message: string): RestoreEvent {
+export function event(type: RestoreEvent["type"], reason: EventReason, message: string): RestoreEvent {
   return { type, reason, message };
 }
 

@@ -24,7 +24,7 @@ Deno.test("nico restore's preview: the backup's time and revision, and what is r
 Deno.test("nico restore's request ids are DNS labels, new each time", () => {
   const a = newRequestId(new Date("2026-12-04T13:05:09.120Z"));
   const b = newRequestId(new Date("2026-12-04T13:05:09.120Z"));
-  assert.match(a, /^restore-20261204-130509-[0-9a-f]{4}$/);
+  assert.match(a, /^restore-20261204-130509-[0-9a-f]{8}$/);
   assert.match(a, REQUEST_ID);
   assert.ok(a.length <= 63);
   assert.notEqual(a, b);

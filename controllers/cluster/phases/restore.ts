@@ -34,6 +34,7 @@ import type { RolloutPlan } from "../../../core/rollout/plan.ts";
 import { restoreCondition } from "../../../core/status/restore.ts";
 import type { ConditionInput } from "../../../core/status/conditions.ts";
 import { etcdClientCertificate } from "../etcd/trust.ts";
+import { postEvent } from "../../events.ts";
 import {
   expiresSoon,
   lookupBackup,
@@ -91,7 +92,7 @@ export async function reconcileRestore(s: ClusterScope, i: RestoreInput): Promis
   }
   if (plan.act === "withdraw" && base.instruction !== undefined) await withdrawInstruction(s);
   if (plan.active && plan.record?.step === "Restoring") await renew(s, plan.record);
-  for (const e of events) s.deps.recorder.post(s.cluster, e.type, e.reason, e.message);
+  for (const e of events) postEvent(s.deps.recorder, s.cluster, e.reason, e.message);
   const rec = plan.record;
   const desired = rec && plan.roles.size && rec.backup && rec.sha256
     ? { requestId: rec.requestId, backup: rec.backup, sha256: rec.sha256, roles: plan.roles }
@@ -125,7 +126,7 @@ async function act(s: ClusterScope, i: RestoreInput, plan: RestorePlan): Promise
   }
   const why = await presignInstruction(s, rec.requestId, rec.from, rec.backup ?? "");
   if (why) {
-    s.deps.recorder.post(s.cluster, "Warning", "RestoreUrlFailed", `restore ${rec.requestId}: ${why}`);
+    postEvent(s.deps.recorder, s.cluster, "RestoreUrlFailed", `restore ${rec.requestId}: ${why}`);
     return {};
   }
   return { instruction: rec.requestId };
@@ -137,7 +138,7 @@ async function renew(s: ClusterScope, rec: RestoreStatus): Promise<void> {
   if (secret?.metadata.annotations?.[RESTORE_REQUEST_ANNOTATION] !== rec.requestId) return;
   if (!expiresSoon(secret, s.now)) return;
   const why = await presignInstruction(s, rec.requestId, rec.from, rec.backup ?? "");
-  if (why) s.deps.recorder.post(s.cluster, "Warning", "RestoreUrlFailed", `restore ${rec.requestId}: ${why}`);
+  if (why) postEvent(s.deps.recorder, s.cluster, "RestoreUrlFailed", `restore ${rec.requestId}: ${why}`);
 }
 
 /** A member that answers and NICO's credentials for it, or why there is none. */
