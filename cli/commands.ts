@@ -1,6 +1,6 @@
 /**
  * The user commands of the `nico` binary, and the `kubectl nico` plugin
- * name: `get`, `describe`, `plan`, `kubeconfig`, `backup`, `backups`.
+ * name: `get`, `describe`, `plan`, `kubeconfig`, `backup`, `backups`, `restore`.
  *
  * @module
  */
@@ -15,6 +15,7 @@ export const USER_COMMANDS: Record<string, string> = {
   kubeconfig: "a cluster's admin kubeconfig: stdout, --file, or --merge into your kubeconfig",
   backup: "take an etcd backup of a cluster now, wait for it and print it",
   backups: "list a cluster's etcd backups in its store: time, reason, size, revision, hash, member",
+  restore: "restore a cluster's etcd from a backup: shows what is rewound, asks, sets spec.etcd.restore",
 };
 
 /** Whether the binary runs as the kubectl plugin (installed as `kubectl-nico`). */
@@ -39,6 +40,8 @@ export async function runUserCommand(command: string, args: string[]): Promise<n
         return await (await import("./backup.ts")).backup(args);
       case "backups":
         return await (await import("./backup.ts")).backups(args);
+      case "restore":
+        return await (await import("./restore.ts")).restore(args);
       default:
         throw new UsageError(`unknown command ${command}`);
     }

@@ -186,6 +186,48 @@ function backupRow(b: Backups): Entry | undefined {
   };
 }
 
+const RESTORE_PAINT: Record<string, Paint> = {
+  Succeeded: "green",
+  Refused: "red",
+  Failed: "red",
+  Restored: "green",
+  Rejoined: "green",
+  Waiting: "gray",
+};
+
+/** The last restore (status.restore): its step and message, then each control-plane node's part in it. */
+function restoreRows(v: ClusterView): Entry[] {
+  const r = v.cluster.status?.restore;
+  if (!r) return [];
+  const source = `${r.backup ?? "backup not found yet"}${r.from ? ` of ${r.from}` : ""}`;
+  const undo = r.safetySnapshot ? `; undo: restore ${r.safetySnapshot}` : "";
+  const head: Entry = {
+    cells: [
+      `├─Restore/${r.requestId}`,
+      { text: r.step, paint: RESTORE_PAINT[r.step] ?? "yellow" },
+      "",
+      "",
+      "",
+      r.finishedAt ?? r.startedAt,
+      `${source}: ${r.message}${undo}`,
+    ],
+    below: "│ ",
+  };
+  const nodes = (r.nodes ?? []).map((n, i, all): Entry => ({
+    cells: [
+      `│ ${i === all.length - 1 ? "└─" : "├─"}${n.name}`,
+      { text: n.state, paint: RESTORE_PAINT[n.state] ?? (n.state === "Failed" ? "red" : "yellow") },
+      "",
+      "",
+      "",
+      "",
+      n.message ?? "",
+    ],
+    below: `│ ${i === all.length - 1 ? "  " : "│ "}`,
+  }));
+  return [head, ...nodes];
+}
+
 /** ` (shard edge-1)` after the cluster's name, `, moving from …` while another shard still wrote its status; none for the default shard. */
 function shardTag(c: ClusterView["cluster"]): string {
   const { wanted, last } = clusterShards(c);
@@ -221,6 +263,7 @@ export function renderDescribe(v: ClusterView, style: Style, o: DescribeOptions)
   const all = o.showConditions === "all";
   if (all) rows.push(...conditionRows("│ ", conds, o));
   rows.push(...etcdRows(v));
+  rows.push(...restoreRows(v));
   const planes = [
     { plane: "controlPlane", title: "ControlPlane", status: s?.controlPlane },
     { plane: "dataPlane", title: "Workers", status: s?.dataPlane },

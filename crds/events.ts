@@ -58,6 +58,7 @@ export const EVENTS = {
   ),
   EtcdBackupTaken: normal("an etcd snapshot was written to the store (and older ones beyond `keep` deleted)"),
   EtcdLeaderMoved: normal("NICO moved etcd's leadership off a member before its node changes or leaves"),
+  EtcdMemberRejoined: normal("in a restore of etcd, a control-plane node rejoined the restored cluster"),
   EtcdMemberRemoved: normal("NICO removed an etcd member: of a departing node, or an orphan (see `OrphanMember`)"),
   EtcdMembershipBlocked: warning(
     "etcd's membership cannot change safely now (quorum, a voter that does not answer); the control-plane steps wait",
@@ -67,6 +68,7 @@ export const EVENTS = {
     "a leadership move or a member's removal failed; NICO tries again",
     "nothing, unless it repeats: then look at the members the message names",
   ),
+  EtcdRestored: normal("in a restore of etcd, the bootstrap node restored the backup and its member answers"),
   IdentityKept: warning(
     "a re-key was asked for (`nico.homystack.com/regenerate-identity=true`) and nothing was lost: the tokens and CAs stay, the admin kubeconfig is re-issued",
     "to rotate by hand, follow the section above",
@@ -99,6 +101,27 @@ export const EVENTS = {
   RemediationStarted: warning(
     "NICO took a Machine out of service to replace it: the node, the reason, what replaces it",
     "look at the Machine once it is out; clear its mark to use it again",
+  ),
+  RestoreFailed: warning(
+    "a restore of etcd failed (the message says what was left as it was; see `Restoring` and `status.restore`)",
+    "fix what the message names, then ask again with a new `requestId` (docs/recovery.md)",
+  ),
+  RestoreRefused: warning(
+    "a restore of etcd was refused before anything was touched (a healthy quorum without `rewindHealthy`, no such backup, no store)",
+    "see the message; set a new `requestId` once fixed",
+  ),
+  RestoreRejoinFailed: warning(
+    "in a restore of etcd, a control-plane node failed to rejoin the restored cluster; the next waits",
+    "see the node's apply (`nico describe`); NICO waits for it",
+  ),
+  RestoreStarted: normal("NICO took a restore of etcd (`spec.etcd.restore`)"),
+  RestoreSucceeded: normal("a restore of etcd ended: every control-plane node is a member of the restored cluster"),
+  RestoreUrlFailed: warning(
+    "the backup's URL could not be presigned into the Secret `<cluster>-etcd-restore`; the restore waits",
+    "fix the store or its Secrets the message names",
+  ),
+  SafetySnapshotTaken: normal(
+    "before a restore of etcd, NICO took a snapshot that undoes it (`status.restore.safetySnapshot`)",
   ),
   ShardChanged: normal("this cluster is reconciled by another shard now (its shard label changed)"),
   ShardNotRunning: warning(

@@ -13,6 +13,7 @@ import { durationPattern, parseDuration } from "../lib/duration.ts";
 import { NioSettings } from "./nio.ts";
 import { BackupSpec } from "./backup.ts";
 import { Remediation, Spares } from "./remediation.ts";
+import { RestoreRequest } from "./restore.ts";
 import type { KubernetesClusterStatus } from "./status.ts";
 import { SPEC_VERSION_MESSAGE, SPEC_VERSION_PATTERN, SpecVersion } from "./version.ts";
 
@@ -170,6 +171,7 @@ export const EtcdSettings = z.object({
   clientPort: z.int().min(1).max(65535).default(2379)
     .describe("The port stacked etcd serves clients on, on each control-plane node's address (the flake contract)."),
   backup: BackupSpec.optional(),
+  restore: RestoreRequest.optional(),
 }).describe(
   "Stacked etcd as the flake runs it. NICO reaches it with a client certificate from the etcd CA it issues; " +
     "absent: port 2379.",

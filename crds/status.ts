@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { StatusVersion, VersionsStatus } from "./version.ts";
 import { BackupsStatus } from "./backup.ts";
+import { RestoreStatus } from "./restore.ts";
 
 export const ConditionStatus = z.enum(["True", "False", "Unknown"]);
 
@@ -123,6 +124,7 @@ export const KubernetesClusterStatus = z.object({
     ),
   }).optional().describe("Progress of the current rollout."),
   etcd: EtcdStatus.optional(),
+  restore: RestoreStatus.optional(),
   shard: z.string().optional().describe(
     "The shard that reconciles this cluster (its nico.homystack.com/shard label, run with nico run --shard); absent: the default shard.",
   ),

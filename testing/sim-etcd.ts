@@ -12,10 +12,9 @@
  *   {@link ETCD_JOIN_ANNOTATION} `voter`, it is added as a voter at once and
  *   started (as kubeadm joins); with `fail`, the member is added and never
  *   started (a failed join);
- * - a switch stops the member (the node restarts k3s) and its apply starts
- *   it again, with its data;
- * - `#minimal` (the configuration's removal) stops it and leaves the member
- *   in the list, as kubeadm does: removing it is NICO's job.
+ * - a switch stops the member (the node restarts k3s) and its apply starts it again, with its data;
+ * - `#minimal` (the configuration's removal) stops it and leaves the member in the list, as kubeadm does;
+ * - a `cluster.nix` restore part restores the backup or rejoins (./sim-etcd-restore.ts).
  *
  * A configuration that carries no etcd CA runs no etcd (a cluster without
  * the contract); the mode `none` runs none for any cluster, `foreign-ca` runs
@@ -35,6 +34,7 @@ import { type Machine, machineAddress, type NixosConfiguration } from "../core/c
 import { ETCD_CA_FILE, ETCD_CA_KEY_FILE } from "../core/render/desired.ts";
 import { etcdClientUrl, type EtcdMemberProcess, etcdPeerUrl, startEtcdMember } from "./etcd.ts";
 import { eventually } from "./helpers.ts";
+import { download, restoreInto, type RestorePart, restorePartOf } from "./sim-etcd-restore.ts";
 
 /** On a Machine, `fail`: its join adds its etcd member and never starts it; `voter`: it joins as a voter at once. */
 export const ETCD_JOIN_ANNOTATION = "sim.nico.homystack.com/etcd-join";
@@ -58,8 +58,10 @@ interface Host {
   proc?: EtcdMemberProcess | undefined;
   /** What the host does, one thing at a time (a switch's stop, then its start). */
   busy: Promise<unknown>;
-  /** Killed (a dead host): nothing it is sent starts its member again until it is revived. */
+  /** Killed (a dead host): nothing it is sent starts its member again until it is revived (or takes a restore part). */
   dead?: boolean;
+  /** The restore requests whose part it took (./sim-etcd-restore.ts): each once. */
+  parts: Set<string>;
 }
 
 interface Cluster {
@@ -67,6 +69,8 @@ interface Cluster {
   /** A client the hosts use (joins, promotions, the switch's leader check). */
   client: EtcdClient;
   hosts: Map<string, Host>;
+  /** The last restore: the hosts of the cluster it made (the restored one, then each that rejoined). */
+  restored?: { requestId: string; hosts: Set<string> } | undefined;
 }
 
 /** The simulated members of every cluster, fed by the workload clusters' hooks. */
@@ -74,8 +78,8 @@ export interface SimEtcd {
   applied(cfg: NixosConfiguration, machine: Machine): Promise<void>;
   applyStarted(cfg: NixosConfiguration, machine: Machine): Promise<void>;
   removed(cfg: NixosConfiguration, machine: Machine): Promise<void>;
-  /** Stops a member, as a dead host would (`revive` starts it again). */
-  kill(namespace: string, cluster: string, machine: string): Promise<void>;
+  /** Stops a member, as a dead host would (`revive` starts it again); `wipe`: its data is lost too. */
+  kill(namespace: string, cluster: string, machine: string, wipe?: boolean): Promise<void>;
   revive(namespace: string, cluster: string, machine: string): Promise<void>;
   /** The etcd CA a cluster's members use (for a test's own watcher). */
   ca(namespace: string, cluster: string): KeyPair | undefined;
@@ -144,6 +148,7 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
         dir: `${root}/${keyOf(cfg).replace("/", "_")}/${name}`,
         port: 0,
         busy: Promise.resolve(),
+        parts: new Set(),
       };
     h.port = clientPortOf(cfg);
     c.hosts.set(name, h);
@@ -162,7 +167,7 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
     },
     applyStarted: (cfg, machine) => switchStops(clusters, stops, cfg, machine),
     removed: (cfg, machine) => stopHost(clusters.get(keyOf(cfg))?.hosts.get(machine.metadata.name), true),
-    kill: (ns, cluster, machine) => killHost(clusters.get(`${ns}/${cluster}`)?.hosts.get(machine)),
+    kill: (ns, cluster, machine, wipe) => killHost(clusters.get(`${ns}/${cluster}`)?.hosts.get(machine), wipe),
     async revive(ns, cluster, machine) {
       const c = clusters.get(`${ns}/${cluster}`);
       const h = c?.hosts.get(machine);
@@ -178,6 +183,8 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
 
   /** A host's apply: its member restarted with its data, a new cluster on the bootstrap node, or a join. */
   async function apply(c: Cluster, h: Host, cfg: NixosConfiguration, machine: Machine): Promise<void> {
+    const part = restorePartOf(cfg);
+    if (part && !h.parts.has(part.requestId)) return await takePart({ management, root }, c, h, cfg, machine, part);
     if (h.proc || h.dead) return;
     const peer = etcdPeerUrl(h.host);
     const exists = await Deno.stat(`${h.dir}/data`).then(() => true, () => false);
@@ -189,9 +196,9 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
 }
 
 /** A dead host: its member stops, and no later apply (a scheduled day-two run) brings it back until revived. */
-function killHost(h: Host | undefined): Promise<void> {
+function killHost(h: Host | undefined, wipe = false): Promise<void> {
   if (h) h.dead = true;
-  return stopHost(h, false);
+  return stopHost(h, wipe);
 }
 
 /** A switch stops the host's member (recording whether it led then). */
@@ -306,4 +313,38 @@ async function join(c: Cluster, h: Host, machine: Machine, others: () => string[
     60_000,
     300,
   );
+}
+
+/** The host's part in a restore (./sim-etcd-restore.ts): restore the backup, or remove its data and rejoin. */
+async function takePart(
+  at: { management: KubeClient; root: string },
+  c: Cluster,
+  h: Host,
+  cfg: NixosConfiguration,
+  machine: Machine,
+  part: RestorePart,
+): Promise<void> {
+  if (part.role === "restore") {
+    const file = `${at.root}/${keyOf(cfg).replace("/", "_")}-${part.requestId}.db`;
+    await download(at.management, cfg, part, file);
+    // Already inside the host's serial work (apply): stop and wipe here, not through stopHost's queue.
+    await h.proc?.stop();
+    h.proc = undefined;
+    await Deno.remove(h.dir, { recursive: true }).catch(() => {});
+    await restoreInto(file, `${h.dir}/data`, h.name, etcdPeerUrl(h.host), part.initialCluster);
+    await Deno.remove(file);
+    h.proc = await start(c, h, part.initialCluster, "new");
+    c.restored = { requestId: part.requestId, hosts: new Set([h.name]) };
+  } else {
+    const r = c.restored?.requestId === part.requestId ? c.restored : undefined;
+    if (!r) throw new Error(`no host restored ${part.requestId}: nothing to rejoin`);
+    await h.proc?.stop();
+    h.proc = undefined;
+    const members = () =>
+      [...r.hosts].map((n) => c.hosts.get(n)).filter((x) => x?.proc).map((x) => etcdClientUrl(x!.host, x!.port));
+    await join(c, h, machine, members);
+    r.hosts.add(h.name);
+  }
+  h.dead = false;
+  h.parts.add(part.requestId);
 }

@@ -5,9 +5,12 @@
  * that the status can be computed however the pass ends.
  *
  * Every write of a pass is a step named in {@link runPhases}: the observers
- * (runs, workload, versions, etcd) and the plan write nothing; the drains,
- * etcd's membership change, the configurations, the etcd backups (a job of
- * their own off the pass, phases/backup.ts), the releases, the
+ * (runs, workload, versions, etcd) and the plan write nothing; a restore of
+ * etcd (phases/restore.ts: the store, the restore Secret; while it runs the
+ * plan is its own, and the drains, etcd's membership change and remediation
+ * are not asked), the drains, etcd's membership change, the configurations,
+ * the etcd backups (a job of their own off the pass, phases/backup.ts), the
+ * releases, the
  * remediation, the kubeconfig, Argo CD and the workload Nodes each write
  * what their own step decided. The runs are gathered once, by the runs
  * step, and handed to whoever needs them.
@@ -29,6 +32,7 @@ import { observeRuns, type PassRuns } from "./phases/runs.ts";
 import { etcdBeforeChange, type EtcdOutcome, observeEtcd } from "./phases/etcd.ts";
 import { backupGate, type BackupsOutcome, reconcileBackups } from "./phases/backup.ts";
 import { answerKeptRekey, reconcileSecrets } from "./phases/secrets.ts";
+import { reconcileRestore, type RestoreOutcome } from "./phases/restore.ts";
 import { REKEY_KUBECONFIG_REASON } from "../../core/render/identity.ts";
 import { drainBeforeChange, type DrainOutcome, observeWorkload, settleWorkloadNodes } from "./phases/workload.ts";
 import { observeVersions, type VersionsView } from "./versions.ts";
@@ -55,6 +59,8 @@ export interface PassRecord {
   versions?: VersionsView | undefined;
   /** What the pass sees of etcd. */
   etcd?: EtcdView | undefined;
+  /** A restore of etcd asked for or under way: `status.restore`, `Restoring`, the nodes' parts (phases/restore.ts). */
+  restore?: RestoreOutcome | undefined;
   /** What the plan decided (it writes nothing). */
   planned?: Planned | undefined;
   /** The drains before the change, and the plan with their holds. */
@@ -96,16 +102,22 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
   const workload = rec.workload = observeWorkload(s);
   const versions = rec.versions = observeVersions(s, workload, runs);
   const etcd = rec.etcd = await observeEtcd(s, identity);
-  const backup = backupGate(s);
-  const planned = rec.planned = planConfigurations(s, { identity, workload, runs, versions, etcd, backup });
-  const drains = rec.drains = await drainBeforeChange(s, planned.plan, workload);
-  const etcdChange = rec.etcdChange = await etcdBeforeChange(s, drains.plan, etcd, reportsOf(planned.members ?? []));
+  const restore = rec.restore = await reconcileRestore(s, { identity, etcd, view: { workload, runs } });
+  const restoring = restore?.plan.active === true;
+  const backup = restoring ? undefined : backupGate(s);
+  const planned = rec.planned = planConfigurations(s, { identity, workload, runs, versions, etcd, backup, restore });
+  const drains = rec.drains = restoring
+    ? { plan: planned.plan, draining: new Set<string>() }
+    : await drainBeforeChange(s, planned.plan, workload);
+  const etcdChange = rec.etcdChange = restoring
+    ? { plan: drains.plan }
+    : await etcdBeforeChange(s, drains.plan, etcd, reportsOf(planned.members ?? []));
   const wrote = await writeConfigurations(s, planned, etcdChange.plan, rec.written, runs);
   rec.backups = await reconcileBackups(s, etcdChange.plan, etcd, identity);
   const releases = rec.releases = await reconcileReleases(s);
   const members = passMembers(s, rec);
   const nodes = reportsOf(members);
-  if (!planned.blocked) rec.remediation = await reconcileRemediation(s, members, workload, etcd);
+  if (!planned.blocked && !restoring) rec.remediation = await reconcileRemediation(s, members, workload, etcd);
   const target = rec.kubeconfigTarget = kubeconfigTarget(s, nodes, planned.endpoint);
   const force = identity.rekeyKept ? REKEY_KUBECONFIG_REASON : undefined;
   const kubeconfig = await reconcileKubeconfig(s, target, identity.ca, force);
@@ -120,6 +132,7 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
     releases.requeue,
     rec.remediation?.requeue,
     rec.backups?.requeue,
+    restore?.requeue,
   ];
   return { nodes, wishes };
 }
@@ -167,5 +180,6 @@ export function phaseConditions(rec: PassRecord): ConditionInput[] {
     rec.argoCd,
     rec.etcd && etcdCondition(rec.etcd.sight, rec.etcdChange?.membership),
     rec.backups?.condition,
+    rec.restore?.condition,
   ].filter((c) => c !== undefined);
 }

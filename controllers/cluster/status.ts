@@ -115,6 +115,7 @@ export function passStatusInput(
         ...(rec.backups ? { backups: rec.backups.status } : {}),
       }
       : undefined,
+    restore: rec.restore?.plan.record,
     workloadApi: rec.workload && !rec.workload.disabled
       ? { available: rec.workload.api.state === "Available", message: rec.workload.api.message }
       : undefined,

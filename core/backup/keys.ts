@@ -41,6 +41,21 @@ export function backupKey(prefix: string, cluster: string, time: Date, reason: B
 }
 
 /**
+ * The key of the safety snapshot a restore takes before it touches anything (`pre-restore`): named apart from the
+ * backups {@link isBackupKey} knows, so retention never deletes it and `latest` never picks it.
+ *
+ * @example
+ * ```ts
+ * import { safetySnapshotKey } from "./keys.ts";
+ * safetySnapshotKey("infra/prod/", "prod", new Date("2026-12-04T13:05:09.120Z"));
+ * // "infra/prod/prod-20261204T130509Z-pre-restore.db"
+ * ```
+ */
+export function safetySnapshotKey(prefix: string, cluster: string, time: Date): string {
+  return `${prefix}${cluster}-${stamp(time)}-pre-restore.db`;
+}
+
+/**
  * Whether `key` names one of the cluster's backups as {@link backupKey} makes them (directly under the prefix).
  *
  * @example

@@ -19,6 +19,10 @@ export const PAUSED_ANNOTATION = `${PREFIX}/paused`;
  * `status.etcd.backups.request` (docs/backups.md).
  */
 export const BACKUP_REQUEST_ANNOTATION = `${PREFIX}/backup-request`;
+/** On the Secret `<cluster>-etcd-restore`: the restore request (`spec.etcd.restore.requestId`) its URL is for. */
+export const RESTORE_REQUEST_ANNOTATION = `${PREFIX}/restore-request`;
+/** On the Secret `<cluster>-etcd-restore`: when its presigned URL expires, RFC 3339. */
+export const RESTORE_EXPIRES_ANNOTATION = `${PREFIX}/restore-url-expires`;
 /** Finalizer that lets NICO release Machines before a cluster goes away. */
 export const FINALIZER = `${PREFIX}/cleanup`;
 

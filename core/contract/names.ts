@@ -67,6 +67,8 @@ export const kubeconfigSecret = (cluster: string) => `${cluster}-kubeconfig`;
 export const etcdCaSecret = (cluster: string) => `${cluster}-etcd-ca`;
 /** The etcd CA's key alone (`tls.key`), for the same reason as {@link caKeySecret}. */
 export const etcdCaKeySecret = (cluster: string) => `${cluster}-etcd-ca-key`;
+/** The restore instruction's presigned URL of the backup (`url`), for the bootstrap node during a restore only. */
+export const etcdRestoreSecret = (cluster: string) => `${cluster}-etcd-restore`;
 
 /**
  * Every Secret a cluster owns.
@@ -75,7 +77,7 @@ export const etcdCaKeySecret = (cluster: string) => `${cluster}-etcd-ca-key`;
  * ```ts
  * import { ownedSecretNames } from "./names.ts";
  * ownedSecretNames("prod").slice(0, 5); // ["prod-join-token", "prod-agent-token", "prod-ca", "prod-ca-key", "prod-kubeconfig"]
- * ownedSecretNames("prod").slice(5); // ["prod-etcd-ca", "prod-etcd-ca-key"]
+ * ownedSecretNames("prod").slice(5); // ["prod-etcd-ca", "prod-etcd-ca-key", "prod-etcd-restore"]
  * ```
  */
 export function ownedSecretNames(cluster: string): string[] {
@@ -87,5 +89,6 @@ export function ownedSecretNames(cluster: string): string[] {
     kubeconfigSecret(cluster),
     etcdCaSecret(cluster),
     etcdCaKeySecret(cluster),
+    etcdRestoreSecret(cluster),
   ];
 }

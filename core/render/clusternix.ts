@@ -14,6 +14,20 @@ export interface ClusterNode {
   address: string;
 }
 
+/** A node's part in a restore of etcd, as `cluster.nix` tells it (docs/cluster-nix.md#restore). */
+export interface ClusterNixRestore {
+  /** `spec.etcd.restore.requestId`: a flake runs its part once per id. */
+  id: string;
+  /** `restore`: the bootstrap node restores the backup; `rejoin`: the node removes its etcd data and joins. */
+  role: "restore" | "rejoin";
+  /** The backup's object key (for people and logs: the node downloads it from the URL in `etcd-restore-url`). */
+  backup: string;
+  /** The SHA-256 of the backup's database (64 hex digits; the object but its last 32 bytes, which hold it). */
+  sha256: string;
+  /** The restored cluster's members (`restore` only): the bootstrap node alone, by name and peer URL. */
+  members?: { name: string; peerURL: string }[] | undefined;
+}
+
 export interface ClusterNixInput {
   name: string;
   namespace: string;
@@ -25,6 +39,8 @@ export interface ClusterNixInput {
   etcd?: { clientPort: number } | undefined;
   /** The Kubernetes version this node is asked to run (`1.31`, `1.31.4`); absent: left out (the flake decides). */
   kubernetesVersion?: string | undefined;
+  /** The restore this node takes part in (docs/cluster-nix.md#restore); absent: none. */
+  restore?: ClusterNixRestore | undefined;
   /** What the cluster's nodes should run, as one id (see `configurationId` in core/render/desired.ts); absent: left out. */
   configuration?: string | undefined;
 }
@@ -58,6 +74,21 @@ function nodeList(nodes: ClusterNode[], indent: string): string {
   return `[\n${items.join("\n")}\n${indent}]`;
 }
 
+function restoreLines(r: ClusterNixRestore): string[] {
+  const members = (r.members ?? []).map((m) =>
+    `      { name = ${nixString(m.name)}; peerURL = ${nixString(m.peerURL)}; }`
+  );
+  return [
+    "  restore = {",
+    `    id = ${nixString(r.id)};`,
+    `    role = ${nixString(r.role)};`,
+    `    backup = ${nixString(r.backup)};`,
+    `    sha256 = ${nixString(r.sha256)};`,
+    ...(r.members ? [`    members = ${members.length ? `[\n${members.join("\n")}\n    ]` : "[ ]"};`] : []),
+    "  };",
+  ];
+}
+
 /**
  * Renders `cluster.nix`. Nodes appear in the order given (NICO passes name order).
  *
@@ -84,6 +115,7 @@ export function renderClusterNix(c: ClusterNixInput): string {
     `  workers = ${nodeList(c.workers, "  ")};`,
     ...(c.etcd ? [`  etcd = { clientPort = ${c.etcd.clientPort}; };`] : []),
     ...(c.kubernetesVersion ? [`  kubernetesVersion = ${nixString(c.kubernetesVersion)};`] : []),
+    ...(c.restore ? restoreLines(c.restore) : []),
     ...(c.configuration ? [`  configuration = ${nixString(c.configuration)};`] : []),
     "}",
     "",
@@ -120,4 +152,25 @@ export function clusterNixOf(cfg: NixosConfiguration): string | undefined {
  */
 export function askedVersion(clusterNix: string | undefined): string | undefined {
   return clusterNix === undefined ? undefined : /^ {2}kubernetesVersion = "([^"\\]*)";$/m.exec(clusterNix)?.[1];
+}
+
+/**
+ * The restore a `cluster.nix` text tells its node to take part in, as {@link renderClusterNix} wrote it (its id
+ * and role; undefined: none).
+ *
+ * @example
+ * ```ts
+ * import { askedRestore, renderClusterNix } from "./clusternix.ts";
+ * const c = { name: "c", namespace: "ns", endpoint: { host: "127.0.0.1", port: 6443 }, bootstrapNode: "cp-1", controlPlane: [], workers: [] };
+ * askedRestore(renderClusterNix({ ...c, restore: { id: "r1", role: "rejoin", backup: "b", sha256: "00" } })); // { requestId: "r1", role: "rejoin" }
+ * askedRestore(renderClusterNix(c)); // undefined
+ * ```
+ */
+export function askedRestore(
+  clusterNix: string | undefined,
+): { requestId: string; role: "restore" | "rejoin" } | undefined {
+  const m = clusterNix === undefined
+    ? null
+    : /^ {2}restore = \{\n {4}id = "([^"\\]*)";\n {4}role = "(restore|rejoin)";$/m.exec(clusterNix);
+  return m ? { requestId: m[1]!, role: m[2] as "restore" | "rejoin" } : undefined;
 }

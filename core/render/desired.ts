@@ -27,6 +27,7 @@ import {
   SSH_KEY_SECRET_KEY,
 } from "../contract/nio.ts";
 import { type ClusterNode, renderClusterNix } from "./clusternix.ts";
+import { type DesiredRestore, ETCD_RESTORE_URL_FILE, ETCD_RESTORE_URL_KEY, restoreBlock } from "./restore.ts";
 import { specHash } from "./hash.ts";
 
 export { clusterHash, specHash } from "./hash.ts";
@@ -38,6 +39,7 @@ import {
   configName,
   etcdCaKeySecret,
   etcdCaSecret,
+  etcdRestoreSecret,
   joinTokenSecret,
 } from "../contract/names.ts";
 import type { Selection } from "../machines/selection.ts";
@@ -81,6 +83,8 @@ export interface DesiredInput {
    * credentials: its nodes see no change.
    */
   etcd?: { clientPort: number } | undefined;
+  /** A restore of etcd under way: the control-plane nodes' parts in it (core/render/restore.ts). */
+  restore?: DesiredRestore | undefined;
 }
 
 /**
@@ -168,13 +172,15 @@ export function resolveEndpoint(
  * ```
  */
 export function clusterNixFor(input: DesiredInput, machine?: string): string {
-  return clusterNixAndId(input, machine === undefined ? undefined : input.versions?.get(machine)).text;
+  return clusterNixAndId(input, machine).text;
 }
 
-/** `cluster.nix` and its `configuration` id, for a node asked for `version` (none: no `kubernetesVersion`). */
-function clusterNixAndId(input: DesiredInput, version: string | undefined): { text: string; id: string } {
+/** `cluster.nix` and its `configuration` id, as `machine` receives it (its version, its part in a restore). */
+function clusterNixAndId(input: DesiredInput, machine: string | undefined): { text: string; id: string } {
   const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));
   const node = (name: string): ClusterNode => ({ name, address: nodeAddress(byName.get(name), name) });
+  const version = machine === undefined ? undefined : input.versions?.get(machine);
+  const restore = machine === undefined ? undefined : restoreBlock(input.restore, machine, node(machine).address);
   const body = {
     name: input.cluster.name,
     namespace: input.cluster.namespace,
@@ -184,6 +190,7 @@ function clusterNixAndId(input: DesiredInput, version: string | undefined): { te
     workers: [...input.selection.dataPlane.members].sort().map(node),
     ...(input.etcd ? { etcd: input.etcd } : {}),
     ...(version ? { kubernetesVersion: version } : {}),
+    ...(restore ? { restore } : {}),
   };
   const id = configurationId(input, renderClusterNix(body));
   return { text: renderClusterNix({ ...body, configuration: id }), id };
@@ -250,6 +257,9 @@ function nodeSpec(
         secretFile(ETCD_CA_KEY_FILE, etcdCaKeySecret(name), "tls.key"),
       );
     }
+    if (input.restore?.roles.get(machine) === "restore") {
+      files.push(secretFile(ETCD_RESTORE_URL_FILE, etcdRestoreSecret(name), ETCD_RESTORE_URL_KEY));
+    }
   }
   const ref = input.revision ?? spec.ref;
   // NIO v1's own fields only where NIO v1 runs: the older NIO's schema would prune them, and NICO would
@@ -292,12 +302,13 @@ function nodeSpec(
 export function desiredConfigurations(input: DesiredInput): NixosConfiguration[] {
   const { cluster } = input;
   const byName = new Map(input.machines.map((m) => [m.metadata.name, m]));
-  // One cluster.nix per version asked (nodes at different steps of an upgrade differ only there).
-  const byVersion = new Map<string | undefined, { text: string; id: string }>();
+  // One cluster.nix per version asked and part in a restore (nodes differ only there).
+  const byKind = new Map<string, { text: string; id: string }>();
   const rendered = (machine: string) => {
-    const version = input.versions?.get(machine);
-    let r = byVersion.get(version);
-    if (!r) byVersion.set(version, r = clusterNixAndId(input, version));
+    const role = input.restore?.roles.get(machine);
+    const kind = `${input.versions?.get(machine) ?? ""}|${role === "restore" ? machine : role ?? ""}`;
+    let r = byKind.get(kind);
+    if (!r) byKind.set(kind, r = clusterNixAndId(input, machine));
     return r;
   };
   const nodes: [string, Role][] = [

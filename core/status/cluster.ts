@@ -233,6 +233,7 @@ export function computeStatus(i: StatusInput): KubernetesClusterStatus {
       }
       : {}),
     ...(i.etcd ? { etcd: i.etcd } : {}),
+    ...(i.restore ?? i.previous?.restore ? { restore: i.restore ?? i.previous!.restore! } : {}),
     conditions,
   };
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { RestoreStatus } from "../../crds/restore.ts";
 import type { EtcdStatus, KubernetesClusterStatus } from "../../crds/kubernetescluster.ts";
 import type { ConditionInput, StallReason, WaitReason } from "../../crds/conditions/mod.ts";
 import type { NodeReport } from "../nodes/readiness.ts";
@@ -70,6 +71,8 @@ export interface StatusInput {
   versions?:
     | { status: Pick<KubernetesClusterStatus, "version" | "versions">; downgrade?: string | undefined }
     | undefined;
+  /** `status.restore`, where a restore was asked for (absent: the previous one is kept). */
+  restore?: RestoreStatus | undefined;
   /** `status.etcd`, where NICO sees etcd (core/etcd/health.ts). */
   etcd?: EtcdStatus | undefined;
   /** The workload API, when NICO watches workload clusters: the cluster is Ready only while it answers. */

@@ -24,6 +24,7 @@ import {
 import { ETCD_HEALTHY } from "./etcd.ts";
 import { ETCD_BACKED_UP } from "./backup.ts";
 import { NIO_INCOMPLETE } from "./nio.ts";
+import { RESTORING } from "./restore.ts";
 import {
   ARGOCD_REGISTERED,
   KUBECONFIG_CURRENT,
@@ -57,6 +58,7 @@ export const CONDITIONS = {
   ControlPlaneHealthy: CONTROL_PLANE_HEALTHY,
   EtcdHealthy: ETCD_HEALTHY,
   EtcdBackedUp: ETCD_BACKED_UP,
+  Restoring: RESTORING,
   NIOIncomplete: NIO_INCOMPLETE,
 } as const satisfies Record<string, TypeSpec>;
 

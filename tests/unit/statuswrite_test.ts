@@ -186,13 +186,23 @@ Deno.test("the registry's urgent reasons are those the write policy always wrote
     names(urgent.filter((r) => r.type === "EtcdBackedUp")),
     names(all.filter((r) => r.type === "EtcdBackedUp" && r.spec.status === "False")),
   );
+  // Restoring: a restore's halt and its end are told at once; its steps are coalesced (its start is a flip).
+  assert.deepEqual(
+    names(all.filter((r) => r.type === "Restoring" && r.spec.urgency === "later")),
+    ["Restoring Resolving", "Restoring TakingSafetySnapshot", "Restoring RestoringBootstrap", "Restoring Rejoining"],
+  );
   // Nothing else (the True reasons of Ready and Remediating come with their flip).
   assert.deepEqual(
-    names(urgent.filter((r) => !["Ready", "Stalled", "Remediating", "EtcdHealthy", "EtcdBackedUp"].includes(r.type))),
+    names(
+      urgent.filter((r) =>
+        !["Ready", "Stalled", "Remediating", "EtcdHealthy", "EtcdBackedUp", "Restoring"].includes(r.type)
+      ),
+    ),
     [],
   );
   assert.deepEqual(names(urgent.filter((r) => r.spec.status === "True" && r.type !== "Stalled")), [
     "Ready ClusterReady",
     "Remediating Remediating",
+    "Restoring RejoinHalted",
   ]);
 });

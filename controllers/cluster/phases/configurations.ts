@@ -33,6 +33,7 @@ import { type Blocked, type Pinned, pinRevision } from "./revision.ts";
 import type { PassRuns } from "./runs.ts";
 import { type Requeue, soonest } from "../requeue.ts";
 import type { VersionsView } from "../versions.ts";
+import { type RestoreOutcome, restorePlan } from "./restore.ts";
 
 /** What the configurations phase is given by the phases before it. */
 export interface ConfigurationsInput {
@@ -46,6 +47,8 @@ export interface ConfigurationsInput {
   etcd?: EtcdView | undefined;
   /** What the planner knows of etcd snapshots (phases/backup.ts); `undefined`: backups are not configured. */
   backup: BackupGate | undefined;
+  /** A restore of etcd (phases/restore.ts): the nodes' parts are rendered, and while it runs the plan is its own. */
+  restore?: RestoreOutcome | undefined;
 }
 
 /** What {@link planConfigurations} decided. It writes nothing: the drains, etcd and the writes are steps of their own. */
@@ -101,12 +104,13 @@ export function planConfigurations(s: ClusterScope, i: ConfigurationsInput): Pla
     identity: i.identity.digest,
     versions: i.versions.versions.render,
     etcd: i.identity.etcd?.ca ? { clientPort: spec.etcd?.clientPort ?? ETCD_CLIENT_PORT } : undefined,
+    restore: i.restore?.desired,
   });
   const wantedHash = new Map(desired.map((d) => [d.metadata.name, d.metadata.annotations![SPEC_HASH_ANNOTATION]!]));
   const wantedSpec = new Map(desired.map((d) => [d.metadata.name, d.spec]));
   const members = gatherMembers(s, { ...i, written: new Map(), wantedSpec, apiServers: i.versions.apiServers });
   const { changing, rollout: versions } = i.versions.versions;
-  const plan = planRollout(plannerInput({
+  const plan = restorePlan(i.restore) ?? planRollout(plannerInput({
     rollout: spec.rollout,
     endpointSet: spec.controlPlaneEndpoint !== undefined,
     reports: reportsOf(members),

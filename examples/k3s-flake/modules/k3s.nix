@@ -19,6 +19,14 @@ let
     };
   };
   k3s = import ../lib/k3s-package.nix { cluster = cfg.cluster; inherit pkgs; };
+  # The node's part in a restore of etcd, while cluster.nix asks for one (docs/cluster-nix.md#restore).
+  restore = import ../lib/k3s-restore.nix {
+    cluster = cfg.cluster;
+    inherit node;
+    k3s = "${k3s}/bin/k3s";
+    urlFile = "${cfg.secrets.dir}/etcd-restore-url";
+    curl = "${pkgs.curl}/bin/curl";
+  };
   scripts = import ../lib/k3s-scripts.nix {
     inherit node;
     k3s = "${k3s}/bin/k3s";
@@ -44,6 +52,8 @@ in
   environment.systemPackages = [ k3s ];
 
   systemd.services.k3s = {
+    # A restore's part changes the unit, so the switch restarts k3s, after the part below ran.
+    restartTriggers = lib.optional (restore.id != null) "nico-restore-${restore.id}-${restore.part}";
     description = "k3s ${node.role} ${node.name} of NICO cluster ${cfg.cluster.namespace}/${cfg.cluster.name}";
     wantedBy = [ "multi-user.target" ];
     wants = [ "network-online.target" ];
@@ -65,6 +75,21 @@ in
       LimitNPROC = "infinity";
       LimitCORE = "infinity";
       TasksMax = "infinity";
+    };
+  };
+
+  # A restore's part runs once, while k3s is stopped, before k3s starts again.
+  systemd.services.nico-etcd-restore = lib.mkIf (restore.script != null) {
+    description = "NICO restore ${restore.id}: ${restore.part} on ${node.name}";
+    requiredBy = [ "k3s.service" ];
+    before = [ "k3s.service" ];
+    wants = [ "network-online.target" ];
+    after = [ "network-online.target" ];
+    path = [ pkgs.coreutils ];
+    serviceConfig = {
+      Type = "oneshot";
+      RemainAfterExit = true;
+      ExecStart = "${pkgs.writeShellScript "nico-etcd-restore" restore.script}";
     };
   };
 

@@ -21,8 +21,11 @@ let
 
   members = import ../lib/members.nix cfg.cluster;
   isControlPlane = builtins.any (n: n.name == cfg.machine) members.controlPlane;
+  # During a restore the bootstrap node also receives the backup's presigned URL (short-lived; see the README).
+  restoring = isControlPlane && (cfg.cluster.restore or { role = null; }).role == "restore";
   secretFiles = [ "agent-token" ] ++ lib.optionals isControlPlane ([ "join-token" "cluster-ca.crt" "cluster-ca.key" ]
-    ++ lib.optionals (cfg.cluster ? etcd) [ "etcd-ca.crt" "etcd-ca.key" ]);
+    ++ lib.optionals (cfg.cluster ? etcd) [ "etcd-ca.crt" "etcd-ca.key" ]
+    ++ lib.optionals restoring [ "etcd-restore-url" ]);
 
   # One file alone into the store (not the whole checkout), by content.
   storeCopy = file:

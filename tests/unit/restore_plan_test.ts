@@ -1,0 +1,336 @@
+/** The restore planner (core/etcd/restore.ts), by tables and by walking a restore from request to end. */
+import assert from "node:assert/strict";
+import {
+  type BackupLookup,
+  finished,
+  planRestore,
+  type RestoreFacts,
+  type RestoreNode,
+  type RestorePlan,
+} from "../../core/etcd/restore.ts";
+import type { RestoreRequest, RestoreStatus } from "../../crds/restore.ts";
+import { restoreCondition } from "../../core/status/restore.ts";
+import { restoreRollout } from "../../core/rollout/restorehold.ts";
+
+const NOW = new Date("2026-06-01T12:00:00Z");
+const REQ: RestoreRequest = { requestId: "r1", backup: "latest", rewindHealthy: false };
+const FOUND = { kind: "found", key: "c/2026-06-01.db", sha256: "ab".repeat(32), revision: 41 } satisfies BackupLookup;
+const DOWN = { answers: false, quorum: false, summary: "0/3 voters healthy" };
+const HEALTHY = { answers: true, quorum: true, summary: "3/3 voters healthy" };
+const MINORITY = { answers: true, quorum: false, summary: "1/3 voters healthy" };
+
+function node(name: string, o: Partial<RestoreNode> = {}): RestoreNode {
+  return { name, configured: true, applied: true, member: false, ...o };
+}
+const carrying = (role: "restore" | "rejoin", o: Partial<RestoreNode> = {}) => ({
+  role: { role, requestId: "r1" },
+  ...o,
+});
+
+function record(step: RestoreStatus["step"], o: Partial<RestoreStatus> = {}): RestoreStatus {
+  const reason = { Resolving: "Resolving", SafetySnapshot: "TakingSafetySnapshot", Restoring: "RestoringBootstrap" }[
+    step as string
+  ] ?? step;
+  return { requestId: "r1", step, reason, message: "", startedAt: NOW.toISOString(), backup: FOUND.key, ...o };
+}
+
+function facts(o: Partial<RestoreFacts> = {}): RestoreFacts {
+  return {
+    request: REQ,
+    record: undefined,
+    now: NOW,
+    provisioned: true,
+    etcd: DOWN,
+    bootstrap: "cp-1",
+    nodes: [node("cp-1"), node("cp-2"), node("cp-3")],
+    ...o,
+  };
+}
+
+/** The plan in one line: step/reason, what the shell does, the roles, the Event, whether changes are held. */
+function line(p: RestorePlan): string {
+  const roles = [...p.roles].map(([n, r]) => `${n}=${r}`).join(",");
+  return [
+    p.record ? `${p.record.step}/${p.record.reason}` : "none",
+    p.act ?? "-",
+    roles || "-",
+    p.event ? `${p.event.type}:${p.event.reason}` : "-",
+    p.active ? "hold" : "free",
+  ].join(" ");
+}
+
+const rows: [string, Partial<RestoreFacts>, string][] = [
+  ["no request, no record: nothing", { request: undefined }, "none - - - free"],
+  [
+    "a new request: the backup is looked up first, changes held",
+    {},
+    "Resolving/Resolving lookupBackup - Normal:RestoreStarted hold",
+  ],
+  [
+    "a finished request is never run again (its id is in status)",
+    { record: record("Succeeded", { reason: "Restored" }) },
+    "Succeeded/Restored - - - free",
+  ],
+  [
+    "a refused request is not run again either, whatever etcd says now",
+    { record: record("Refused", { reason: "HealthyQuorum" }), etcd: DOWN },
+    "Refused/HealthyQuorum - - - free",
+  ],
+  [
+    "a healthy quorum without rewindHealthy: refused, nothing touched",
+    { record: record("Resolving"), backup: FOUND, etcd: HEALTHY },
+    "Refused/HealthyQuorum withdraw - Warning:RestoreRefused free",
+  ],
+  [
+    "a healthy quorum with rewindHealthy: a safety snapshot first",
+    { request: { ...REQ, rewindHealthy: true }, record: record("Resolving"), backup: FOUND, etcd: HEALTHY },
+    "SafetySnapshot/TakingSafetySnapshot safetySnapshot - - hold",
+  ],
+  [
+    "quorum lost but a member answers: a safety snapshot first",
+    { record: record("Resolving"), backup: FOUND, etcd: MINORITY },
+    "SafetySnapshot/TakingSafetySnapshot safetySnapshot - - hold",
+  ],
+  [
+    "no member answers: no safety snapshot, the instruction is presigned",
+    { record: record("Resolving"), backup: FOUND, etcd: DOWN },
+    "Restoring/RestoringBootstrap presign - - hold",
+  ],
+  [
+    "a backup that does not exist: refused",
+    { record: record("Resolving"), backup: { kind: "missing", message: "no object c/x.db in bucket b" } },
+    "Refused/BackupNotFound withdraw - Warning:RestoreRefused free",
+  ],
+  [
+    "a store that is down: failed before anything changed",
+    { record: record("Resolving"), backup: { kind: "unreachable", message: "connection refused" } },
+    "Failed/StoreUnreachable withdraw - Warning:RestoreFailed free",
+  ],
+  [
+    "a source cluster without a store: refused",
+    { record: record("Resolving"), backup: { kind: "refused", message: "cluster old has no spec.etcd.backup" } },
+    "Refused/SourceRefused withdraw - Warning:RestoreRefused free",
+  ],
+  [
+    "the safety snapshot failed: failed, nothing touched",
+    { record: record("SafetySnapshot"), safety: { error: "stream cut" } },
+    "Failed/SafetySnapshotFailed withdraw - Warning:RestoreFailed free",
+  ],
+  [
+    "the safety snapshot taken: the instruction is presigned next",
+    { record: record("SafetySnapshot"), safety: { key: "c/safety.db" } },
+    "Restoring/RestoringBootstrap presign - Normal:SafetySnapshotTaken hold",
+  ],
+  [
+    "the instruction presigned: the bootstrap node restores, every other node held",
+    { record: record("Restoring"), instruction: "r1" },
+    "Restoring/RestoringBootstrap - cp-1=restore - hold",
+  ],
+  [
+    "an instruction of another request does not count",
+    { record: record("Restoring"), instruction: "r0" },
+    "Restoring/RestoringBootstrap presign - - hold",
+  ],
+  [
+    "the bootstrap node's apply failed (hash mismatch): failed, the instruction withdrawn",
+    {
+      record: record("Restoring"),
+      instruction: "r1",
+      nodes: [node("cp-1", carrying("restore", { failed: "sha256 mismatch" })), node("cp-2"), node("cp-3")],
+    },
+    "Failed/BootstrapRestoreFailed withdraw - Warning:RestoreFailed free",
+  ],
+  [
+    "the bootstrap node applied but its member does not answer yet: wait",
+    { record: record("Restoring"), instruction: "r1", nodes: [node("cp-1", carrying("restore")), node("cp-2")] },
+    "Restoring/RestoringBootstrap - cp-1=restore - hold",
+  ],
+  [
+    "the bootstrap node restored: the first other node rejoins",
+    {
+      record: record("Restoring"),
+      instruction: "r1",
+      revision: 1041,
+      nodes: [node("cp-1", carrying("restore", { member: true })), node("cp-3"), node("cp-2")],
+    },
+    "Rejoining/Rejoining - cp-1=restore,cp-2=rejoin Normal:EtcdRestored hold",
+  ],
+  [
+    "cp-2 rejoined: cp-3 next, one at a time",
+    {
+      record: record("Rejoining", { reason: "Rejoining" }),
+      instruction: "r1",
+      nodes: [
+        node("cp-1", carrying("restore", { member: true })),
+        node("cp-2", carrying("rejoin", { member: true })),
+        node("cp-3"),
+      ],
+    },
+    "Rejoining/Rejoining - cp-1=restore,cp-2=rejoin,cp-3=rejoin Normal:EtcdMemberRejoined hold",
+  ],
+  [
+    "a failed rejoin halts there, the next node waits",
+    {
+      record: record("Rejoining", { reason: "Rejoining" }),
+      nodes: [
+        node("cp-1", carrying("restore", { member: true })),
+        node("cp-2", carrying("rejoin", { failed: "k3s did not start" })),
+        node("cp-3"),
+      ],
+    },
+    "Rejoining/RejoinHalted - cp-1=restore,cp-2=rejoin Warning:RestoreRejoinFailed hold",
+  ],
+  [
+    "every node a member: succeeded, nothing held",
+    {
+      record: record("Rejoining", { reason: "Rejoining" }),
+      nodes: [
+        node("cp-1", carrying("restore", { member: true })),
+        node("cp-2", carrying("rejoin", { member: true })),
+      ],
+    },
+    "Succeeded/Restored withdraw - Normal:RestoreSucceeded free",
+  ],
+  [
+    "the request withdrawn before any node changed: cancelled",
+    { request: undefined, record: record("SafetySnapshot") },
+    "Failed/Cancelled withdraw - Warning:RestoreFailed free",
+  ],
+  [
+    "the request withdrawn once a node changed: the restore runs to its end",
+    { request: undefined, record: record("Restoring"), instruction: "r1" },
+    "Restoring/RestoringBootstrap - cp-1=restore - hold",
+  ],
+  [
+    "a new request while another runs: the running one goes on",
+    { request: { ...REQ, requestId: "r2" }, record: record("Restoring"), instruction: "r1" },
+    "Restoring/RestoringBootstrap - cp-1=restore - hold",
+  ],
+  [
+    "a new cluster from a backup: no quorum check, no safety snapshot",
+    { provisioned: false, etcd: HEALTHY, record: record("Resolving"), backup: FOUND },
+    "Restoring/RestoringBootstrap presign - - hold",
+  ],
+];
+
+Deno.test("the restore planner, step by step", async (t) => {
+  for (const [name, f, want] of rows) {
+    await t.step(name, () => assert.equal(line(planRestore(facts(f))), want));
+  }
+});
+
+Deno.test("a refusal says why and how to go on, and records the backup it would have used", () => {
+  const p = planRestore(facts({ record: record("Resolving"), backup: FOUND, etcd: HEALTHY }));
+  assert.match(p.record!.message, /healthy quorum \(3\/3 voters healthy\)/);
+  assert.match(p.record!.message, /rewindHealthy: true/);
+  assert.ok(finished(p.record));
+  assert.equal(p.record!.finishedAt, NOW.toISOString());
+});
+
+Deno.test("a failed bootstrap restore quotes NIO's reason and leaves the others waiting", () => {
+  const p = planRestore(facts({
+    record: record("Restoring"),
+    instruction: "r1",
+    nodes: [node("cp-1", carrying("restore", { failed: "sha256 mismatch: got 00ff" })), node("cp-2")],
+  }));
+  assert.match(p.record!.message, /cp-1 could not restore c\/2026-06-01\.db: sha256 mismatch: got 00ff/);
+  assert.deepEqual(p.record!.nodes?.map((n) => n.state), ["Failed", "Waiting"]);
+});
+
+/** A simulated world: NIO applies what it is given at once; members answer once applied (unless told to fail). */
+function walk(n: number, etcd: RestoreFacts["etcd"], fail?: string): string[] {
+  const names = Array.from({ length: n }, (_, i) => `cp-${i + 1}`);
+  const world = new Map(names.map((name) => [name, node(name, { member: etcd.quorum })]));
+  let record: RestoreStatus | undefined;
+  let instruction: string | undefined;
+  const log: string[] = [];
+  for (let pass = 0; pass < 20; pass++) {
+    const f = facts({ record, instruction, etcd, nodes: [...world.values()], revision: 1041 });
+    const act = record?.step === "Resolving"
+      ? { backup: FOUND }
+      : record?.step === "SafetySnapshot"
+      ? { safety: { key: "c/safety.db" } }
+      : {};
+    const p = planRestore({ ...f, ...act, request: { ...REQ, rewindHealthy: true } });
+    log.push(line(p));
+    record = p.record;
+    if (p.act === "presign") instruction = record!.requestId;
+    if (p.act === "withdraw") instruction = undefined;
+    for (const [name, role] of p.roles) {
+      const was = world.get(name)!;
+      if (was.role?.role === role) continue;
+      const failed = name === fail ? "it broke" : undefined;
+      world.set(name, node(name, { role: { role, requestId: "r1" }, member: failed === undefined, failed }));
+    }
+    if (finished(record) || (fail && pass > 8)) break;
+  }
+  return log;
+}
+
+Deno.test("a restore of a dead 3-node control plane, from request to end", () => {
+  assert.deepEqual(walk(3, DOWN), [
+    "Resolving/Resolving lookupBackup - Normal:RestoreStarted hold",
+    "Restoring/RestoringBootstrap presign - - hold",
+    "Restoring/RestoringBootstrap - cp-1=restore - hold",
+    "Rejoining/Rejoining - cp-1=restore,cp-2=rejoin Normal:EtcdRestored hold",
+    "Rejoining/Rejoining - cp-1=restore,cp-2=rejoin,cp-3=rejoin Normal:EtcdMemberRejoined hold",
+    "Succeeded/Restored withdraw - Normal:RestoreSucceeded free",
+  ]);
+});
+
+Deno.test("a rewind of a healthy 3-node control plane takes a safety snapshot first", () => {
+  const log = walk(3, HEALTHY);
+  assert.equal(log[1], "SafetySnapshot/TakingSafetySnapshot safetySnapshot - - hold");
+  assert.equal(log[2], "Restoring/RestoringBootstrap presign - Normal:SafetySnapshotTaken hold");
+  assert.equal(log.at(-1), "Succeeded/Restored withdraw - Normal:RestoreSucceeded free");
+});
+
+Deno.test("a node that fails to rejoin halts the restore there, still holding every other change", () => {
+  const log = walk(3, DOWN, "cp-2");
+  assert.ok(log.includes("Rejoining/RejoinHalted - cp-1=restore,cp-2=rejoin Warning:RestoreRejoinFailed hold"));
+  assert.ok(log.every((l) => !l.includes("cp-3=rejoin")), "cp-3 waits for cp-2");
+  assert.ok(log.at(-1)!.endsWith("hold"));
+});
+
+Deno.test("Restoring: True with the step's reason while a restore runs, False with how it ended", () => {
+  const running = planRestore(facts({ record: record("Restoring"), instruction: "r1" })).record;
+  assert.deepEqual(
+    [restoreCondition(running)?.status, restoreCondition(running)?.reason],
+    ["True", "RestoringBootstrap"],
+  );
+  const refused = planRestore(facts({ record: record("Resolving"), backup: FOUND, etcd: HEALTHY })).record;
+  assert.deepEqual([restoreCondition(refused)?.status, restoreCondition(refused)?.reason], ["False", "HealthyQuorum"]);
+  assert.equal(restoreCondition(undefined), undefined);
+  assert.equal(restoreCondition({ ...refused!, reason: "NotARegisteredReason" }), undefined);
+});
+
+Deno.test("while a restore runs the rollout is the restore's: only a changed part is written, nothing else", () => {
+  const rows: [string, Parameters<typeof restoreRollout>[1], RestoreNode[], string][] = [
+    [
+      "the bootstrap node is given its part",
+      new Map([["cp-1", "restore"]]),
+      [node("cp-1"), node("cp-2")],
+      "update cp-1",
+    ],
+    [
+      "a part already written is not written again; the next node's is",
+      new Map([["cp-1", "restore"], ["cp-2", "rejoin"]]),
+      [node("cp-1", carrying("restore")), node("cp-2"), node("cp-3")],
+      "update cp-2",
+    ],
+    [
+      "a new cluster from a backup: the bootstrap node is created first and alone",
+      new Map([["cp-1", "restore"]]),
+      [node("cp-1", { configured: false }), node("cp-2", { configured: false })],
+      "create cp-1",
+    ],
+    ["no part changes: nothing is written", new Map([["cp-1", "restore"]]), [node("cp-1", carrying("restore"))], "-"],
+  ];
+  for (const [name, roles, nodes, want] of rows) {
+    const p = restoreRollout("r1", roles, nodes);
+    const got = [...p.create.map((n) => `create ${n}`), ...p.update.map((n) => `update ${n}`)].join(", ") || "-";
+    assert.equal(got, want, name);
+    assert.deepEqual([p.remove, p.removing], [[], []], name);
+    assert.match(p.waiting!, /every other change is held/);
+  }
+});
