@@ -108,3 +108,32 @@ Deno.test("nico_process_memory_bytes: the process's memory by kind, read at each
   assert.ok(value(after, "heap_used") > value(text, "heap_used"), "a bigger heap shows at the next scrape");
   assert.equal(hold.length, 1_000_000);
 });
+
+Deno.test("nico_etcd_backup_*: every gauge the backup alert and panel read, for a cluster keeping backups only", async () => {
+  const metrics = new Metrics();
+  const kept = cluster("prod", []);
+  kept.spec = { etcd: { backup: { schedule: "0 * * * *" } } } as never;
+  (kept.status as Record<string, unknown>).etcd = {
+    backups: {
+      since: "2026-01-01T00:00:00Z",
+      failures: 2,
+      last: { key: "k", time: "2026-01-01T01:00:00Z", size: 4096, seconds: 1.5 },
+    },
+  };
+  observeClusters(metrics, [kept, cluster("staging", [])]);
+  const text = await metrics.text();
+  const value = (name: string) =>
+    text.split("\n").filter((l) => l.startsWith(`${name}{`)).map((
+      l,
+    ) => [l.slice(name.length).split("}")[0], Number(l.split(" ").pop())]);
+  const at = Date.parse("2026-01-01T01:00:00Z") / 1000;
+  const series = `{namespace="infra",cluster="prod"`;
+  assert.deepEqual(value("nico_etcd_backup_last_success_timestamp_seconds"), [[series, at]]);
+  assert.deepEqual(value("nico_etcd_backup_since_timestamp_seconds"), [[series, at - 3600]]);
+  assert.deepEqual(value("nico_etcd_backup_schedule_interval_seconds"), [[series, 3600]]);
+  assert.deepEqual(value("nico_etcd_backup_last_duration_seconds"), [[series, 1.5]]);
+  assert.deepEqual(value("nico_etcd_backup_last_size_bytes"), [[series, 4096]]);
+  assert.deepEqual(value("nico_etcd_backup_failures"), [[series, 2]]);
+  observeClusters(metrics, [cluster("staging", [])]);
+  assert.ok(!/^nico_etcd_backup_\w+\{/m.test(await metrics.text()), "a cluster gone takes its backup series along");
+});
