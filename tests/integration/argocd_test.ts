@@ -64,7 +64,8 @@ Deno.test("a cluster is registered with Argo CD, in step with its kubeconfig, an
       await Deno.writeTextFile(path, kubeconfigOfArgoCdSecret(first.data!));
       const nodes = await eventually("kubectl get nodes with the Argo CD Secret's credentials", async () => {
         const r = await cp.kubectl(["get", "nodes", "-o", "name"], { kubeconfig: path });
-        return r.code === 0 && r.stdout.includes("node/w-1") ? r.stdout : undefined;
+        // Both Nodes: a simulated kubelet posts its Node a moment after its host's apply, as a real one does.
+        return r.code === 0 && r.stdout.includes("node/w-1") && r.stdout.includes("node/cp-1") ? r.stdout : undefined;
       });
       assert.match(nodes, /node\/cp-1/);
     } finally {
