@@ -101,6 +101,10 @@ export const RestoreStatus = z.object({
   safetySnapshot: z.string().optional().describe(
     "The object key of the snapshot NICO took before touching anything: restore it to undo this restore.",
   ),
+  marker: z.string().optional().describe(
+    "The etcd key NICO wrote just before its safety snapshot: the bootstrap node counts as restored only once its " +
+      "member answers without it (its data is then the backup's, not what it held before).",
+  ),
   startedAt: z.string().describe("When NICO took the request, RFC 3339.").meta({ format: "date-time" }),
   finishedAt: z.string().optional().describe("When it ended, RFC 3339.").meta({ format: "date-time" }),
   nodes: z.array(RestoreNodeStatus).optional().describe("The control-plane nodes, in the order they go."),

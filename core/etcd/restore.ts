@@ -124,7 +124,7 @@ function safetySnapshot(f: RestoreFacts, rec: RestoreStatus): RestorePlan {
   const s = f.safety;
   if (!s) return { record: rec, active: true, roles: NONE, act: "safetySnapshot" };
   if ("error" in s) return end(f, rec, "Failed", "SafetySnapshotFailed", `safety snapshot failed: ${s.error}`);
-  const next = { ...rec, safetySnapshot: s.key };
+  const next = { ...rec, safetySnapshot: s.key, marker: s.marker };
   const plan = toRestoring(f, next, `safety snapshot ${s.key} taken: restoring ${rec.backup} on ${f.bootstrap}`);
   return {
     ...plan,

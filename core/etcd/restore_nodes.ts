@@ -26,6 +26,16 @@ function done(n: RestoreNode | undefined, role: RestoreRole, rec: RestoreStatus)
   return carries(n, role, rec) && n!.applied && n!.failed === undefined && n!.member;
 }
 
+/**
+ * Whether the bootstrap node restored: it did its part, and where NICO marked etcd before the restore its member
+ * answers without the marker. An apply NIO reports may be of the spec before the restore's (the older NIO's
+ * `Applied` also holds for an apply that began before NICO's write), and a member that never stopped answers
+ * healthy throughout a rewind: only the data tells.
+ */
+function restored(f: RestoreFacts, b: RestoreNode | undefined, rec: RestoreStatus): boolean {
+  return done(b, "restore", rec) && (rec.marker === undefined || f.marked === false);
+}
+
 /** The control-plane nodes but the bootstrap node, in the order they rejoin (by name). */
 function others(f: RestoreFacts): RestoreNode[] {
   return f.nodes.filter((n) => n.name !== f.bootstrap).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
@@ -39,7 +49,16 @@ function nodeStatus(name: string, state: RestoreNodeStatus["state"], message?: s
 function bootstrapWait(n: RestoreNode | undefined, rec: RestoreStatus): string {
   if (!carries(n, "restore", rec)) return "its configuration is being given the restore instruction";
   if (!n!.applied) return "NIO to apply its configuration (download, SHA-256 check, restore, start)";
-  return "its etcd member to answer as a healthy member";
+  if (!n!.member) return "its etcd member to answer as a healthy member";
+  return `its etcd member to answer with the backup's data (without ${rec.marker}, which NICO wrote before the restore)`;
+}
+
+/** The bootstrap node restored: the others rejoin. */
+function toRejoining(f: RestoreFacts, rec: RestoreStatus): RestorePlan {
+  const at = { ...rec, ...(f.revision === undefined ? {} : { revision: f.revision }) };
+  const msg = `${f.bootstrap} restored ${rec.backup}` + (f.revision === undefined ? "" : ` (revision ${f.revision})`);
+  const plan = rejoinStep(f, enter(at, "Rejoining", "Rejoining", msg, f.now));
+  return { ...plan, event: plan.event ?? event("Normal", "EtcdRestored", `restore ${rec.requestId}: ${msg}`) };
 }
 
 /**
@@ -59,8 +78,10 @@ function bootstrapWait(n: RestoreNode | undefined, rec: RestoreStatus): string {
  * ```
  */
 export function bootstrapStep(f: RestoreFacts, rec: RestoreStatus): RestorePlan {
-  if (f.instruction !== rec.requestId) return { record: rec, active: true, roles: new Map(), act: "presign" };
   const b = f.nodes.find((n) => n.name === f.bootstrap);
+  // Restored (a pass whose status write was lost may see it so after the instruction was taken back): go on.
+  if (restored(f, b, rec)) return toRejoining(f, rec);
+  if (f.instruction !== rec.requestId) return { record: rec, active: true, roles: new Map(), act: "presign" };
   const rest = others(f).map((n) => nodeStatus(n.name, "Waiting"));
   if (carries(b, "restore", rec) && b!.failed !== undefined) {
     const why = `bootstrap node ${f.bootstrap} could not restore ${rec.backup}: ${b!.failed}; the instruction is ` +
@@ -69,13 +90,6 @@ export function bootstrapStep(f: RestoreFacts, rec: RestoreStatus): RestorePlan 
       nodeStatus(f.bootstrap, "Failed", b!.failed),
       ...rest,
     ]);
-  }
-  if (done(b, "restore", rec)) {
-    const restored = { ...rec, ...(f.revision === undefined ? {} : { revision: f.revision }) };
-    const msg = `${f.bootstrap} restored ${rec.backup}` + (f.revision === undefined ? "" : ` (revision ${f.revision})`);
-    const next = enter(restored, "Rejoining", "Rejoining", msg, f.now);
-    const plan = rejoinStep(f, next);
-    return { ...plan, event: plan.event ?? event("Normal", "EtcdRestored", `restore ${rec.requestId}: ${msg}`) };
   }
   const wait = bootstrapWait(b, rec);
   const record = { ...rec, nodes: [nodeStatus(f.bootstrap, "Restoring", wait), ...rest] };

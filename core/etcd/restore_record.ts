@@ -55,8 +55,11 @@ export interface RestoreFacts {
   etcd: { answers: boolean; quorum: boolean; summary: string };
   /** The store's answer about the backup, when the shell asked it this pass. */
   backup?: BackupLookup | undefined;
-  /** The safety snapshot the shell took this pass (its key), or why it could not. */
-  safety?: { key: string } | { error: string } | undefined;
+  /**
+   * The safety snapshot the shell took this pass (its key, and the marker key it wrote into etcd just before), or
+   * why it could not.
+   */
+  safety?: { key: string; marker: string } | { error: string } | undefined;
   /** The request whose instruction (the presigned URL) the restore Secret holds now. */
   instruction?: string | undefined;
   /** The node that restores: the cluster's bootstrap node. */
@@ -65,6 +68,25 @@ export interface RestoreFacts {
   nodes: readonly RestoreNode[];
   /** The revision the bootstrap node's member answers with, once it answers. */
   revision?: number | undefined;
+  /**
+   * Whether the bootstrap node's member still holds the record's marker (undefined: not asked, or it did not
+   * answer). While it does, its data is what it was before the restore, whatever NIO says of its apply.
+   */
+  marked?: boolean | undefined;
+}
+
+/**
+ * The key NICO writes into etcd just before a restore's safety snapshot: no backup taken before it holds it, so a
+ * member that answers without it restored one.
+ *
+ * @example
+ * ```ts
+ * import { restoreMarker } from "./restore_record.ts";
+ * restoreMarker("rewind-1"); // "/nico.homystack.com/restore/rewind-1"
+ * ```
+ */
+export function restoreMarker(requestId: string): string {
+  return `/nico.homystack.com/restore/${requestId}`;
 }
 
 /** What the shell does for the restore in this pass (at most one). */

@@ -17,6 +17,7 @@ const REQ: RestoreRequest = { requestId: "r1", backup: "latest", rewindHealthy: 
 const FOUND = { kind: "found", key: "c/2026-06-01.db", sha256: "ab".repeat(32), revision: 41 } satisfies BackupLookup;
 const DOWN = { answers: false, quorum: false, summary: "0/3 voters healthy" };
 const HEALTHY = { answers: true, quorum: true, summary: "3/3 voters healthy" };
+const MARK = "/nico.homystack.com/restore/r1";
 const MINORITY = { answers: true, quorum: false, summary: "1/3 voters healthy" };
 
 function node(name: string, o: Partial<RestoreNode> = {}): RestoreNode {
@@ -118,7 +119,7 @@ const rows: [string, Partial<RestoreFacts>, string][] = [
   ],
   [
     "the safety snapshot taken: the instruction is presigned next",
-    { record: record("SafetySnapshot"), safety: { key: "c/safety.db" } },
+    { record: record("SafetySnapshot"), safety: { key: "c/safety.db", marker: MARK } },
     "Restoring/RestoringBootstrap presign - Normal:SafetySnapshotTaken hold",
   ],
   [
@@ -154,6 +155,43 @@ const rows: [string, Partial<RestoreFacts>, string][] = [
       nodes: [node("cp-1", carrying("restore", { member: true })), node("cp-3"), node("cp-2")],
     },
     "Rejoining/Rejoining - cp-1=restore,cp-2=rejoin Normal:EtcdRestored hold",
+  ],
+  [
+    "a rewind: applied and a healthy member, but its data still holds the marker (an earlier apply): wait",
+    {
+      record: record("Restoring", { marker: MARK }),
+      instruction: "r1",
+      marked: true,
+      nodes: [node("cp-1", carrying("restore", { member: true })), node("cp-2")],
+    },
+    "Restoring/RestoringBootstrap - cp-1=restore - hold",
+  ],
+  [
+    "a rewind whose member did not say whether it holds the marker: wait",
+    {
+      record: record("Restoring", { marker: MARK }),
+      instruction: "r1",
+      nodes: [node("cp-1", carrying("restore", { member: true })), node("cp-2")],
+    },
+    "Restoring/RestoringBootstrap - cp-1=restore - hold",
+  ],
+  [
+    "a rewind whose member answers without the marker: restored",
+    {
+      record: record("Restoring", { marker: MARK }),
+      instruction: "r1",
+      marked: false,
+      nodes: [node("cp-1", carrying("restore", { member: true })), node("cp-2")],
+    },
+    "Rejoining/Rejoining - cp-1=restore,cp-2=rejoin Normal:EtcdRestored hold",
+  ],
+  [
+    "restored while the instruction is gone (a pass whose status write was lost took it back): no new URL",
+    {
+      record: record("Restoring"),
+      nodes: [node("cp-1", carrying("restore", { member: true }))],
+    },
+    "Succeeded/Restored withdraw - Normal:RestoreSucceeded free",
   ],
   [
     "cp-2 rejoined: cp-3 next, one at a time",
@@ -245,11 +283,13 @@ function walk(n: number, etcd: RestoreFacts["etcd"], fail?: string): string[] {
   let instruction: string | undefined;
   const log: string[] = [];
   for (let pass = 0; pass < 20; pass++) {
-    const f = facts({ record, instruction, etcd, nodes: [...world.values()], revision: 1041 });
+    // The marker is in the data until the bootstrap node restored.
+    const marked = record?.marker === undefined ? undefined : world.get("cp-1")?.role === undefined;
+    const f = facts({ record, instruction, etcd, nodes: [...world.values()], revision: 1041, marked });
     const act = record?.step === "Resolving"
       ? { backup: FOUND }
       : record?.step === "SafetySnapshot"
-      ? { safety: { key: "c/safety.db" } }
+      ? { safety: { key: "c/safety.db", marker: MARK } }
       : {};
     const p = planRestore({ ...f, ...act, request: { ...REQ, rewindHealthy: true } });
     log.push(line(p));
@@ -283,6 +323,18 @@ Deno.test("a rewind of a healthy 3-node control plane takes a safety snapshot fi
   assert.equal(log[1], "SafetySnapshot/TakingSafetySnapshot safetySnapshot - - hold");
   assert.equal(log[2], "Restoring/RestoringBootstrap presign - Normal:SafetySnapshotTaken hold");
   assert.equal(log.at(-1), "Succeeded/Restored withdraw - Normal:RestoreSucceeded free");
+});
+
+Deno.test("a rewind waits, saying so, while the bootstrap node's member still holds the marker", () => {
+  const p = planRestore(facts({
+    record: record("Restoring", { marker: MARK }),
+    instruction: "r1",
+    marked: true,
+    nodes: [node("cp-1", carrying("restore", { member: true }))],
+  }));
+  assert.match(p.record!.nodes![0]!.message!, /backup's data \(without \/nico\.homystack\.com\/restore\/r1/);
+  const safety = planRestore(facts({ record: record("SafetySnapshot"), safety: { key: "c/safety.db", marker: MARK } }));
+  assert.equal(safety.record!.marker, MARK, "the marker is recorded with the safety snapshot");
 });
 
 Deno.test("a node that fails to rejoin halts the restore there, still holding every other change", () => {

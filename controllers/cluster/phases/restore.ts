@@ -23,6 +23,7 @@ import {
   planRestore,
   type RestoreEvent,
   type RestoreFacts,
+  restoreMarker,
   type RestoreNode,
   type RestorePlan,
 } from "../../../core/etcd/restore.ts";
@@ -37,10 +38,11 @@ import { etcdClientCertificate } from "../etcd/trust.ts";
 import { postEvent } from "../../events.ts";
 import {
   expiresSoon,
+  lookAtRestored,
   lookupBackup,
+  markEtcd,
   presignInstruction,
   restoreSecret,
-  revisionAt,
   type SnapshotSource,
   takeSafetySnapshot,
   withdrawInstruction,
@@ -90,7 +92,9 @@ export async function reconcileRestore(s: ClusterScope, i: RestoreInput): Promis
     plan = planRestore(facts);
     if (plan.event) events.push(plan.event);
   }
-  if (plan.act === "withdraw" && base.instruction !== undefined) await withdrawInstruction(s);
+  // Taken back when the Secret held it as the pass began or this pass presigned it (a pass whose status write was
+  // lost may presign again before it ends the restore): a Secret left behind would hold a live URL to the backup.
+  if (plan.act === "withdraw" && (base.instruction ?? facts.instruction) !== undefined) await withdrawInstruction(s);
   if (plan.active && plan.record?.step === "Restoring") await renew(s, plan.record);
   for (const e of events) postEvent(s.deps.recorder, s.cluster, e.reason, e.message);
   const rec = plan.record;
@@ -122,7 +126,13 @@ async function act(s: ClusterScope, i: RestoreInput, plan: RestorePlan): Promise
   if (plan.act === "safetySnapshot") {
     const source = await answering(s, i);
     if ("why" in source) return { safety: { error: source.why } };
-    return { safety: req ? await takeSafetySnapshot(s, req, source) : { error: "the request was withdrawn" } };
+    if (!req) return { safety: { error: "the request was withdrawn" } };
+    // The mark goes in before the snapshot: the restore is proven by a member that answers without it.
+    const marker = restoreMarker(rec.requestId);
+    const unmarked = await markEtcd(source, marker, s.now);
+    if (unmarked) return { safety: { error: unmarked } };
+    const taken = await takeSafetySnapshot(s, req, source);
+    return { safety: "key" in taken ? { ...taken, marker } : taken };
   }
   const why = await presignInstruction(s, rec.requestId, rec.from, rec.backup ?? "");
   if (why) {
@@ -167,9 +177,9 @@ async function factsOf(s: ClusterScope, i: RestoreInput, record: RestoreStatus |
   const b = memberOn(members, nodeAddress(s.machines.get(bootstrap), bootstrap));
   const bootstrapEndpoint = b && s.memory.etcd?.endpointOf(b.id);
   const ca = i.identity.etcd?.ca;
-  const revision = record?.step === "Restoring" && b?.healthy && bootstrapEndpoint && ca
-    ? await revisionAt({ ca, client: await etcdClientCertificate(ca), endpoint: bootstrapEndpoint })
-    : undefined;
+  const seen = record?.step === "Restoring" && b?.healthy && bootstrapEndpoint && ca
+    ? await lookAtRestored({ ca, client: await etcdClientCertificate(ca), endpoint: bootstrapEndpoint }, record.marker)
+    : {};
   return {
     request: s.spec.etcd?.restore,
     record,
@@ -183,7 +193,8 @@ async function factsOf(s: ClusterScope, i: RestoreInput, record: RestoreStatus |
     instruction: secret?.metadata.annotations?.[RESTORE_REQUEST_ANNOTATION],
     bootstrap,
     nodes,
-    revision,
+    revision: seen.revision,
+    marked: seen.marked,
   };
 }
 

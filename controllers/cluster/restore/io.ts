@@ -5,7 +5,8 @@
  * namespace, through the one store resolution), take the safety snapshot of
  * a member that still answers, presign the backup's URL into the Secret
  * `<cluster>-etcd-restore` the bootstrap node's `etcd-restore-url` file
- * reads, take it back, and read the restored revision.
+ * reads, take it back; mark etcd before the restore, and read the restored
+ * revision and whether the mark is gone.
  *
  * @module
  */
@@ -14,6 +15,7 @@ import type { BackupSpec } from "../../../crds/backup.ts";
 import { LATEST_BACKUP, type RestoreRequest } from "../../../crds/restore.ts";
 import { type BackupStore, listBackups, takeBackup } from "../../../lib/backup.ts";
 import { EtcdClient } from "../../../lib/etcd/client.ts";
+import { encodeBase64 } from "../../../lib/encoding.ts";
 import type { Secret } from "../../../lib/kube/meta.ts";
 import { SECRETS } from "../../../lib/kube/resources.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
@@ -108,29 +110,55 @@ export interface SnapshotSource {
   endpoint: string;
 }
 
+/** Runs `f` with a client of the member at `etcd.endpoint`, closing it after. */
+async function withEtcd<T>(etcd: SnapshotSource, timeoutMs: number, f: (c: EtcdClient) => Promise<T>): Promise<T> {
+  const client = new EtcdClient({
+    caPem: etcd.ca.certPem,
+    certPem: etcd.client.certPem,
+    keyPem: etcd.client.keyPem,
+    timeoutMs,
+  });
+  try {
+    return await f(client);
+  } finally {
+    client.close();
+  }
+}
+
 /** Takes the safety snapshot into this cluster's store (the source's when it has none); answers its key. */
 export async function takeSafetySnapshot(
   s: ClusterScope,
   req: RestoreRequest,
   etcd: SnapshotSource,
 ): Promise<{ key: string } | { error: string }> {
-  const client = new EtcdClient({
-    caPem: etcd.ca.certPem,
-    certPem: etcd.client.certPem,
-    keyPem: etcd.client.keyPem,
-    timeoutMs: 30_000,
-  });
   try {
-    const r = await withStore(s, s.spec.etcd?.backup ? undefined : req.from, async (o) => {
-      const key = safetySnapshotKey(o.prefix, s.name, s.now);
-      const opts = { key, reason: "pre-restore", now: s.now, signal: AbortSignal.timeout(10 * 60_000) };
-      return { key: (await takeBackup(client, etcd.endpoint, o.store, opts)).key };
-    });
+    const r = await withEtcd(
+      etcd,
+      30_000,
+      (client) =>
+        withStore(s, s.spec.etcd?.backup ? undefined : req.from, async (o) => {
+          const key = safetySnapshotKey(o.prefix, s.name, s.now);
+          const opts = { key, reason: "pre-restore", now: s.now, signal: AbortSignal.timeout(10 * 60_000) };
+          return { key: (await takeBackup(client, etcd.endpoint, o.store, opts)).key };
+        }),
+    );
     return "refused" in r ? { error: r.refused } : r;
   } catch (err) {
     return { error: errorMessage(err) };
-  } finally {
-    client.close();
+  }
+}
+
+/** Writes `key` (restoreMarker) into etcd through the member at `etcd.endpoint`; answers why not, if not. */
+export async function markEtcd(etcd: SnapshotSource, key: string, now: Date): Promise<string | undefined> {
+  try {
+    await withEtcd(
+      etcd,
+      10_000,
+      (c) => c.call(etcd.endpoint, "kv/put", { key: encodeBase64(key), value: encodeBase64(now.toISOString()) }),
+    );
+    return undefined;
+  } catch (err) {
+    return `could not write the restore's marker ${key} into etcd: ${errorMessage(err)}`;
   }
 }
 
@@ -174,21 +202,26 @@ export async function withdrawInstruction(s: ClusterScope): Promise<void> {
   await s.deps.client.delete(SECRETS, etcdRestoreSecret(s.name), s.namespace);
 }
 
-/** The revision the member at `endpoint` answers with (undefined when it does not answer). */
-export async function revisionAt(etcd: SnapshotSource): Promise<number | undefined> {
-  const client = new EtcdClient({
-    caPem: etcd.ca.certPem,
-    certPem: etcd.client.certPem,
-    keyPem: etcd.client.keyPem,
-    timeoutMs: 5_000,
-  });
+/**
+ * What the member at `etcd.endpoint` answers after a restore: its revision, and whether it holds `marker` (both
+ * undefined when it does not answer).
+ */
+export async function lookAtRestored(
+  etcd: SnapshotSource,
+  marker: string | undefined,
+): Promise<{ revision?: number | undefined; marked?: boolean | undefined }> {
   try {
-    const json = await client.call(etcd.endpoint, "kv/range", { key: btoa("\0"), limit: 1, count_only: true });
+    const json = await withEtcd(
+      etcd,
+      5_000,
+      (c) => c.call(etcd.endpoint, "kv/range", { key: encodeBase64(marker ?? "\0"), count_only: true }),
+    );
     const rev = Number((json.header as { revision?: string } | undefined)?.revision);
-    return Number.isFinite(rev) ? rev : undefined;
+    return {
+      revision: Number.isFinite(rev) ? rev : undefined,
+      marked: marker === undefined ? undefined : Number(json.count ?? 0) > 0,
+    };
   } catch {
-    return undefined;
-  } finally {
-    client.close();
+    return {};
   }
 }
