@@ -27,13 +27,17 @@ export const KUBELET_POST_WINDOW_MS = 60_000;
 /**
  * The node's kubelet has posted nothing since its apply ended, within {@link KUBELET_POST_WINDOW_MS} of it: its Ready
  * condition and its version are still what they were before the switch, which proves nothing about the switch.
- * Kubernetes times have second precision: a post in the second the apply ended counts.
+ * Kubernetes times have second precision, so a post stamped with the second the apply ended in (or NICO's change
+ * was made in) may be the old kubelet's, just before: only a post from a later second counts. A quick switch
+ * right after the old kubelet's post (a change made the moment a node turned Ready) is where that matters; a
+ * kubelet that posts only in that second is waited for up to the window.
  */
 export function silentSinceSwitch(f: NodeFacts, node: NodeView, j: PostJudging): boolean {
   // Where NIO does not say when the apply ended, NICO's change is the earliest it can have ended.
   const at = f.run.appliedAt ?? f.changedAt;
   if (!at || j.now.getTime() - at.getTime() >= Math.min(KUBELET_POST_WINDOW_MS, j.timeoutMs)) return false;
-  return !node.postedAt || node.postedAt.getTime() < Math.floor(at.getTime() / 1000) * 1000;
+  const second = (d: Date | undefined) => d ? Math.floor(d.getTime() / 1000) * 1000 : -Infinity;
+  return !node.postedAt || node.postedAt.getTime() <= Math.max(second(at), second(f.changedAt));
 }
 
 /**

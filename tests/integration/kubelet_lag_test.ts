@@ -33,10 +33,6 @@ for (const { generation, report, block } of CASES) {
   Deno.test({
     name: `NIO ${generation}, ${report ? "with" : "without"} the Node report, lagging kubelets: newer kubelets ` +
       "halt at the first worker, nothing else changed, the phase Failed",
-    // Without the Node report, a clean-clone run of the suite (load about 7) saw the rollout move on to w-2 before
-    // w-1's lagging kubelet had posted: w-1's step ended on something that was not its new kubelet. The cause is not
-    // found yet (issue 37 stays open for it), so these two cases wait for the fix rather than fail CI at random.
-    ignore: !report,
     sanitizeResources: false,
     sanitizeOps: false,
     fn: async () => {

@@ -24,55 +24,65 @@ function judge(n: NodeView, appliedSecondsAgo = 10, o: { expected?: string; time
 }
 const line = (r: { state: string; reason: string; detail: string }) => `${r.state} ${r.reason}: ${r.detail}`;
 
+const old = { kubeletVersion: "v1.37.0", postedAt: ago(90) };
+
+/** A case: its name, w-1's Node, how many seconds ago NIO's apply ended, the report. */
+const CASES: [string, NodeView, number, string][] = [
+  [
+    "the old kubelet's Ready and version, nothing posted since the switch: waiting, saying for what",
+    node("w-1", old),
+    10,
+    "Joining KubeletNotPosted: applied; w-1's kubelet has posted nothing since its switch (last at " +
+    "2026-01-01T11:58:30Z): its Node is Ready as it was before; waiting up to 1m after the apply",
+  ],
+  [
+    "no time on the Node at all: no evidence either",
+    node("w-1", { kubeletVersion: "v1.37.0" }),
+    10,
+    "Joining KubeletNotPosted: applied; w-1's kubelet has posted nothing since its switch: its Node is Ready as " +
+    "it was before; waiting up to 1m after the apply",
+  ],
+  [
+    "posted after the apply: joined",
+    node("w-1", { kubeletVersion: "v1.37.0", postedAt: ago(8) }),
+    10,
+    "Ready Joined: applied; Node Ready",
+  ],
+  [
+    "posted in the second the apply ended (second precision: maybe the old kubelet, just before): waiting",
+    node("w-1", { kubeletVersion: "v1.37.0", postedAt: ago(10) }),
+    9.3,
+    "Joining KubeletNotPosted: applied; w-1's kubelet has posted nothing since its switch (last at " +
+    "2026-01-01T11:59:50Z): its Node is Ready as it was before; waiting up to 1m after the apply",
+  ],
+  [
+    "posted in the second after the one the apply ended in: joined",
+    node("w-1", { kubeletVersion: "v1.37.0", postedAt: ago(9) }),
+    9.3,
+    "Ready Joined: applied; Node Ready",
+  ],
+  [
+    "posted after the apply with another version: the version check reads the post",
+    node("w-1", { kubeletVersion: "v1.36.4", postedAt: ago(8) }),
+    10,
+    "Joining VersionNotReported: applied; Node w-1 is Ready but its kubelet reports v1.36.4; waiting for 1.37",
+  ],
+  [
+    "nothing posted within the window: the Node counts as it stands (a switch that left the kubelet running)",
+    node("w-1", old),
+    KUBELET_POST_WINDOW_MS / 1000 + 1,
+    "Ready Joined: applied; Node Ready",
+  ],
+  [
+    "a NotReady Node is judged as before",
+    node("w-1", { ready: "False", why: "KubeletNotReady", since: ago(5), postedAt: ago(5) }),
+    10,
+    "Joining NodeNotReady: applied; Node w-1 not Ready (KubeletNotReady) for <1m",
+  ],
+];
+
 Deno.test("a Ready Node counts only with a kubelet post from after the apply", async (t) => {
-  const old = { kubeletVersion: "v1.37.0", postedAt: ago(90) };
-  const cases: [string, NodeView, number, string][] = [
-    [
-      "the old kubelet's Ready and version, nothing posted since the switch: waiting, saying for what",
-      node("w-1", old),
-      10,
-      "Joining KubeletNotPosted: applied; w-1's kubelet has posted nothing since its switch (last at " +
-      "2026-01-01T11:58:30Z): its Node is Ready as it was before; waiting up to 1m after the apply",
-    ],
-    [
-      "no time on the Node at all: no evidence either",
-      node("w-1", { kubeletVersion: "v1.37.0" }),
-      10,
-      "Joining KubeletNotPosted: applied; w-1's kubelet has posted nothing since its switch: its Node is Ready as " +
-      "it was before; waiting up to 1m after the apply",
-    ],
-    [
-      "posted after the apply: joined",
-      node("w-1", { kubeletVersion: "v1.37.0", postedAt: ago(8) }),
-      10,
-      "Ready Joined: applied; Node Ready",
-    ],
-    [
-      "posted in the second the apply ended (second precision): joined",
-      node("w-1", { kubeletVersion: "v1.37.0", postedAt: ago(10) }),
-      9.3,
-      "Ready Joined: applied; Node Ready",
-    ],
-    [
-      "posted after the apply with another version: the version check reads the post",
-      node("w-1", { kubeletVersion: "v1.36.4", postedAt: ago(8) }),
-      10,
-      "Joining VersionNotReported: applied; Node w-1 is Ready but its kubelet reports v1.36.4; waiting for 1.37",
-    ],
-    [
-      "nothing posted within the window: the Node counts as it stands (a switch that left the kubelet running)",
-      node("w-1", old),
-      KUBELET_POST_WINDOW_MS / 1000 + 1,
-      "Ready Joined: applied; Node Ready",
-    ],
-    [
-      "a NotReady Node is judged as before",
-      node("w-1", { ready: "False", why: "KubeletNotReady", since: ago(5), postedAt: ago(5) }),
-      10,
-      "Joining NodeNotReady: applied; Node w-1 not Ready (KubeletNotReady) for <1m",
-    ],
-  ];
-  for (const [name, n, appliedAgo, want] of cases) {
+  for (const [name, n, appliedAgo, want] of CASES) {
     await t.step(name, () => assert.equal(line(judge(n, appliedAgo)), want));
   }
   await t.step("where NIO does not say when the apply ended, a post from after NICO's change is needed", () => {
