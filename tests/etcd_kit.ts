@@ -47,5 +47,12 @@ export function sampleBefore(w: EtcdWatch, t: number): EtcdSample | undefined {
 export function assertNeverBelowQuorum(w: EtcdWatch): void {
   const conclusive = w.samples.filter((x) => !x.inconclusive).length;
   assert.ok(conclusive >= w.samples.length / 2, `only ${conclusive} of ${w.samples.length} looks were conclusive`);
-  assert.deepEqual(w.belowQuorum().map((x) => `${x.healthyVoters}/${x.voters}`), [], "never below quorum");
+  const below = w.belowQuorum();
+  // Each look below quorum with who was down, so a failure says which steps overlapped.
+  const down = below.map((x) =>
+    `${new Date(x.at).toISOString()} ${
+      x.members.filter((m) => !m.learner && !m.healthy).map((m) => m.name || m.id).join("+")
+    } down of ${x.members.filter((m) => !m.learner).map((m) => m.name || m.id).join(",")}`
+  );
+  assert.deepEqual(below.map((x) => `${x.healthyVoters}/${x.voters}`), [], `never below quorum: ${down.join("; ")}`);
 }

@@ -219,7 +219,20 @@ export function planMembership(i: MembershipInput): MembershipPlan {
         "addresses as cluster.nix does?";
     } else blocked ??= `orphan ${label(found[0]!.member)} stays: removing it would lose quorum`;
   }
+  holds.push(...afterRemoval(i, action, holds));
   return { ...(action ? { action } : {}), holds, orphans, ...(blocked ? { blocked } : {}) };
+}
+
+/**
+ * A member removed in this pass changes the count every switch is judged by, and the switch would be judged
+ * against the count from before: one change to etcd at a time, so a control-plane switch waits for the next
+ * pass (and its look at the members left) whenever this pass removes a member.
+ */
+function afterRemoval(i: MembershipInput, action: MembershipAction | undefined, holds: EtcdHold[]): EtcdHold[] {
+  if (action?.kind !== "remove") return [];
+  const why = `waits for the removal of etcd member ${label(action.member)} in this pass (one change to etcd at a ` +
+    "time; the switch is judged against the members left)";
+  return i.changing.filter((machine) => !holds.some((h) => h.machine === machine)).map((machine) => ({ machine, why }));
 }
 
 /**

@@ -139,6 +139,26 @@ const PLANS: [string, MembershipInput, string[]][] = [
     "remove 1003",
     "hold cp-3: its etcd member cp-3 (1003) is removed first",
   ]],
+  [
+    "removing a follower while another node changes: the switch waits for the next pass (3 → 2 voters, then judged)",
+    input(leader1, { removing: ["cp-3"], changing: ["cp-2"], departing: ["cp-3"] }),
+    [
+      "remove 1003",
+      "hold cp-3: its etcd member cp-3 (1003) is removed first",
+      "hold cp-2: waits for the removal of etcd member cp-3 (1003) in this pass (one change to etcd at a time; the " +
+      "switch is judged against the members left)",
+    ],
+  ],
+  [
+    "a healthy orphan removed while a node changes: the switch waits too (4 → 3 voters, one of them switching)",
+    input([...leader1, m(4)], { changing: ["cp-2"] }),
+    [
+      "remove 1004",
+      "hold cp-2: waits for the removal of etcd member cp-4 (1004) in this pass (one change to etcd at a time; the " +
+      "switch is judged against the members left)",
+      "orphan 1004",
+    ],
+  ],
   ["removing the leader: leadership moves first", input(leader1, { removing: ["cp-1"] }), [
     "move cp-1→cp-2",
     "hold cp-1: leadership moves off its etcd member cp-1 (1001) before it is removed",
