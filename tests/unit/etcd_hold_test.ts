@@ -1,0 +1,57 @@
+/** etcd's holds on a rollout plan (core/rollout/etcdhold.ts): which steps etcd judges, and the plan they narrow. */
+import assert from "node:assert/strict";
+import { etcdTargets, holdForEtcd } from "../../core/rollout/etcdhold.ts";
+
+Deno.test("etcd holds narrow the plan as drains do", () => {
+  const plan = {
+    create: ["cp-4"],
+    update: ["cp-1", "w-1"],
+    remove: ["cp-3"],
+    pending: ["cp-1", "w-1"],
+    removing: ["cp-3"],
+    updating: [],
+    waiting: "at most 1 worker(s) unavailable at once",
+  };
+  assert.deepEqual(etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"])), {
+    changing: ["cp-1"],
+    removing: ["cp-3"],
+    creating: ["cp-4"],
+    departing: ["cp-3"],
+  });
+  assert.deepEqual(
+    etcdTargets(
+      { ...plan, remove: [], removing: ["w-2", "cp-3", "cp-7"] },
+      new Set(["cp-1", "cp-3", "cp-4"]),
+      new Set(["cp-1", "cp-3"]),
+    )
+      .departing,
+    ["cp-3"],
+    "departing later too, on the control plane, and configured",
+  );
+  const held = holdForEtcd(plan, [
+    { machine: "cp-3", why: "its etcd member cp-3 (1003) is removed first" },
+    { machine: "cp-3", why: "twice" },
+    { machine: "cp-9", why: "not in the plan" },
+  ]);
+  assert.deepEqual([held.create, held.update, held.remove], [["cp-4"], ["cp-1", "w-1"], []]);
+  const noJoin = holdForEtcd(plan, [{ machine: "cp-4", why: "etcd admits no new member" }]);
+  assert.deepEqual(
+    [noJoin.create, noJoin.update, noJoin.remove],
+    [[], ["cp-1", "w-1"], ["cp-3"]],
+    "a create is held too",
+  );
+  assert.deepEqual(held.etcdHeld, [{ machine: "cp-3", why: "its etcd member cp-3 (1003) is removed first" }]);
+  assert.equal(
+    held.waiting,
+    "cp-3: its etcd member cp-3 (1003) is removed first; at most 1 worker(s) unavailable at once",
+  );
+  // A new control-plane node the planner did not pick in this pass (another member is down) is held all the same,
+  // and named: status.rollout.etcdHeld names every node etcd holds.
+  const later = { ...plan, create: [], pending: ["cp-5", "cp-1", "w-1"] };
+  const cp5 = new Set(["cp-1", "cp-3", "cp-5"]);
+  assert.deepEqual(etcdTargets(later, cp5, new Set(["cp-1", "cp-3"])).creating, ["cp-5"]);
+  const dead = holdForEtcd(later, [{ machine: "cp-5", why: "etcd admits no new member while cp-2 does not answer" }]);
+  assert.deepEqual(dead.etcdHeld, [{ machine: "cp-5", why: "etcd admits no new member while cp-2 does not answer" }]);
+  assert.equal(holdForEtcd(plan, []), plan, "no hold: the same plan");
+  assert.deepEqual(plan.remove, ["cp-3"], "the plan given is not modified");
+});
