@@ -113,7 +113,7 @@ export async function runPhases(s: ClusterScope, rec: PassRecord): Promise<PassE
     ? { plan: drains.plan }
     : await etcdBeforeChange(s, drains.plan, etcd, reportsOf(planned.members ?? []));
   const wrote = await writeConfigurations(s, planned, etcdChange.plan, rec.written, runs);
-  rec.backups = await reconcileBackups(s, etcdChange.plan, etcd, identity);
+  rec.backups = await reconcileBackups(s, etcdChange.plan, etcd, identity, restoring);
   const releases = rec.releases = await reconcileReleases(s);
   const members = passMembers(s, rec);
   const nodes = reportsOf(members);

@@ -40,3 +40,18 @@ export function restoreRollout(
     (held.length ? `; ${held.join(", ")} wait for their turn` : "");
   return { create, update, remove: [], pending: [...create, ...update], removing: [], updating, waiting };
 }
+
+/**
+ * The plan of a cluster that was to come up from a backup whose restore did not succeed: nothing is created,
+ * every node waits, and `waiting` says why.
+ *
+ * @example
+ * ```ts
+ * import { heldForRestore } from "./restorehold.ts";
+ * const plan = heldForRestore("restore r1 ended Refused", ["cp-1"]);
+ * [plan.create, plan.pending, plan.waiting]; // [[], ["cp-1"], "restore r1 ended Refused"]
+ * ```
+ */
+export function heldForRestore(why: string, members: readonly string[]): RolloutPlan {
+  return { create: [], update: [], remove: [], pending: [...members], removing: [], updating: [], waiting: why };
+}

@@ -21,7 +21,7 @@ import { issueCert } from "../../lib/pki.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { runNicoCli } from "../../testing/cli.ts";
-import { backupSpec, requestBackup, storeFor } from "../backup_kit.ts";
+import { backupSpec, requestBackup, stored, storeFor } from "../backup_kit.ts";
 import { endpoints, etcdSettled } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
@@ -219,7 +219,8 @@ Deno.test({
       gitRepo: "https://git.example.test/flake.git",
       controlPlane: { machines: ["cp-1", "cp-2", "cp-3"] },
       dataPlane: { machines: [] },
-      etcd: { backup: backupSpec(store) },
+      // Every minute: none is taken while the restore runs.
+      etcd: { backup: backupSpec(store, { schedule: "* * * * *" }) },
     });
     await s.until("Ready, etcd of 3 healthy", etcdSettled(3), 240_000);
     const etcd = await etcdOf(s, 199);
@@ -236,6 +237,9 @@ Deno.test({
       { name: "cp-3", state: "Rejoined" },
     ]);
     assert.deepEqual((await etcd.keys()).keys, ["/drill/before-0"], "before back, after gone");
+    const [from, to] = [Date.parse(r.startedAt), Date.parse(r.finishedAt!)];
+    const during = (await stored(s, store)).filter((b) => Date.parse(b.time) > from && Date.parse(b.time) < to);
+    assert.deepEqual(during.map((b) => `${b.key} (${b.reason})`), [], "no backup while the restore ran");
     await s.until("Ready again, etcd of 3 healthy", etcdSettled(3), 300_000);
     const events = await restoreEvents(s);
     assert.ok(events.includes("EtcdRestored") && events.includes("RestoreSucceeded"), events.join(", "));

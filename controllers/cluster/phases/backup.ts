@@ -70,12 +70,17 @@ function rememberSteps(k: BackupKeeper, plan: RolloutPlan | undefined, now: numb
   return waiting.length ? (held!.state as "taking" | "failed") : undefined;
 }
 
-/** Starts the job that is due and answers the condition, the status and when to look again. */
+/**
+ * Starts the job that is due and answers the condition, the status and when to look again. While a restore of etcd
+ * runs (`restoring`) no job starts: the members are being replaced, and a snapshot taken then is of no use (one
+ * due starts once the restore ended).
+ */
 export async function reconcileBackups(
   s: ClusterScope,
   plan: RolloutPlan | undefined,
   etcd: EtcdView | undefined,
   identity: Identity | undefined,
+  restoring = false,
 ): Promise<BackupsOutcome | undefined> {
   const spec = s.spec.etcd?.backup;
   const k = keeperOf(s);
@@ -85,13 +90,13 @@ export async function reconcileBackups(
   const store = JSON.stringify(spec.store);
   const request = s.cluster.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION];
   const due = nextBackupJob({ state: k.state, now: s.now, schedule: spec.schedule, store, request, preChange });
-  if (due.start) await start(s, k, due.start, { store, request, etcd, identity });
+  if (due.start && !restoring) await start(s, k, due.start, { store, request, etcd, identity });
   const status: BackupsStatus = {
     ...backupsStatus(k.state, plan?.backupHeld),
     ...(k.state.failures ? { failures: k.state.failures } : {}),
     since: k.state.since,
   };
-  const requeue = due.at
+  const requeue = due.at && !restoring
     ? { after: Math.max(1_000, due.at.getTime() - s.now.getTime() + 50), why: "the next etcd backup or retry" }
     : undefined;
   return { condition: backupCondition(k.state), status, requeue };

@@ -110,7 +110,7 @@ export function planConfigurations(s: ClusterScope, i: ConfigurationsInput): Pla
   const wantedSpec = new Map(desired.map((d) => [d.metadata.name, d.spec]));
   const members = gatherMembers(s, { ...i, written: new Map(), wantedSpec, apiServers: i.versions.apiServers });
   const { changing, rollout: versions } = i.versions.versions;
-  const plan = restorePlan(i.restore) ?? planRollout(plannerInput({
+  const plan = restorePlan(i.restore, s.members) ?? planRollout(plannerInput({
     rollout: spec.rollout,
     endpointSet: spec.controlPlaneEndpoint !== undefined,
     reports: reportsOf(members),

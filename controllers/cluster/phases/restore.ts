@@ -30,7 +30,7 @@ import {
 import { askedRestore, clusterNixOf } from "../../../core/render/clusternix.ts";
 import { nodeAddress } from "../../../core/render/desired.ts";
 import type { DesiredRestore } from "../../../core/render/restore.ts";
-import { restoreRollout } from "../../../core/rollout/restorehold.ts";
+import { heldForRestore, restoreRollout } from "../../../core/rollout/restorehold.ts";
 import type { RolloutPlan } from "../../../core/rollout/plan.ts";
 import { restoreCondition } from "../../../core/status/restore.ts";
 import type { ConditionInput } from "../../../core/status/conditions.ts";
@@ -61,6 +61,11 @@ export interface RestoreOutcome {
   desired?: DesiredRestore | undefined;
   condition?: ConditionInput | undefined;
   requeue?: Requeue | undefined;
+  /**
+   * A cluster never brought up whose restore (the request still in its spec) did not succeed: nothing is brought
+   * up empty in its place; says why.
+   */
+  unrestored?: string | undefined;
 }
 
 /** What the phase is given by the phases before it. */
@@ -81,7 +86,8 @@ export async function reconcileRestore(s: ClusterScope, i: RestoreInput): Promis
   if (!request && !record) return undefined;
   if (finished(record) && (!request || request.requestId === record!.requestId)) {
     // Nothing asked since the last one ended: nothing to look at (its record and condition stand).
-    return { plan: { record, active: false, roles: NONE }, nodes: [], condition: restoreCondition(record) };
+    const plan = { record, active: false, roles: NONE };
+    return { plan, nodes: [], condition: restoreCondition(record), unrestored: unrestored(s, record) };
   }
   const base = await factsOf(s, i, record);
   let facts: RestoreFacts = base;
@@ -107,13 +113,25 @@ export async function reconcileRestore(s: ClusterScope, i: RestoreInput): Promis
     desired,
     condition: restoreCondition(rec),
     requeue: plan.active ? { after: 5_000, why: "a restore of etcd runs" } : undefined,
+    unrestored: plan.active ? undefined : unrestored(s, rec),
   };
 }
 
 /** The rollout plan while a restore runs (undefined: none runs, the planner's stands). */
-export function restorePlan(r: RestoreOutcome | undefined): RolloutPlan | undefined {
+export function restorePlan(r: RestoreOutcome | undefined, members: readonly string[]): RolloutPlan | undefined {
+  if (r?.unrestored) return heldForRestore(r.unrestored, members);
   if (!r?.plan.active || !r.plan.record) return undefined;
   return restoreRollout(r.plan.record.requestId, r.plan.roles, r.nodes);
+}
+
+/** Why a cluster asked to come up from a backup is not brought up at all (undefined: it may be). */
+function unrestored(s: ClusterScope, record: RestoreStatus | undefined): string | undefined {
+  const request = s.spec.etcd?.restore;
+  if (!record || !request || record.step === "Succeeded") return undefined;
+  if (s.cluster.status?.initialization?.provisioned === true) return undefined;
+  return `the cluster is to come up from a backup, and restore ${record.requestId} ended ${record.step} ` +
+    `(${record.reason}): nothing is brought up empty in its place; fix spec.etcd.restore and give it a new ` +
+    "requestId, or remove spec.etcd.restore to bring up an empty cluster";
 }
 
 /** Carries out the planner's act; answers the facts it learned. */
