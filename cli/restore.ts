@@ -29,6 +29,11 @@ import { commandHelp, type FlagSpec, parseArgs, targetFor, UsageError } from "./
 
 const FLAGS: FlagSpec[] = [
   { name: "from", help: "the backup to restore: its key as nico backups lists it, or latest (required)" },
+  {
+    name: "source",
+    help:
+      "another cluster of the namespace whose store holds the backup (spec.etcd.restore.from); latest is its newest",
+  },
   { name: "yes", short: "y", boolean: true, help: "do not ask before setting spec.etcd.restore" },
   { name: "rewind-healthy", boolean: true, help: "restore although etcd has a healthy quorum (rewinds its changes)" },
 ];
@@ -84,6 +89,7 @@ export function newRequestId(now: Date): string {
   return `restore-${t}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
+/** The backup `from` names in the store of cluster `c` (whose backups they are). */
 async function backupOf(client: KubeClient, c: KubernetesCluster, from: string): Promise<BackupRecord> {
   const name = c.metadata.name;
   const spec = c.spec.etcd?.backup;
@@ -144,7 +150,10 @@ export async function restore(args: string[]): Promise<number> {
   try {
     const c = await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, namespace);
     if (!c) throw new Error(`no KubernetesCluster ${name} in namespace ${namespace} (try nico get -A)`);
-    const backup = await backupOf(client, c, flags.from);
+    const source = typeof flags.source === "string" && flags.source !== name ? flags.source : undefined;
+    const holder = source ? await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, source, namespace) : c;
+    if (!holder) throw new Error(`--source: no KubernetesCluster ${source} in namespace ${namespace}`);
+    const backup = await backupOf(client, holder, flags.from);
     const { rev, why } = await currentRevision(client, c);
     const e = c.status?.etcd;
     const healthy = e !== undefined && e.voters > 0 && e.healthyVoters >= e.quorum;
@@ -158,7 +167,8 @@ export async function restore(args: string[]): Promise<number> {
       if (prompt("type yes to restore:")?.trim() !== "yes") return (console.error("nothing changed"), 1);
     }
     const requestId = newRequestId(new Date());
-    const request = { requestId, backup: backup.key, rewindHealthy: flags["rewind-healthy"] === true, from: null };
+    const rewindHealthy = flags["rewind-healthy"] === true;
+    const request = { requestId, backup: backup.key, rewindHealthy, from: source ?? null };
     await client.mergePatch(KUBERNETES_CLUSTERS, name, namespace, { spec: { etcd: { restore: request } } });
     console.log(`asked NICO to restore (request ${requestId}); watch it with nico describe ${name}`);
     return 0;

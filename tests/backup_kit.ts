@@ -12,7 +12,7 @@ import { encodeBase64 } from "../lib/encoding.ts";
 import { SECRETS } from "../lib/kube/resources.ts";
 import { EtcdClient } from "../lib/etcd/client.ts";
 import { issueCert } from "../lib/pki.ts";
-import { endpoints } from "./etcd_kit.ts";
+import { endpoints, etcdSettled } from "./etcd_kit.ts";
 import { judgeSnapshot, type SnapshotStatus } from "../testing/etcdtools.ts";
 import { type S3Server, startS3Server } from "../testing/s3.ts";
 import type { Scenario } from "../testing/scenario.ts";
@@ -24,6 +24,27 @@ export async function storeFor(s: Scenario, host: string): Promise<S3Server> {
   const store = await startS3Server({ host, buckets: [BUCKET] });
   s.defer(() => store.stop());
   await secret(s, "s3", { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey });
+  return store;
+}
+
+/**
+ * A store on 127.0.`block`.250 and cluster c on cp-1 (and `workers`) backing up into it, once Ready with etcd of one
+ * healthy member; answers the store.
+ */
+export async function backedUpCluster(
+  s: Scenario,
+  block: number,
+  workers: string[] = [],
+  backup: Record<string, unknown> = {},
+): Promise<S3Server> {
+  const store = await storeFor(s, `127.0.${block}.250`);
+  await s.createCluster({
+    gitRepo: "https://git.example.test/flake.git",
+    controlPlane: { machines: ["cp-1"] },
+    dataPlane: { machines: workers },
+    etcd: { backup: backupSpec(store, backup) },
+  });
+  await s.until("Ready, etcd of 1 healthy", etcdSettled(1), 180_000);
   return store;
 }
 

@@ -10,7 +10,7 @@
  * every cluster's at once, when this replica stops leading.
  *
  * A cluster's etcd observer lives in its memory and is closed with it, and
- * so does its backup job (aborted).
+ * so do its backup job and a restore's safety snapshot (aborted).
  *
  * Two things stay shared across clusters by nature, and are released here
  * with the rest: the workload connection cache (one connection per cluster,
@@ -27,6 +27,7 @@ import { RunFailures } from "./runs.ts";
 import type { WorkloadCache } from "./workload/cache.ts";
 import type { EtcdObserver } from "./etcd/observer.ts";
 import type { BackupKeeper } from "./backup/keeper.ts";
+import type { SafetyJob } from "./restore/safety_job.ts";
 
 /**
  * Everything NICO keeps about one cluster between its passes. Keyed within
@@ -63,6 +64,8 @@ export class ClusterMemory {
   etcd: EtcdObserver | undefined;
   /** The cluster's etcd backups (controllers/cluster/backup/keeper.ts), while `spec.etcd.backup` is set. */
   backup: BackupKeeper | undefined;
+  /** A restore's safety snapshot under way or just ended (controllers/cluster/restore/safety.ts). */
+  safety: SafetyJob | undefined;
   /** When NICO first saw each etcd member that had not started, or was a learner (by member id). */
   readonly etcdPending: Map<string, Date> = new Map();
   /** etcd membership changes told as blocked or failed: told again when that changes (or after 10 minutes). */
@@ -133,6 +136,7 @@ export class ClusterMemories {
   forget(key: string): void {
     this.#byKey.get(key)?.etcd?.close().catch(() => {});
     this.#byKey.get(key)?.backup?.stop().catch(() => {});
+    this.#byKey.get(key)?.safety?.stop();
     this.#byKey.delete(key);
     this.#o.workloads?.close(key);
     this.#o.revisionTracker?.release(key);

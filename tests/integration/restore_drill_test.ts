@@ -21,7 +21,7 @@ import { issueCert } from "../../lib/pki.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { runNicoCli } from "../../testing/cli.ts";
-import { backupSpec, requestBackup, stored, storeFor } from "../backup_kit.ts";
+import { backedUpCluster, backupSpec, requestBackup, stored, storeFor } from "../backup_kit.ts";
 import { endpoints, etcdSettled } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
@@ -72,14 +72,7 @@ Deno.test({
   fn: async () => {
     const cp = await env.get();
     await using s = await startScenario(cp, "restore-drill", { hostBlock: 197 });
-    const store = await storeFor(s, "127.0.197.250");
-    await s.createCluster({
-      gitRepo: "https://git.example.test/flake.git",
-      controlPlane: { machines: ["cp-1"] },
-      dataPlane: { machines: ["w-1"] },
-      etcd: { backup: backupSpec(store) },
-    });
-    await s.until("Ready, etcd of 1 healthy", etcdSettled(1), 120_000);
+    await backedUpCluster(s, 197, ["w-1"]);
     const etcd = await etcdOf(s, 197);
     for (let i = 0; i < 5; i++) await etcd.put(`/drill/before-${i}`);
     const backedUp = await requestBackup(s, "drill");
@@ -161,14 +154,7 @@ Deno.test({
   fn: async () => {
     const cp = await env.get();
     await using s = await startScenario(cp, "restore-rewind", { hostBlock: 198 });
-    const store = await storeFor(s, "127.0.198.250");
-    await s.createCluster({
-      gitRepo: "https://git.example.test/flake.git",
-      controlPlane: { machines: ["cp-1"] },
-      dataPlane: { machines: [] },
-      etcd: { backup: backupSpec(store) },
-    });
-    await s.until("Ready, etcd of 1 healthy", etcdSettled(1), 120_000);
+    await backedUpCluster(s, 198);
     const etcd = await etcdOf(s, 198);
     await etcd.put("/drill/before-0");
     const backup = (await requestBackup(s, "one")).status!.etcd!.backups!.last!;

@@ -13,7 +13,8 @@ import { EtcdClient } from "../../lib/etcd/client.ts";
 import { issueCert } from "../../lib/pki.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
-import { backupSpec, requestBackup, storeFor } from "../backup_kit.ts";
+import { runNicoCli } from "../../testing/cli.ts";
+import { backedUpCluster, requestBackup } from "../backup_kit.ts";
 import { endpoints, etcdSettled } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
@@ -53,14 +54,7 @@ Deno.test({
   fn: async () => {
     const cp = await env.get();
     await using s = await startScenario(cp, "restore-elsewhere", { hostBlock: BLOCK });
-    const store = await storeFor(s, `127.0.${BLOCK}.250`);
-    await s.createCluster({
-      gitRepo: "https://git.example.test/flake.git",
-      controlPlane: { machines: ["cp-1"] },
-      dataPlane: { machines: [] },
-      etcd: { backup: backupSpec(store) },
-    });
-    await s.until("Ready, etcd of 1 healthy", etcdSettled(1), 120_000);
+    await backedUpCluster(s, BLOCK);
     const [old, moved] = endpoints(BLOCK, 2);
     const ca = s.workloads.etcd.ca(s.ns, "c")!;
     const cert = await issueCert(ca, { commonName: "test", usage: "client", days: 1 });
@@ -106,5 +100,20 @@ Deno.test({
     const ready = await clusterWhen(s, "d", "d Ready, etcd of 1 healthy", etcdSettled(1));
     assert.deepEqual(ready.status!.etcd!.members.map((m) => m.name), ["d-cp-1"], "d's member list, not c's");
     assert.equal(condition(ready, "Restoring")?.reason, "Restored");
+
+    // nico restore --source: d rewound in place from c's store (its newest backup), on purpose.
+    const args = ["restore", "d", "--from", "latest", "--source", "c", "--yes", "--rewind-healthy"];
+    const cli = await runNicoCli([...args, `--kubeconfig=${cp.kubeconfigPath}`, "-n", s.ns]);
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.equal(cli.stdout.split("\n")[0], `restore etcd of cluster ${s.ns}/d from ${backup.key}`);
+    const asked = (await s.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "d", s.ns))!.spec.etcd!.restore!;
+    assert.deepEqual([asked.from, asked.backup, asked.rewindHealthy], ["c", backup.key, true]);
+    const again = await clusterWhen(
+      s,
+      "d",
+      "d rewound",
+      (d) => d.status?.restore?.requestId === asked.requestId && d.status.restore.step === "Succeeded",
+    );
+    assert.ok(again.status!.restore!.safetySnapshot, "d answered: a safety snapshot first, into c's store");
   },
 });

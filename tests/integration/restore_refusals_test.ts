@@ -12,8 +12,7 @@ import type { KubeObject } from "../../lib/kube/client.ts";
 import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
-import { backupSpec, BUCKET, requestBackup, storeFor } from "../backup_kit.ts";
-import { etcdSettled } from "../etcd_kit.ts";
+import { backedUpCluster, BUCKET, requestBackup } from "../backup_kit.ts";
 
 const env = sharedControlPlane();
 const BLOCK = 201;
@@ -46,14 +45,7 @@ Deno.test({
   fn: async () => {
     const cp = await env.get();
     await using s = await startScenario(cp, "restore-refusals", { hostBlock: BLOCK, generation: "v1" });
-    const store = await storeFor(s, `127.0.${BLOCK}.250`);
-    await s.createCluster({
-      gitRepo: "https://git.example.test/flake.git",
-      controlPlane: { machines: ["cp-1"] },
-      dataPlane: { machines: ["w-1"] },
-      etcd: { backup: backupSpec(store) },
-    });
-    await s.until("Ready, etcd of 1 healthy", etcdSettled(1), 180_000);
+    const store = await backedUpCluster(s, BLOCK, ["w-1"]);
     const backup = (await requestBackup(s, "one")).status!.etcd!.backups!.last!;
 
     // One byte of the database changed, its metadata and the hash etcd appended kept: it still lists as a backup.

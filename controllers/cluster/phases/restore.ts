@@ -23,7 +23,6 @@ import {
   planRestore,
   type RestoreEvent,
   type RestoreFacts,
-  restoreMarker,
   type RestoreNode,
   type RestorePlan,
 } from "../../../core/etcd/restore.ts";
@@ -40,13 +39,12 @@ import {
   expiresSoon,
   lookAtRestored,
   lookupBackup,
-  markEtcd,
   presignInstruction,
   restoreSecret,
   type SnapshotSource,
-  takeSafetySnapshot,
   withdrawInstruction,
 } from "../restore/io.ts";
+import { safetySnapshot } from "../restore/safety.ts";
 import type { Requeue } from "../requeue.ts";
 import type { ClusterScope } from "../scope.ts";
 import { type EtcdView, gatherMembers, type Identity, type PassView } from "../view.ts";
@@ -94,7 +92,9 @@ export async function reconcileRestore(s: ClusterScope, i: RestoreInput): Promis
   let plan = planRestore(facts);
   const events: RestoreEvent[] = plan.event ? [plan.event] : [];
   for (let n = 0; n < MAX_ACTS && plan.act && plan.act !== "withdraw"; n++) {
-    facts = { ...facts, record: plan.record, ...await act(s, i, plan) };
+    const learned = await act(s, i, plan);
+    if (Object.keys(learned).length === 0) break; // under way beside the pass (the safety snapshot)
+    facts = { ...facts, record: plan.record, ...learned };
     plan = planRestore(facts);
     if (plan.event) events.push(plan.event);
   }
@@ -142,15 +142,10 @@ async function act(s: ClusterScope, i: RestoreInput, plan: RestorePlan): Promise
     return { backup: req ? await lookupBackup(s, req) : { kind: "missing", message: "the request was withdrawn" } };
   }
   if (plan.act === "safetySnapshot") {
-    const source = await answering(s, i);
-    if ("why" in source) return { safety: { error: source.why } };
     if (!req) return { safety: { error: "the request was withdrawn" } };
-    // The mark goes in before the snapshot: the restore is proven by a member that answers without it.
-    const marker = restoreMarker(rec.requestId);
-    const unmarked = await markEtcd(source, marker, s.now);
-    if (unmarked) return { safety: { error: unmarked } };
-    const taken = await takeSafetySnapshot(s, req, source);
-    return { safety: "key" in taken ? { ...taken, marker } : taken };
+    // Beside the pass; the mark goes in before the snapshot: the restore is proven by a member that answers without it.
+    const safety = await safetySnapshot(s, req, () => answering(s, i));
+    return safety ? { safety } : {};
   }
   const why = await presignInstruction(s, rec.requestId, rec.from, rec.backup ?? "");
   if (why) {

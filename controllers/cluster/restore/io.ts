@@ -130,7 +130,10 @@ export async function takeSafetySnapshot(
   s: ClusterScope,
   req: RestoreRequest,
   etcd: SnapshotSource,
+  stop?: AbortSignal,
 ): Promise<{ key: string } | { error: string }> {
+  const timeout = AbortSignal.timeout(10 * 60_000);
+  const signal = stop ? AbortSignal.any([stop, timeout]) : timeout;
   try {
     const r = await withEtcd(
       etcd,
@@ -138,7 +141,7 @@ export async function takeSafetySnapshot(
       (client) =>
         withStore(s, s.spec.etcd?.backup ? undefined : req.from, async (o) => {
           const key = safetySnapshotKey(o.prefix, s.name, s.now);
-          const opts = { key, reason: "pre-restore", now: s.now, signal: AbortSignal.timeout(10 * 60_000) };
+          const opts = { key, reason: "pre-restore", now: s.now, signal };
           return { key: (await takeBackup(client, etcd.endpoint, o.store, opts)).key };
         }),
     );
