@@ -25,7 +25,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { EtcdClient, EtcdStatus } from "./client.ts";
+import type { EtcdClient } from "./client.ts";
 import {
   bodyChunks,
   gatewayMessages,
@@ -168,28 +168,4 @@ export async function* checked(
   if (ours !== theirs) throw fail("hash", `the data's SHA-256 ${ours} is not the trailer's ${theirs}`);
   state.sha256 = ours;
   yield trailer;
-}
-
-/** A member's client URL with its status (undefined: it did not answer). */
-export interface MemberAnswer {
-  endpoint: string;
-  status?: EtcdStatus;
-}
-
-/**
- * The member to take a snapshot from: one that answered, reports no error, is a voting member and knows a leader;
- * a follower when there is one (it spares the leader), the most caught-up (highest applied index) first, then by
- * endpoint for a stable choice. Undefined when no member qualifies.
- */
-export function snapshotMember(answers: MemberAnswer[]): MemberAnswer | undefined {
-  const healthy = answers.filter((a) =>
-    a.status && a.status.errors.length === 0 && !a.status.isLearner && a.status.leader !== "0"
-  );
-  const rank = (a: MemberAnswer) => (a.status!.memberId === a.status!.leader ? 1 : 0);
-  return healthy.sort((a, b) =>
-    rank(a) - rank(b) ||
-    Number(BigInt(b.status!.raftAppliedIndex) - BigInt(a.status!.raftAppliedIndex) > 0n) -
-      Number(BigInt(a.status!.raftAppliedIndex) - BigInt(b.status!.raftAppliedIndex) > 0n) ||
-    (a.endpoint < b.endpoint ? -1 : a.endpoint > b.endpoint ? 1 : 0)
-  )[0];
 }

@@ -7,10 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { checked, SnapshotError, snapshotMember } from "../../lib/etcd/snapshot.ts";
+import { checked, SnapshotError } from "../../lib/etcd/snapshot.ts";
 import { bodyChunks, gatewayMessages, grpcMessages } from "../../lib/etcd/snapshot_wire.ts";
 import { FORMAT, recordOf } from "../../lib/backup.ts";
-import type { EtcdStatus } from "../../lib/etcd/client.ts";
 
 const EP = "https://127.0.0.1:2379";
 
@@ -163,48 +162,6 @@ Deno.test("a member that stops sending is stalled, not waited on", async () => {
   const { error } = await read(answer(lines.slice(0, 2).join("\n") + "\n", 100, true), 200);
   assert.ok(error instanceof SnapshotError);
   assert.equal(error.failure, "stalled");
-});
-
-const status = (memberId: string, leader: string, applied: string, extra: Partial<EtcdStatus> = {}): EtcdStatus => ({
-  memberId,
-  leader,
-  raftTerm: "2",
-  raftIndex: applied,
-  raftAppliedIndex: applied,
-  isLearner: false,
-  errors: [],
-  dbSize: 1,
-  version: "3.7.0",
-  ...extra,
-});
-
-Deno.test("the snapshot member: a caught-up follower, else the leader; never a learner, a failing or leaderless one", () => {
-  const pick = (answers: Parameters<typeof snapshotMember>[0]) => snapshotMember(answers)?.endpoint;
-  const a = "https://127.0.0.1:1", b = "https://127.0.0.2:1", c = "https://127.0.0.3:1";
-  assert.equal(
-    pick([{ endpoint: a, status: status("1", "1", "9") }, { endpoint: b, status: status("2", "1", "8") }]),
-    b,
-  );
-  assert.equal(
-    pick([
-      { endpoint: a, status: status("1", "3", "7") },
-      { endpoint: b, status: status("2", "3", "12") },
-      { endpoint: c, status: status("3", "3", "12") },
-    ]),
-    b,
-    "the most caught-up follower",
-  );
-  assert.equal(pick([{ endpoint: a, status: status("1", "1", "9") }, { endpoint: b }]), a, "the leader alone");
-  assert.equal(
-    pick([
-      { endpoint: a, status: status("1", "1", "9") },
-      { endpoint: b, status: status("2", "1", "9", { isLearner: true }) },
-      { endpoint: c, status: status("3", "1", "9", { errors: ["corrupt"] }) },
-    ]),
-    a,
-  );
-  assert.equal(pick([{ endpoint: a, status: status("1", "0", "9") }, { endpoint: b }]), undefined, "no quorum");
-  assert.equal(pick([]), undefined);
 });
 
 Deno.test("a backup's record comes back from its object's metadata and last 32 bytes; other objects are none", () => {
