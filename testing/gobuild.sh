@@ -10,6 +10,9 @@
 # go.mod pinning what is built), one build at a time (a second caller waits
 # on a lock, then finds the binary), moves the result into place and prints
 # its path. Progress goes to stderr; stdout carries only the path.
+#
+#   own_binary <path>          prints <path> and exits the caller when it names an executable (bring your own)
+#   pinned_version <module> <go.mod>   prints the version <go.mod> pins for <module>, or fails naming them
 
 cached_build() {
   local dest="$1" binary="$2" what="$3"
@@ -43,4 +46,21 @@ cached_build() {
   mv "$work" "$dest"
   trap - EXIT
   echo "$dest/$binary"
+}
+
+own_binary() {
+  if [[ -n "${1:-}" && -x "$1" ]]; then
+    echo "$1"
+    exit 0
+  fi
+}
+
+pinned_version() {
+  local module="$1" gomod="$2" version
+  version="$(awk -v m="$module" '($1 == m) { print $2; exit } ($1 == "require" && $2 == m) { print $3; exit }' "$gomod")"
+  [[ -n "$version" ]] || {
+    echo "install.sh: no $module version in $gomod" >&2
+    return 1
+  }
+  echo "$version"
 }

@@ -21,15 +21,11 @@ case "$tool" in
   etcdctl) own="${NICO_ETCDCTL:-}" ;;
   *) echo "install.sh: etcdutl or etcdctl, not $tool" >&2; exit 2 ;;
 esac
-if [[ -n "$own" && -x "$own" ]]; then
-  echo "$own"
-  exit 0
-fi
+own_binary "$own"
 
 module="go.etcd.io/etcd/$tool/v3"
-version="$(awk -v m="$module" '($1 == m) { print $2; exit } ($1 == "require" && $2 == m) { print $3; exit }' "$here/go.mod")"
+version="$(pinned_version "$module" "$here/go.mod")"
 server="$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2; exit }' "$here/../envtest/go.mod")"
-[[ -n "$version" ]] || { echo "install.sh: no $module version in $here/go.mod" >&2; exit 1; }
 [[ "$version" == "$server" ]] || {
   echo "install.sh: $tool $version here, etcd $server in testing/envtest/go.mod: pin the same version" >&2
   exit 1

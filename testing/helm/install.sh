@@ -11,13 +11,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/../gobuild.sh"
 
-if [[ -n "${NICO_HELM:-}" && -x "${NICO_HELM}" ]]; then
-  echo "$NICO_HELM"
-  exit 0
-fi
+own_binary "${NICO_HELM:-}"
 
-version="$(awk '($1 == "helm.sh/helm/v4") { print $2; exit } ($1 == "require" && $2 == "helm.sh/helm/v4") { print $3; exit }' "$here/go.mod")"
-[[ -n "$version" ]] || { echo "install.sh: no helm.sh/helm/v4 version in $here/go.mod" >&2; exit 1; }
+version="$(pinned_version helm.sh/helm/v4 "$here/go.mod")"
 cache_root="${NICO_HELM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nico/helm}"
 cd "$here"
 cached_build "$cache_root/helm-${version}" helm "helm $version (or set NICO_HELM to a helm binary)" \

@@ -12,14 +12,10 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/../gobuild.sh"
 
-if [[ -n "${NICO_PROMTOOL:-}" && -x "${NICO_PROMTOOL}" ]]; then
-  echo "$NICO_PROMTOOL"
-  exit 0
-fi
+own_binary "${NICO_PROMTOOL:-}"
 
 module=github.com/prometheus/prometheus
-version="$(awk -v m="$module" '($1 == m) { print $2; exit } ($1 == "require" && $2 == m) { print $3; exit }' "$here/go.mod")"
-[[ -n "$version" ]] || { echo "install.sh: no $module version in $here/go.mod" >&2; exit 1; }
+version="$(pinned_version "$module" "$here/go.mod")"
 cache_root="${NICO_PROMTOOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nico/promtool}"
 cd "$here"
 cached_build "$cache_root/promtool-${version}" promtool "promtool $version (or set NICO_PROMTOOL to a promtool binary)" \

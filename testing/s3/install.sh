@@ -12,14 +12,10 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/../gobuild.sh"
 
-if [[ -n "${NICO_VERSITYGW:-}" && -x "${NICO_VERSITYGW}" ]]; then
-  echo "$NICO_VERSITYGW"
-  exit 0
-fi
+own_binary "${NICO_VERSITYGW:-}"
 
 module=github.com/versity/versitygw
-version="$(awk -v m="$module" '($1 == m) { print $2; exit } ($1 == "require" && $2 == m) { print $3; exit }' "$here/go.mod")"
-[[ -n "$version" ]] || { echo "install.sh: no $module version in $here/go.mod" >&2; exit 1; }
+version="$(pinned_version "$module" "$here/go.mod")"
 cache_root="${NICO_S3_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nico/s3}"
 cd "$here"
 cached_build "$cache_root/versitygw-${version}" versitygw "versitygw $version (or set NICO_VERSITYGW to a versitygw binary)" \
