@@ -12,7 +12,8 @@
  *   {@link ETCD_JOIN_ANNOTATION} `voter`, it is added as a voter at once and
  *   started (as kubeadm joins); with `fail`, the member is added and never
  *   started (a failed join);
- * - a switch stops the member (the node restarts k3s) and its apply starts it again, with its data;
+ * - a switch to a new spec stops the member (the node restarts k3s) and its apply starts it again, with its data;
+ *   a run of the spec it already runs (NIO v1's scheduled tick) restarts nothing, as on NixOS;
  * - `#minimal` (the configuration's removal) stops it and leaves the member in the list, as kubeadm does;
  * - a `cluster.nix` restore part restores the backup or rejoins (./sim-etcd-restore.ts).
  *
@@ -29,7 +30,7 @@ import { EtcdClient } from "../lib/etcd/client.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { SECRETS } from "../lib/kube/resources.ts";
 import { createCa, issueCert, type KeyPair } from "../lib/pki.ts";
-import { BOOTSTRAP_LABEL, CLUSTER_LABEL, ROLE_LABEL } from "../core/contract/labels.ts";
+import { BOOTSTRAP_LABEL, CLUSTER_LABEL, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../core/contract/labels.ts";
 import { type Machine, machineAddress, type NixosConfiguration } from "../core/contract/nio.ts";
 import { ETCD_CA_FILE, ETCD_CA_KEY_FILE } from "../core/render/desired.ts";
 import { etcdClientUrl, type EtcdMemberProcess, etcdPeerUrl, startEtcdMember } from "./etcd.ts";
@@ -62,6 +63,11 @@ interface Host {
   dead?: boolean;
   /** The restore requests whose part it took (./sim-etcd-restore.ts): each once. */
   parts: Set<string>;
+  /**
+   * NICO's hash of the spec it last applied: a run of that same spec (NIO v1's scheduled tick) switches to the same
+   * system, and NixOS restarts no unit for it, so its member keeps running.
+   */
+  ran?: string | undefined;
 }
 
 interface Cluster {
@@ -88,6 +94,7 @@ export interface SimEtcd {
   stop(): Promise<void>;
 }
 
+const specHashOf = (cfg: NixosConfiguration) => cfg.metadata.annotations?.[SPEC_HASH_ANNOTATION];
 const keyOf = (cfg: NixosConfiguration) => `${cfg.metadata.namespace}/${cfg.metadata.labels?.[CLUSTER_LABEL] ?? ""}`;
 const clientPortOf = (cfg: NixosConfiguration) => {
   const nix = cfg.spec.additionalFiles.find((f) => f.path.endsWith("cluster.nix"));
@@ -164,6 +171,7 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
       if (!c) return;
       const h = hostOf(c, cfg, machine);
       await serial(h, () => apply(c, h, cfg, machine));
+      h.ran = specHashOf(cfg);
     },
     applyStarted: (cfg, machine) => switchStops(clusters, stops, cfg, machine),
     removed: (cfg, machine) => stopHost(clusters.get(keyOf(cfg))?.hosts.get(machine.metadata.name), true),
@@ -211,6 +219,8 @@ async function switchStops(
   const c = clusters.get(keyOf(cfg));
   const h = c?.hosts.get(machine.metadata.name);
   if (!c || !h) return;
+  const hash = specHashOf(cfg);
+  if (hash !== undefined && hash === h.ran) return; // the same system again: nothing restarts
   await serial(h, async () => {
     if (!h.proc) return;
     const own = await c.client.status(etcdClientUrl(h.host, h.port)).catch(() => undefined);

@@ -44,7 +44,7 @@ export function sampleBefore(w: EtcdWatch, t: number): EtcdSample | undefined {
  * The watcher never saw fewer healthy voters than a majority, in the looks where every member answered in time or
  * refused; and at least half its looks were such (a loaded machine may slow some, not blind the witness).
  */
-export function assertNeverBelowQuorum(w: EtcdWatch): void {
+export function assertNeverBelowQuorum(w: EtcdWatch, s?: Scenario): void {
   const conclusive = w.samples.filter((x) => !x.inconclusive).length;
   assert.ok(conclusive >= w.samples.length / 2, `only ${conclusive} of ${w.samples.length} looks were conclusive`);
   const below = w.belowQuorum();
@@ -54,5 +54,9 @@ export function assertNeverBelowQuorum(w: EtcdWatch): void {
       x.members.filter((m) => !m.learner && !m.healthy).map((m) => m.name || m.id).join("+")
     } down of ${x.members.filter((m) => !m.learner).map((m) => m.name || m.id).join(",")}`
   );
-  assert.deepEqual(below.map((x) => `${x.healthyVoters}/${x.voters}`), [], `never below quorum: ${down.join("; ")}`);
+  // And the simulated hosts' switch stops in the 10 s before each (which switch took a member down).
+  const stops = (s?.workloads.etcd.stops ?? []).filter((x) => below.some((b) => b.at - x.at < 10_000 && b.at >= x.at))
+    .map((x) => `${x.machine} stopped for a switch at ${new Date(x.at).toISOString()}`);
+  const why = [...down, ...stops].join("; ");
+  assert.deepEqual(below.map((x) => `${x.healthyVoters}/${x.voters}`), [], `never below quorum: ${why}`);
 }
