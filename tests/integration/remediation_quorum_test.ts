@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { CLUSTER_LABEL, REMEDIATED_ANNOTATION } from "../../core/contract/labels.ts";
+import { KUBERNETES_CLUSTERS } from "../../crds/kubernetescluster.ts";
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, startScenario } from "../../testing/scenario.ts";
 import { controlPlaneCluster, killKubelet, machineOf, remediationEvents } from "../remediation_kit.ts";
@@ -20,7 +21,15 @@ Deno.test({
     const cp = await env.get();
     await using s = await startScenario(cp, "heal-quorum", { hostBlock: 58 });
     await controlPlaneCluster(s);
+    // Both die while the cluster is paused, so NICO's first look after sees both dead: killed one after the other on
+    // a busy machine, the first can pass its 4 s timeout alone and be replaced (right, but another test).
+    await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { paused: true } });
     await Promise.all([killKubelet(s, "cp-2"), killKubelet(s, "cp-3")]);
+    await s.until("both NotReady past their timeout", (c) => {
+      const m = condition(c, "Remediating")?.message ?? "";
+      return /cp-2 \(NodeNotReady/.test(m) && /cp-3 \(NodeNotReady/.test(m);
+    }, 60_000);
+    await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { paused: false } });
     const named =
       /cp-2 \(NodeNotReady: .*\), cp-3 \(NodeNotReady: .*\): 1 of 3 control-plane members are healthy and etcd needs 2 for quorum: NICO replaces none.*bring a member back.*restore etcd from a backup/;
     // Quorum is lost as soon as one is past its timeout while the other is down; both are named once both are.
