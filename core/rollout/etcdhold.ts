@@ -65,3 +65,30 @@ export function holdForEtcd(plan: RolloutPlan, holds: readonly EtcdHold[]): Roll
   out.waiting = [...held.map((h) => `${h.machine}: ${h.why}`), plan.waiting].filter(Boolean).join("; ");
   return out;
 }
+
+/**
+ * The holds while etcd runs but NICO cannot see its members (no member answered the last look, or its answer is
+ * stale: a leader restarting, an election): no control-plane node leaves (removing a configuration stops its member,
+ * which may still vote; its member is removed first, and that needs the list) and none joins (its member is added
+ * through the list). A switch is not held: the steps before it already waited for a look after their change, and a
+ * fix for a control plane whose etcd is down must still be rolled out.
+ *
+ * @example
+ * ```ts
+ * import { unseenHolds } from "./etcdhold.ts";
+ * unseenHolds({ changing: ["cp-1"], removing: ["cp-3"], creating: [] }, "no member answers");
+ * // [{ machine: "cp-3", why: "NICO cannot see etcd's members (no member answers): it leaves once it can" }]
+ * ```
+ */
+export function unseenHolds(
+  t: { changing: string[]; removing: string[]; creating: string[] },
+  why: string,
+): EtcdHold[] {
+  return [
+    ...t.removing.map((machine) => ({
+      machine,
+      why: `NICO cannot see etcd's members (${why}): it leaves once it can`,
+    })),
+    ...t.creating.map((machine) => ({ machine, why: `NICO cannot see etcd's members (${why}): it joins once it can` })),
+  ];
+}

@@ -1,6 +1,6 @@
 /** etcd's holds on a rollout plan (core/rollout/etcdhold.ts): which steps etcd judges, and the plan they narrow. */
 import assert from "node:assert/strict";
-import { etcdTargets, holdForEtcd } from "../../core/rollout/etcdhold.ts";
+import { etcdTargets, holdForEtcd, unseenHolds } from "../../core/rollout/etcdhold.ts";
 
 Deno.test("etcd holds narrow the plan as drains do", () => {
   const plan = {
@@ -54,4 +54,21 @@ Deno.test("etcd holds narrow the plan as drains do", () => {
   assert.deepEqual(dead.etcdHeld, [{ machine: "cp-5", why: "etcd admits no new member while cp-2 does not answer" }]);
   assert.equal(holdForEtcd(plan, []), plan, "no hold: the same plan");
   assert.deepEqual(plan.remove, ["cp-3"], "the plan given is not modified");
+});
+
+Deno.test("while etcd's members cannot be seen, no control-plane node leaves or joins; switches go on", () => {
+  const plan = {
+    create: ["cp-4"],
+    update: ["cp-1", "w-1"],
+    remove: ["cp-3"],
+    pending: ["cp-4", "cp-1", "w-1"],
+    removing: ["cp-3"],
+    updating: [],
+  };
+  const targets = etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"]));
+  const held = holdForEtcd(plan, unseenHolds(targets, "no member answers"));
+  assert.deepEqual([held.create, held.update, held.remove], [[], ["cp-1", "w-1"], []]);
+  assert.deepEqual(held.etcdHeld?.map((h) => h.machine), ["cp-3", "cp-4"]);
+  assert.match(held.waiting!, /^cp-3: NICO cannot see etcd's members \(no member answers\): it leaves once it can/);
+  assert.deepEqual(unseenHolds({ changing: ["cp-1"], removing: [], creating: [] }, "x"), [], "a switch is not held");
 });

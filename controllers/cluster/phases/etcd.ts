@@ -25,7 +25,7 @@ import {
   type MembershipPlan,
   planMembership,
 } from "../../../core/etcd/membership.ts";
-import { etcdTargets, holdForEtcd } from "../../../core/rollout/etcdhold.ts";
+import { etcdTargets, holdForEtcd, unseenHolds } from "../../../core/rollout/etcdhold.ts";
 import type { RolloutPlan } from "../../../core/rollout/plan.ts";
 import { EtcdObserver } from "../etcd/observer.ts";
 import { etcdClientCertificate } from "../etcd/trust.ts";
@@ -119,8 +119,9 @@ function startupTimeoutMs(s: ClusterScope): number {
 /**
  * Step of the pass (pass.ts), after the drains and before the writes: plans this pass's etcd membership change for
  * `plan` (the drains already held what they hold), carries out its one action (a leadership move, a member
- * removed), and holds back the control-plane steps that wait for etcd. Nothing changes while NICO does not see
- * etcd. Paused, the membership is still planned (EtcdHealthy tells it) but nothing is done nor held.
+ * removed), and holds back the control-plane steps that wait for etcd. While etcd runs but NICO does not see its
+ * members, no control-plane node leaves or joins (core/rollout/etcdhold.ts `unseenHolds`). Paused, the membership
+ * is still planned (EtcdHealthy tells it) but nothing is done nor held.
  */
 export async function etcdBeforeChange(
   s: ClusterScope,
@@ -140,6 +141,14 @@ async function changeMembership(
   plan: RolloutPlan,
   etcd: EtcdView | undefined,
 ): Promise<EtcdOutcome> {
+  const configured = new Set(s.ours.map((c) => c.spec.machineRef.name));
+  if (etcd?.sight.kind === "unreachable") {
+    const held = holdForEtcd(
+      plan,
+      unseenHolds(etcdTargets(plan, new Set(etcd.nodes.map((n) => n.machine)), configured), etcd.sight.why),
+    );
+    return { plan: held, requeue: { after: 2_000, why: "etcd's members are to be seen again" } };
+  }
   if (etcd?.sight.kind !== "seen") return { plan };
   const { members } = etcd.sight;
   const pending = s.memory.etcdPending;
@@ -147,7 +156,6 @@ async function changeMembership(
     if (!members.some((m) => m.id === id && (!m.name || m.isLearner))) pending.delete(id);
   }
   for (const m of members) if ((!m.name || m.isLearner) && !pending.has(m.id)) pending.set(m.id, s.now);
-  const configured = new Set(s.ours.map((c) => c.spec.machineRef.name));
   const cp = new Set(etcd.nodes.map((n) => n.machine));
   const membership = planMembership({
     members,
