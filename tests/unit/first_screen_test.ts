@@ -7,8 +7,7 @@
 import assert from "node:assert/strict";
 
 const ROOT = new URL("../../", import.meta.url);
-const json = async (path: string) =>
-  JSON.parse(await Deno.readTextFile(new URL(path, ROOT)));
+const json = async (path: string) => JSON.parse(await Deno.readTextFile(new URL(path, ROOT)));
 
 Deno.test("deno.lock holds no benchmark-only package (etcd3, gRPC, protobufjs, S3 clients)", async () => {
   const lock = await json("deno.lock");
@@ -61,9 +60,7 @@ Deno.test("no source outside bench/etcd3/ names the etcd3 package", async () => 
     "the search finds the one file that does",
   );
   assert.deepEqual(
-    files.filter((f) =>
-      !f.startsWith("bench/etcd3/") && f !== "tests/unit/first_screen_test.ts"
-    ),
+    files.filter((f) => !f.startsWith("bench/etcd3/") && f !== "tests/unit/first_screen_test.ts"),
     [],
   );
 });
