@@ -25,17 +25,15 @@
  *
  * @module
  */
-import { decodeBase64 } from "../lib/encoding.ts";
 import { EtcdClient } from "../lib/etcd/client.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
-import { SECRETS } from "../lib/kube/resources.ts";
 import { createCa, issueCert, type KeyPair } from "../lib/pki.ts";
-import { BOOTSTRAP_LABEL, CLUSTER_LABEL, ROLE_LABEL, SPEC_HASH_ANNOTATION } from "../core/contract/labels.ts";
+import { BOOTSTRAP_LABEL, ROLE_LABEL } from "../core/contract/labels.ts";
 import { type Machine, machineAddress, type NixosConfiguration } from "../core/contract/nio.ts";
-import { ETCD_CA_FILE, ETCD_CA_KEY_FILE } from "../core/render/desired.ts";
 import { etcdClientUrl, type EtcdMemberProcess, etcdPeerUrl, startEtcdMember } from "./etcd.ts";
 import { eventually } from "./helpers.ts";
 import { download, restoreInto, type RestorePart, restorePartOf } from "./sim-etcd-restore.ts";
+import { caOf, clientPortOf, keyOf, specHashOf } from "./sim-etcd-config.ts";
 
 /** On a Machine, `fail`: its join adds its etcd member and never starts it; `voter`: it joins as a voter at once. */
 export const ETCD_JOIN_ANNOTATION = "sim.nico.homystack.com/etcd-join";
@@ -92,33 +90,6 @@ export interface SimEtcd {
   /** Every member a switch stopped, and whether it led then. */
   readonly stops: readonly MemberStop[];
   stop(): Promise<void>;
-}
-
-const specHashOf = (cfg: NixosConfiguration) => cfg.metadata.annotations?.[SPEC_HASH_ANNOTATION];
-const keyOf = (cfg: NixosConfiguration) => `${cfg.metadata.namespace}/${cfg.metadata.labels?.[CLUSTER_LABEL] ?? ""}`;
-const clientPortOf = (cfg: NixosConfiguration) => {
-  const nix = cfg.spec.additionalFiles.find((f) => f.path.endsWith("cluster.nix"));
-  const text = nix?.valueType === "Inline" ? nix.inline : "";
-  return Number(/ etcd = \{ clientPort = (\d+); \};/.exec(text)?.[1] ?? 2379);
-};
-
-/** The etcd CA a configuration carries (read from the Secrets it names), if it carries one. */
-async function caOf(management: KubeClient, cfg: NixosConfiguration): Promise<KeyPair | undefined> {
-  const ref = (file: string) => {
-    const f = cfg.spec.additionalFiles.find((x) => x.path.split("/").pop() === file);
-    return f?.valueType === "SecretRef" ? f.secretRef : undefined;
-  };
-  const [crt, key] = [ref(ETCD_CA_FILE), ref(ETCD_CA_KEY_FILE)];
-  if (!crt || !key) return undefined;
-  type Data = { metadata: { name: string }; data?: Record<string, string> };
-  const ns = cfg.metadata.namespace;
-  const [c, k] = await Promise.all([
-    management.get<Data>(SECRETS, crt.name, ns),
-    management.get<Data>(SECRETS, key.name, ns),
-  ]);
-  const certPem = c?.data?.[crt.key ?? "tls.crt"];
-  const keyPem = k?.data?.[key.key ?? "tls.key"];
-  return certPem && keyPem ? { certPem: decodeBase64(certPem), keyPem: decodeBase64(keyPem) } : undefined;
 }
 
 /** Simulated stacked etcd for the workload clusters (see the module's doc). */

@@ -35,11 +35,7 @@ interface Target {
 }
 
 const memMiB = (field: "VmRSS" | "VmHWM") =>
-  Number(
-    new RegExp(`${field}:\\s+(\\d+)`).exec(
-      Deno.readTextFileSync("/proc/self/status"),
-    )![1],
-  ) / 1024;
+  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(Deno.readTextFileSync("/proc/self/status"))![1]) / 1024;
 
 /**
  * The stream every client uploads: 32 KiB chunks, the same bytes each time, so a client that keeps chunks until a
@@ -51,17 +47,13 @@ async function* source(): AsyncGenerator<Uint8Array> {
 }
 
 /** Makes the client and one request with it; answers the upload of {@link source} to `key`. */
-async function prepare(
-  name: Name,
-  t: Target,
-): Promise<(key: string) => Promise<void>> {
+async function prepare(name: Name, t: Target): Promise<(key: string) => Promise<void>> {
   const region = "us-east-1";
   if (name === "lib/s3") {
     const { S3Client } = await import("../../lib/s3/client.ts");
     const s3 = new S3Client({ endpoint: t.endpoint, region, credentials: t });
     await s3.headBucket(t.bucket);
-    return async (key) =>
-      void await s3.upload(t.bucket, key, source(), { partSize: PART });
+    return async (key) => void await s3.upload(t.bucket, key, source(), { partSize: PART });
   }
   if (name === "aws4fetch") {
     const { AwsClient } = await import("npm:aws4fetch@1.0.20");
@@ -73,20 +65,15 @@ async function prepare(
     await ok(await aws.fetch(`${t.endpoint}/${t.bucket}`, { method: "HEAD" }));
     return async (key) => {
       const url = `${t.endpoint}/${t.bucket}/${key}`;
-      const id = /<UploadId>([^<]+)</.exec(
-        await ok(await aws.fetch(`${url}?uploads`, { method: "POST" })),
-      )![1]!;
+      const id = /<UploadId>([^<]+)</.exec(await ok(await aws.fetch(`${url}?uploads`, { method: "POST" })))![1]!;
       const etags: string[] = [];
       const part = new Uint8Array(PART);
       let fill = 0;
       const send = async (bytes: Uint8Array) => {
-        const res = await aws.fetch(
-          `${url}?partNumber=${etags.length + 1}&uploadId=${id}`,
-          {
-            method: "PUT",
-            body: bytes as Uint8Array<ArrayBuffer>,
-          },
-        );
+        const res = await aws.fetch(`${url}?partNumber=${etags.length + 1}&uploadId=${id}`, {
+          method: "PUT",
+          body: bytes as Uint8Array<ArrayBuffer>,
+        });
         await ok(res);
         etags.push(res.headers.get("etag")!);
       };
@@ -96,34 +83,19 @@ async function prepare(
         if (fill === PART) await send(part), fill = 0;
       }
       if (fill) await send(part.subarray(0, fill));
-      const xml = etags.map((e, i) =>
-        `<Part><PartNumber>${i + 1}</PartNumber><ETag>${e}</ETag></Part>`
-      ).join("");
+      const xml = etags.map((e, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${e}</ETag></Part>`).join("");
       const body = `<CompleteMultipartUpload>${xml}</CompleteMultipartUpload>`;
-      await ok(
-        await aws.fetch(`${url}?uploadId=${id}`, { method: "POST", body }),
-      );
+      await ok(await aws.fetch(`${url}?uploadId=${id}`, { method: "POST", body }));
     };
   }
   const { Readable } = await import("node:stream");
   if (name === "aws-sdk") {
-    const { S3Client, HeadBucketCommand } = await import(
-      "npm:@aws-sdk/client-s3@3.1175.0"
-    );
+    const { S3Client, HeadBucketCommand } = await import("npm:@aws-sdk/client-s3@3.1175.0");
     const { Upload } = await import("npm:@aws-sdk/lib-storage@3.1175.0");
-    const client = new S3Client({
-      endpoint: t.endpoint,
-      region,
-      forcePathStyle: true,
-      credentials: t,
-    });
+    const client = new S3Client({ endpoint: t.endpoint, region, forcePathStyle: true, credentials: t });
     await client.send(new HeadBucketCommand({ Bucket: t.bucket }));
     return async (key) => {
-      const params = {
-        Bucket: t.bucket,
-        Key: key,
-        Body: Readable.from(source()),
-      };
+      const params = { Bucket: t.bucket, Key: key, Body: Readable.from(source()) };
       await new Upload({ client, params, partSize: PART, queueSize: 2 }).done();
     };
   }
@@ -138,8 +110,7 @@ async function prepare(
     partSize: PART,
   });
   await client.bucketExists(t.bucket);
-  return async (key) =>
-    void await client.putObject(t.bucket, key, Readable.from(source()));
+  return async (key) => void await client.putObject(t.bucket, key, Readable.from(source()));
 }
 
 /** In the child: one client's figures, as one JSON line. */
@@ -151,29 +122,18 @@ async function child(name: Name, t: Target) {
   const t0 = performance.now();
   await upload(`bench/${name.replace("/", "-")}.bin`);
   const seconds = (performance.now() - t0) / 1000;
-  console.log(
-    JSON.stringify({
-      name,
-      seconds,
-      loadMiB: loaded - bare,
-      peakMiB: memMiB("VmHWM") - loaded,
-    }),
-  );
+  console.log(JSON.stringify({ name, seconds, loadMiB: loaded - bare, peakMiB: memMiB("VmHWM") - loaded }));
 }
 
 /** The npm packages a client brings in (its closure in deno.lock) and their size in Deno's cache, MiB. */
-async function bringsIn(
-  name: Name,
-): Promise<{ packages: number; mib: number }> {
+async function bringsIn(name: Name): Promise<{ packages: number; mib: number }> {
   const roots = {
     "lib/s3": [],
     aws4fetch: ["aws4fetch@1.0.20"],
     "aws-sdk": ["@aws-sdk/client-s3@3.1175.0", "@aws-sdk/lib-storage@3.1175.0"],
     minio: ["minio@8.0.7"],
   }[name];
-  const lock = JSON.parse(
-    await Deno.readTextFile(new URL("./deno.lock", import.meta.url)),
-  ) as {
+  const lock = JSON.parse(await Deno.readTextFile(new URL("./deno.lock", import.meta.url))) as {
     npm: Record<string, { dependencies?: string[] }>;
   };
   const keys = Object.keys(lock.npm);
@@ -181,10 +141,7 @@ async function bringsIn(
   const keyOf = (dep: string) =>
     lock.npm[dep]
       ? dep
-      : keys.find((k) =>
-        k.split("_")[0] === dep || k.slice(0, k.lastIndexOf("@")) === dep ||
-        k.startsWith(`${dep}@`)
-      );
+      : keys.find((k) => k.split("_")[0] === dep || k.slice(0, k.lastIndexOf("@")) === dep || k.startsWith(`${dep}@`));
   const seen = new Set<string>();
   const visit = (key: string | undefined) => {
     if (!key) throw new Error(`a dependency deno.lock does not name`);
@@ -194,17 +151,12 @@ async function bringsIn(
     for (const d of lock.npm[key]!.dependencies ?? []) visit(keyOf(d));
   };
   for (const r of roots) visit(keyOf(r));
-  const cache = `${
-    Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`
-  }/npm/registry.npmjs.org`;
+  const cache = `${Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`}/npm/registry.npmjs.org`;
   let bytes = 0;
   for (const id of seen) {
     const at = id.lastIndexOf("@");
     const dir = `${cache}/${id.slice(0, at)}/${id.slice(at + 1)}`;
-    const du = await new Deno.Command("du", {
-      args: ["-sb", dir],
-      stdout: "piped",
-    }).output();
+    const du = await new Deno.Command("du", { args: ["-sb", dir], stdout: "piped" }).output();
     bytes += Number(new TextDecoder().decode(du.stdout).split("\t")[0]) || 0;
   }
   return { packages: seen.size, mib: bytes / MiB };
@@ -216,22 +168,11 @@ if (Deno.args[0] === "child") {
 }
 
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 2);
-await using store = await startS3Server({
-  host: "127.0.177.1",
-  buckets: ["bench"],
-});
+await using store = await startS3Server({ host: "127.0.177.1", buckets: ["bench"] });
 const target: Target = { ...store, bucket: "bench" };
-const flags =
-  (await Deno.readTextFile(new URL("../../deploy/v8-flags", import.meta.url)))
-    .trim();
-console.log(
-  `100 MiB by multipart upload (5 MiB parts) to versitygw on loopback; V8 flags ${flags}; ${ROUNDS} rounds`,
-);
-console.log(
-  `load average ${
-    (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ")
-  }`,
-);
+const flags = (await Deno.readTextFile(new URL("../../deploy/v8-flags", import.meta.url))).trim();
+console.log(`100 MiB by multipart upload (5 MiB parts) to versitygw on loopback; V8 flags ${flags}; ${ROUNDS} rounds`);
+console.log(`load average ${(await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ")}`);
 for (const name of CLIENTS) {
   const runs = [];
   for (let i = 0; i < ROUNDS; i++) {
@@ -251,19 +192,15 @@ for (const name of CLIENTS) {
       stderr: "piped",
     }).output();
     const dec = new TextDecoder();
-    if (!out.success) {
-      throw new Error(`${name}: ${dec.decode(out.stderr).slice(-1500)}`);
-    }
+    if (!out.success) throw new Error(`${name}: ${dec.decode(out.stderr).slice(-1500)}`);
     runs.push(JSON.parse(dec.decode(out.stdout).trim().split("\n").pop()!));
   }
   const b = await bringsIn(name);
   const f = (xs: number[], d = 1) => xs.map((x) => x.toFixed(d)).join(" / ");
   console.log(
-    `${name.padEnd(10)} ${
-      f(runs.map((r) => r.seconds), 2)
-    } s; code and first request ${f(runs.map((r) => r.loadMiB))} MiB;` +
-      ` peak growth ${
-        f(runs.map((r) => r.peakMiB))
-      } MiB; npm packages ${b.packages} (${b.mib.toFixed(1)} MiB)`,
+    `${name.padEnd(10)} ${f(runs.map((r) => r.seconds), 2)} s; code and first request ${
+      f(runs.map((r) => r.loadMiB))
+    } MiB;` +
+      ` peak growth ${f(runs.map((r) => r.peakMiB))} MiB; npm packages ${b.packages} (${b.mib.toFixed(1)} MiB)`,
   );
 }
