@@ -66,6 +66,8 @@ export class ClusterMemory {
   backup: BackupKeeper | undefined;
   /** A restore's safety snapshot under way or just ended (controllers/cluster/restore/safety.ts). */
   safety: SafetyJob | undefined;
+  /** Since when (ms) NICO has not seen etcd's members, while etcd runs (controllers/cluster/phases/etcd.ts). */
+  etcdUnseenSince: number | undefined;
   /** When NICO first saw each etcd member that had not started, or was a learner (by member id). */
   readonly etcdPending: Map<string, Date> = new Map();
   /** etcd membership changes told as blocked or failed: told again when that changes (or after 10 minutes). */

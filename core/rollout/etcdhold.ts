@@ -66,29 +66,38 @@ export function holdForEtcd(plan: RolloutPlan, holds: readonly EtcdHold[]): Roll
   return out;
 }
 
+/** How long a control-plane switch waits for etcd's members to be seen again before it goes anyway (a fix). */
+export const UNSEEN_SWITCH_WAIT_MS = 30_000;
+
 /**
  * The holds while etcd runs but NICO cannot see its members (no member answered the last look, or its answer is
- * stale: a leader restarting, an election): no control-plane node leaves (removing a configuration stops its member,
- * which may still vote; its member is removed first, and that needs the list) and none joins (its member is added
- * through the list). A switch is not held: the steps before it already waited for a look after their change, and a
- * fix for a control plane whose etcd is down must still be rolled out.
+ * stale: a leader restarting, an election, a slow look): no control-plane node leaves (removing a configuration
+ * stops its member, which may still vote; its member is removed first, and that needs the list) and none joins (its
+ * member is added through the list). A switch waits too, while `unseenForMs` is under {@link UNSEEN_SWITCH_WAIT_MS}
+ * (leadership is moved off a node before its switch, and that needs the list); past it etcd is down rather than
+ * unseen, and a fix for its control plane must go out.
  *
  * @example
  * ```ts
  * import { unseenHolds } from "./etcdhold.ts";
- * unseenHolds({ changing: ["cp-1"], removing: ["cp-3"], creating: [] }, "no member answers");
+ * const t = { changing: ["cp-1"], removing: ["cp-3"], creating: [] };
+ * unseenHolds(t, "no member answers", 60_000);
  * // [{ machine: "cp-3", why: "NICO cannot see etcd's members (no member answers): it leaves once it can" }]
+ * unseenHolds(t, "no member answers", 2_000).map((h) => h.machine); // ["cp-3", "cp-1"]
  * ```
  */
 export function unseenHolds(
   t: { changing: string[]; removing: string[]; creating: string[] },
   why: string,
+  unseenForMs: number,
 ): EtcdHold[] {
+  const wait = (machine: string, what: string) => ({
+    machine,
+    why: `NICO cannot see etcd's members (${why}): it ${what} once it can`,
+  });
   return [
-    ...t.removing.map((machine) => ({
-      machine,
-      why: `NICO cannot see etcd's members (${why}): it leaves once it can`,
-    })),
-    ...t.creating.map((machine) => ({ machine, why: `NICO cannot see etcd's members (${why}): it joins once it can` })),
+    ...t.removing.map((m) => wait(m, "leaves")),
+    ...t.creating.map((m) => wait(m, "joins")),
+    ...(unseenForMs < UNSEEN_SWITCH_WAIT_MS ? t.changing.map((m) => wait(m, "switches")) : []),
   ];
 }

@@ -1,6 +1,6 @@
 /** etcd's holds on a rollout plan (core/rollout/etcdhold.ts): which steps etcd judges, and the plan they narrow. */
 import assert from "node:assert/strict";
-import { etcdTargets, holdForEtcd, unseenHolds } from "../../core/rollout/etcdhold.ts";
+import { etcdTargets, holdForEtcd, UNSEEN_SWITCH_WAIT_MS, unseenHolds } from "../../core/rollout/etcdhold.ts";
 
 Deno.test("etcd holds narrow the plan as drains do", () => {
   const plan = {
@@ -56,7 +56,7 @@ Deno.test("etcd holds narrow the plan as drains do", () => {
   assert.deepEqual(plan.remove, ["cp-3"], "the plan given is not modified");
 });
 
-Deno.test("while etcd's members cannot be seen, no control-plane node leaves or joins; switches go on", () => {
+Deno.test("while etcd's members cannot be seen, no control-plane node leaves or joins, and switches wait a while", () => {
   const plan = {
     create: ["cp-4"],
     update: ["cp-1", "w-1"],
@@ -66,9 +66,11 @@ Deno.test("while etcd's members cannot be seen, no control-plane node leaves or 
     updating: [],
   };
   const targets = etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"]));
-  const held = holdForEtcd(plan, unseenHolds(targets, "no member answers"));
-  assert.deepEqual([held.create, held.update, held.remove], [[], ["cp-1", "w-1"], []]);
-  assert.deepEqual(held.etcdHeld?.map((h) => h.machine), ["cp-3", "cp-4"]);
+  const held = holdForEtcd(plan, unseenHolds(targets, "no member answers", 5_000));
+  assert.deepEqual([held.create, held.update, held.remove], [[], ["w-1"], []]);
+  assert.deepEqual(held.etcdHeld?.map((h) => h.machine), ["cp-3", "cp-4", "cp-1"]);
   assert.match(held.waiting!, /^cp-3: NICO cannot see etcd's members \(no member answers\): it leaves once it can/);
-  assert.deepEqual(unseenHolds({ changing: ["cp-1"], removing: [], creating: [] }, "x"), [], "a switch is not held");
+  // Unseen for longer: etcd is down rather than unseen, and a switch (a fix) goes; leaving and joining still wait.
+  const later = holdForEtcd(plan, unseenHolds(targets, "no member answers", UNSEEN_SWITCH_WAIT_MS));
+  assert.deepEqual([later.create, later.update, later.remove], [[], ["cp-1", "w-1"], []]);
 });
