@@ -166,7 +166,8 @@ Deno.test("finding 3: stalled headers, stalled bodies and idle connections are c
       assert.match(r.text, /^HTTP\/1\.1 200 /);
       assert.ok(r.closed && r.ms < 3_000, `closed=${r.closed} after ${r.ms} ms`);
     });
-    assert.equal(await admit(server.port), "HTTP/1.1 200 OK", "the server still answers");
+    // Retried: on a loaded machine (a CI run at load 28) the 400 ms header limit can cut off this request too.
+    await eventually("the server still answers", async () => (await admit(server.port)) === "HTTP/1.1 200 OK", 15_000);
   });
 });
 
