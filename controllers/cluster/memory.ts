@@ -66,7 +66,9 @@ export class ClusterMemory {
   backup: BackupKeeper | undefined;
   /** A restore's safety snapshot under way or just ended (controllers/cluster/restore/safety.ts). */
   safety: SafetyJob | undefined;
-  /** Since when (ms) NICO has not seen etcd's members, while etcd runs (controllers/cluster/phases/etcd.ts). */
+  /** Whether NICO has seen this cluster's etcd members since it started (controllers/cluster/phases/etcd.ts). */
+  etcdSeen = false;
+  /** Since when (ms) NICO has not seen etcd's members, after it saw them (controllers/cluster/phases/etcd.ts). */
   etcdUnseenSince: number | undefined;
   /** When NICO first saw each etcd member that had not started, or was a learner (by member id). */
   readonly etcdPending: Map<string, Date> = new Map();

@@ -142,13 +142,17 @@ async function changeMembership(
   etcd: EtcdView | undefined,
 ): Promise<EtcdOutcome> {
   const configured = new Set(s.ours.map((c) => c.spec.machineRef.name));
-  if (etcd?.sight.kind === "unreachable") {
+  // Unseen after it was seen: held. Never seen (a flake without the etcd contract): the Node-based rules alone.
+  if (etcd?.sight.kind === "unreachable" && s.memory.etcdSeen) {
     const since = s.memory.etcdUnseenSince ??= s.now.getTime();
     const targets = etcdTargets(plan, new Set(etcd.nodes.map((n) => n.machine)), configured);
     const held = holdForEtcd(plan, unseenHolds(targets, etcd.sight.why, s.now.getTime() - since));
     return { plan: held, requeue: { after: 2_000, why: "etcd's members are to be seen again" } };
   }
-  if (etcd?.sight.kind === "seen") s.memory.etcdUnseenSince = undefined;
+  if (etcd?.sight.kind === "seen") {
+    s.memory.etcdSeen = true;
+    s.memory.etcdUnseenSince = undefined;
+  }
   if (etcd?.sight.kind !== "seen") return { plan };
   const { members } = etcd.sight;
   const pending = s.memory.etcdPending;
