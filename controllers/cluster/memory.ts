@@ -68,6 +68,8 @@ export class ClusterMemory {
   safety: SafetyJob | undefined;
   /** Whether NICO has seen this cluster's etcd members since it started (controllers/cluster/phases/etcd.ts). */
   etcdSeen = false;
+  /** How many voting members NICO's last look that saw them counted. */
+  etcdSeenVoters = 0;
   /** Since when (ms) NICO has not seen etcd's members, after it saw them (controllers/cluster/phases/etcd.ts). */
   etcdUnseenSince: number | undefined;
   /** When NICO first saw each etcd member that had not started, or was a learner (by member id). */

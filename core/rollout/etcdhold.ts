@@ -73,23 +73,24 @@ export const UNSEEN_SWITCH_WAIT_MS = 30_000;
  * The holds while etcd runs but NICO cannot see its members (no member answered the last look, or its answer is
  * stale: a leader restarting, an election, a slow look): no control-plane node leaves (removing a configuration
  * stops its member, which may still vote; its member is removed first, and that needs the list) and none joins (its
- * member is added through the list). A switch waits too, while `unseenForMs` is under {@link UNSEEN_SWITCH_WAIT_MS}
- * (leadership is moved off a node before its switch, and that needs the list); past it etcd is down rather than
- * unseen, and a fix for its control plane must go out.
+ * member is added through the list). Where the last look saw more than one voter, a switch waits too, while
+ * `unseenForMs` is under {@link UNSEEN_SWITCH_WAIT_MS} (leadership is moved off a node before its switch, and that
+ * needs the list); past it etcd is down rather than unseen, and a fix for its control plane must go out. A single
+ * voter has no one to hand leadership to: its switch never waits.
  *
  * @example
  * ```ts
  * import { unseenHolds } from "./etcdhold.ts";
  * const t = { changing: ["cp-1"], removing: ["cp-3"], creating: [] };
- * unseenHolds(t, "no member answers", 60_000);
+ * unseenHolds(t, "no member answers", { unseenForMs: 60_000, voters: 3 });
  * // [{ machine: "cp-3", why: "NICO cannot see etcd's members (no member answers): it leaves once it can" }]
- * unseenHolds(t, "no member answers", 2_000).map((h) => h.machine); // ["cp-3", "cp-1"]
+ * unseenHolds(t, "no member answers", { unseenForMs: 2_000, voters: 3 }).map((h) => h.machine); // ["cp-3", "cp-1"]
  * ```
  */
 export function unseenHolds(
   t: { changing: string[]; removing: string[]; creating: string[] },
   why: string,
-  unseenForMs: number,
+  seen: { unseenForMs: number; voters: number },
 ): EtcdHold[] {
   const wait = (machine: string, what: string) => ({
     machine,
@@ -98,6 +99,6 @@ export function unseenHolds(
   return [
     ...t.removing.map((m) => wait(m, "leaves")),
     ...t.creating.map((m) => wait(m, "joins")),
-    ...(unseenForMs < UNSEEN_SWITCH_WAIT_MS ? t.changing.map((m) => wait(m, "switches")) : []),
+    ...(seen.voters > 1 && seen.unseenForMs < UNSEEN_SWITCH_WAIT_MS ? t.changing.map((m) => wait(m, "switches")) : []),
   ];
 }

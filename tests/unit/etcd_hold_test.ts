@@ -66,11 +66,17 @@ Deno.test("while etcd's members cannot be seen, no control-plane node leaves or 
     updating: [],
   };
   const targets = etcdTargets(plan, new Set(["cp-1", "cp-3", "cp-4"]), new Set(["cp-1", "cp-3"]));
-  const held = holdForEtcd(plan, unseenHolds(targets, "no member answers", 5_000));
+  const held = holdForEtcd(plan, unseenHolds(targets, "no member answers", { unseenForMs: 5_000, voters: 3 }));
   assert.deepEqual([held.create, held.update, held.remove], [[], ["w-1"], []]);
   assert.deepEqual(held.etcdHeld?.map((h) => h.machine), ["cp-3", "cp-4", "cp-1"]);
   assert.match(held.waiting!, /^cp-3: NICO cannot see etcd's members \(no member answers\): it leaves once it can/);
   // Unseen for longer: etcd is down rather than unseen, and a switch (a fix) goes; leaving and joining still wait.
-  const later = holdForEtcd(plan, unseenHolds(targets, "no member answers", UNSEEN_SWITCH_WAIT_MS));
+  const later = holdForEtcd(
+    plan,
+    unseenHolds(targets, "no member answers", { unseenForMs: UNSEEN_SWITCH_WAIT_MS, voters: 3 }),
+  );
   assert.deepEqual([later.create, later.update, later.remove], [[], ["cp-1", "w-1"], []]);
+  // One voter has no one to hand leadership to: its switch never waits.
+  const alone = holdForEtcd(plan, unseenHolds(targets, "no member answers", { unseenForMs: 0, voters: 1 }));
+  assert.deepEqual(alone.update, ["cp-1", "w-1"]);
 });

@@ -18,7 +18,7 @@ import { kubeconfigSecret } from "../../../core/contract/names.ts";
 import { ROLE_LABEL } from "../../../core/contract/labels.ts";
 import { ETCD_CLIENT_PORT, nodeAddress } from "../../../core/render/desired.ts";
 import { etcdSight } from "../../../core/etcd/health.ts";
-import { memberOn, urlHost } from "../../../core/etcd/members.ts";
+import { memberOn, quorumFacts, urlHost } from "../../../core/etcd/members.ts";
 import {
   type EtcdNode,
   type MembershipAction,
@@ -146,11 +146,13 @@ async function changeMembership(
   if (etcd?.sight.kind === "unreachable" && s.memory.etcdSeen) {
     const since = s.memory.etcdUnseenSince ??= s.now.getTime();
     const targets = etcdTargets(plan, new Set(etcd.nodes.map((n) => n.machine)), configured);
-    const held = holdForEtcd(plan, unseenHolds(targets, etcd.sight.why, s.now.getTime() - since));
+    const seen = { unseenForMs: s.now.getTime() - since, voters: s.memory.etcdSeenVoters };
+    const held = holdForEtcd(plan, unseenHolds(targets, etcd.sight.why, seen));
     return { plan: held, requeue: { after: 2_000, why: "etcd's members are to be seen again" } };
   }
   if (etcd?.sight.kind === "seen") {
     s.memory.etcdSeen = true;
+    s.memory.etcdSeenVoters = quorumFacts(etcd.sight.members).voters;
     s.memory.etcdUnseenSince = undefined;
   }
   if (etcd?.sight.kind !== "seen") return { plan };
