@@ -34,9 +34,7 @@ export async function applyConfiguration(
 ): Promise<NixosConfiguration | undefined> {
   const { client, recorder } = s.deps;
   const name = desired.metadata.name;
-  // When the write happens, not when the pass began: an apply NIO finished while this pass ran (a snapshot or a
-  // slow store can make it long) ran the spec before this one, and must not count as running it.
-  const stamp = { [SPEC_CHANGED_ANNOTATION]: new Date(Math.max(s.now.getTime(), Date.now())).toISOString() };
+  const stamp = { [SPEC_CHANGED_ANNOTATION]: s.now.toISOString() };
   const schedule = scheduleWanted === KEEP_SCHEDULE ? existing?.spec.dayTwoSchedule : scheduleWanted;
   const withSchedule = (spec: NixosConfiguration["spec"]) => {
     const { dayTwoSchedule: _old, ...rest } = spec;
