@@ -80,6 +80,11 @@ function touched(rec: RestoreStatus): boolean {
 
 /** The next step of a restore under way. */
 function step(f: RestoreFacts, rec: RestoreStatus): RestorePlan {
+  if (rec.step === "SafetySnapshot" && f.nodes.some((n) => n.role?.requestId === rec.requestId)) {
+    // A node carries this restore already: the record is from before a status write that was lost. It goes on.
+    const why = "a node already carries this restore (the status NICO wrote after its safety snapshot was lost)";
+    return bootstrapStep(f, enter(rec, "Restoring", "RestoringBootstrap", why, f.now));
+  }
   switch (rec.step) {
     case "Resolving":
       return resolving(f, rec);

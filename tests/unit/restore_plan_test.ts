@@ -68,6 +68,11 @@ const rows: [string, Partial<RestoreFacts>, string][] = [
     "Restoring/RestoringBootstrap presign - Normal:SafetySnapshotTaken hold",
   ],
   [
+    "a record still at its safety snapshot while a node carries the restore (a lost status write): it goes on",
+    { record: record("SafetySnapshot"), instruction: "r1", nodes: [node("cp-1", carrying("restore")), node("cp-2")] },
+    "Restoring/RestoringBootstrap - cp-1=restore - hold",
+  ],
+  [
     "the instruction presigned: the bootstrap node restores, every other node held",
     { record: record("Restoring"), instruction: "r1" },
     "Restoring/RestoringBootstrap - cp-1=restore - hold",

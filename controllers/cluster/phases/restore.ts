@@ -44,7 +44,7 @@ import {
   type SnapshotSource,
   withdrawInstruction,
 } from "../restore/io.ts";
-import { safetySnapshot } from "../restore/safety.ts";
+import { forgetSafety, safetySnapshot } from "../restore/safety.ts";
 import type { Requeue } from "../requeue.ts";
 import type { ClusterScope } from "../scope.ts";
 import { type EtcdView, gatherMembers, type Identity, type PassView } from "../view.ts";
@@ -81,6 +81,7 @@ const MAX_ACTS = 3;
 export async function reconcileRestore(s: ClusterScope, i: RestoreInput): Promise<RestoreOutcome | undefined> {
   const request = s.spec.etcd?.restore;
   const record = s.cluster.status?.restore;
+  forgetSafety(s, record);
   if (!request && !record) return undefined;
   if (finished(record) && (!request || request.requestId === record!.requestId)) {
     // Nothing asked since the last one ended: nothing to look at (its record and condition stand).

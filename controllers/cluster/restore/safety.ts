@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { RestoreRequest } from "../../../crds/restore.ts";
+import type { RestoreRequest, RestoreStatus } from "../../../crds/restore.ts";
 import { restoreMarker } from "../../../core/etcd/restore_record.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
 import type { ClusterScope } from "../scope.ts";
@@ -18,7 +18,7 @@ import { markEtcd, type SnapshotSource, takeSafetySnapshot } from "./io.ts";
 import { SafetyJob, type SafetyResult } from "./safety_job.ts";
 
 /**
- * The safety snapshot of request `req` for this pass: its result once the job ended (the job then forgotten),
+ * The safety snapshot of request `req` for this pass: its result once the job ended (kept until {@link forgetSafety}),
  * undefined while it runs; started now, from the member `source` names, when none runs. `source` is asked for only
  * when a job is to start (`why`: no member answers, which ends the step at once).
  */
@@ -32,11 +32,9 @@ export async function safetySnapshot(
     job.stop();
     s.memory.safety = undefined;
   }
-  if (job?.requestId === req.requestId) {
-    if (!job.result) return undefined;
-    s.memory.safety = undefined;
-    return job.result;
-  }
+  // Kept until the record moves on (forgetSafety): a pass whose status write is lost asks again, and must get the
+  // same snapshot, not a second one taken while the bootstrap node already restores.
+  if (job?.requestId === req.requestId) return job.result;
   const from = await source();
   if ("why" in from) return { error: from.why };
   const started = new SafetyJob(req.requestId);
@@ -62,4 +60,14 @@ async function run(s: ClusterScope, req: RestoreRequest, from: SnapshotSource, j
   if (job.signal.aborted) return;
   s.log.info("restore safety snapshot ended", { request: req.requestId, ok: "key" in job.result });
   s.deps.etcd?.onChange(s.memory.key);
+}
+
+/** Forgets the safety snapshot job (stopping it) once the restore's record moved past it, or ended. */
+export function forgetSafety(s: ClusterScope, record: RestoreStatus | undefined): void {
+  const job = s.memory.safety;
+  if (!job) return;
+  const waiting = record?.requestId === job.requestId && ["Resolving", "SafetySnapshot"].includes(record.step);
+  if (waiting) return;
+  job.stop();
+  s.memory.safety = undefined;
 }
