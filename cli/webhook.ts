@@ -12,7 +12,7 @@ import { parseHostPolicy } from "../lib/git/hosts.ts";
 import type { ClusterInformers } from "../controllers/cluster/reconciler.ts";
 import { serviceDnsNames } from "../webhooks/certificates.ts";
 import { webhookApp } from "../webhooks/app.ts";
-import { type AdmissionLookup, informerLookup } from "../webhooks/lookup.ts";
+import { type AdmissionLookup, informerLookup, unionCache } from "../webhooks/lookup.ts";
 import { parseNamespaceShards } from "../core/contract/shards.ts";
 import { subjectAccessReviews } from "../webhooks/authorize.ts";
 import { startWebhookServer, type WebhookServer } from "../webhooks/server.ts";
@@ -37,7 +37,9 @@ function servedLookup(
   served: readonly Informer[],
 ): AdmissionLookup {
   // Every cluster, whatever its shard: a Machine one shard's cluster names is not free for another's.
-  const lookup = informerLookup({ machines: informers.machines, configs: informers.configs, clusters: allClusters });
+  // And every configuration: the shard's own in full, the others' trimmed to their owner and target.
+  const configs = informers.others ? unionCache(informers.configs, informers.others) : informers.configs;
+  const lookup = informerLookup({ machines: informers.machines, configs, clusters: allClusters });
   const has = (i: { resource: unknown }) => served.some((s) => s.resource === i.resource);
   const none = () => [];
   return {

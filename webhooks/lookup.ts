@@ -199,3 +199,29 @@ export function staticLookup(objects: StaticObjects): AdmissionLookup {
     clusters: staticCache(KUBERNETES_CLUSTERS, objects.clusters ?? []),
   });
 }
+
+/**
+ * One cache over two whose objects do not overlap (a shard's own configurations, in full, and every other one,
+ * trimmed; controllers/cluster/controller.ts): synced when both are, an object looked up in `first` then `second`,
+ * an index answered by both (by name, `first`'s copy kept).
+ */
+export function unionCache<T extends KubeObject>(
+  first: AdmissionCache<T>,
+  second: AdmissionCache<T>,
+): AdmissionCache<T> {
+  return {
+    resource: first.resource,
+    hasSynced: () => first.hasSynced() && second.hasSynced(),
+    get: (ns, name) => first.get(ns, name) ?? second.get(ns, name),
+    byIndex: (name, value) => {
+      const out = new Map(second.byIndex(name, value).map((o) => [o.metadata.name, o]));
+      for (const o of first.byIndex(name, value)) out.set(o.metadata.name, o);
+      return [...out.values()];
+    },
+    hasIndex: (name) => first.hasIndex(name) && second.hasIndex(name),
+    addIndex: (name, fn) => {
+      if (!first.hasIndex(name)) first.addIndex(name, fn);
+      if (!second.hasIndex(name)) second.addIndex(name, fn);
+    },
+  };
+}

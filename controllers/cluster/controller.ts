@@ -20,7 +20,7 @@ import {
   NIXOS_CONFIGURATIONS,
 } from "../../core/contract/nio.ts";
 import { CLUSTER_LABEL } from "../../core/contract/labels.ts";
-import { shardSelector } from "../../core/contract/shards.ts";
+import { otherShardsSelector, shardChildSelector, shardSelector } from "../../core/contract/shards.ts";
 import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from "../../core/contract/nio.ts";
 import type { BatchJob } from "../../core/nodes/runs.ts";
 import { Controller, type ControllerHooks, type KeyMapper } from "../../lib/runtime/controller.ts";
@@ -89,10 +89,24 @@ export function clusterInformers(
       ...opts,
       labelSelector: shardSelector(shard),
     }),
+    // Every Machine: a shard picks from the whole free pool (claims are atomic labels, core/contract/shards.ts).
     machines: new Informer<Machine>(client, MACHINES, { ...opts, trim: dropMachineFacts }),
-    configs: new Informer<NixosConfiguration>(client, NIXOS_CONFIGURATIONS, opts),
-    // Only the Secrets NICO labels: never every Secret of the cluster.
-    secrets: new Informer<Secret>(client, SECRETS, { ...opts, labelSelector: CLUSTER_LABEL }),
+    // The shard's own clusters' children in full, by the shard label they carry; everyone else's configurations
+    // trimmed to whom they belong and which Machine they target (availability and admission read that much).
+    configs: new Informer<NixosConfiguration>(client, NIXOS_CONFIGURATIONS, {
+      ...opts,
+      labelSelector: shardChildSelector(shard),
+    }),
+    others: new Informer<NixosConfiguration>(client, NIXOS_CONFIGURATIONS, {
+      ...opts,
+      labelSelector: otherShardsSelector(shard),
+      trim: keepTargetOnly,
+    }),
+    // Only the Secrets NICO labels, of this shard's clusters: never every Secret of the cluster.
+    secrets: new Informer<Secret>(client, SECRETS, {
+      ...opts,
+      labelSelector: shardChildSelector(shard, CLUSTER_LABEL),
+    }),
     ...(nio === "v1" && !nioMissing.includes(NIX_JOBS.plural)
       ? { decommissions: decommissionInformer(client, opts) }
       : {}),
@@ -127,6 +141,20 @@ export function dropJobSpec(job: KubeObject): void {
 export function dropMachineFacts(machine: KubeObject): void {
   const status = (machine as { status?: { hardwareFacts?: unknown } }).status;
   if (status) delete status.hardwareFacts;
+}
+
+/**
+ * Another shard's configuration (or one NICO did not make), as this shard keeps it: who owns it, its labels, and
+ * the Machine it targets; its spec's files (the rendered cluster.nix), status and annotations are the other shard's
+ * business.
+ */
+export function keepTargetOnly(config: KubeObject): void {
+  const c = config as { metadata: Record<string, unknown>; spec?: { machineRef?: unknown }; status?: unknown };
+  const { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp } = c.metadata;
+  c.metadata = { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp };
+  for (const [k, v] of Object.entries(c.metadata)) if (v === undefined) delete c.metadata[k];
+  c.spec = { machineRef: c.spec?.machineRef };
+  delete c.status;
 }
 
 /** NIO v1's decommission NixJobs (only those: the label NIO puts on them). */
@@ -250,6 +278,9 @@ function watchEvents(
     .watch(informers.secrets, ours(clusterOfLabel), soon);
   if (isServed(informers.configs.resource, nioMissing)) {
     ctl.watch(informers.configs, ours(configurationClusters(informers)), soon);
+    // A stray child of ours (labelled for another shard) wakes its cluster; someone else's, the clusters wanting
+    // its Machine; another shard's cluster's, nobody here.
+    if (informers.others) ctl.watch(informers.others, ours(configurationClusters(informers)), soon);
   }
   if (isServed(informers.machines.resource, nioMissing)) {
     ctl.watch(informers.machines, ours(machineClusters(informers)), { ...soon, skip: machineUpdateChangesNothing });

@@ -92,6 +92,7 @@ export interface IndexableCaches {
   clusters: Indexable<KubernetesCluster>;
   machines: Indexable<Machine>;
   configs: Indexable<NixosConfiguration>;
+  others?: Indexable<NixosConfiguration> | undefined;
   jobs?: Indexable<BatchJob> | undefined;
   decommissions?: Indexable<DecommissionJob> | undefined;
 }
@@ -101,6 +102,7 @@ export function indexClusterInformers(inf: IndexableCaches): void {
   ensureIndexes(inf.clusters, CLUSTER_INDEXES);
   ensureIndexes(inf.machines, MACHINE_INDEXES);
   ensureIndexes(inf.configs, CONFIG_INDEXES);
+  ensureIndexes(inf.others, CONFIG_INDEXES);
   ensureIndexes(inf.jobs, JOB_INDEXES);
   ensureIndexes(inf.decommissions, DECOMMISSION_INDEXES);
 }
@@ -109,6 +111,8 @@ export function indexClusterInformers(inf: IndexableCaches): void {
 export interface IndexedCaches {
   machines: Indexed<Machine>;
   configs: Indexed<NixosConfiguration>;
+  /** With shards: the other shards' configurations, trimmed (controller.ts `keepTargetOnly`). */
+  others?: Indexed<NixosConfiguration> | undefined;
   secrets: { get(namespace: string | undefined, name: string): Secret | undefined };
   jobs?: Indexed<BatchJob> | undefined;
   decommissions?: Indexed<DecommissionJob> | undefined;
@@ -132,6 +136,12 @@ export function clusterCacheOf(inf: IndexedCaches, cluster: KubernetesCluster): 
   if (planes.some(picksBySelector)) { for (const m of inf.machines.byIndex(UNCLAIMED, ns)) add(m); }
   const configs = new Map<string, NixosConfiguration>(owned.map((c) => [c.metadata.name, c]));
   for (const m of machines.keys()) {
+    // Another shard's (trimmed) configuration says its Machine is taken; one of this cluster's own found there is
+    // a stray not yet relabelled (adopt.ts), never read as this cluster's.
+    for (const c of inf.others?.byIndex(BY_MACHINE, keyOf(ns, m)) ?? []) {
+      if (c.metadata.ownerReferences?.some((o) => o.uid === cluster.metadata.uid)) continue;
+      if (!configs.has(c.metadata.name)) configs.set(c.metadata.name, c);
+    }
     for (const c of inf.configs.byIndex(BY_MACHINE, keyOf(ns, m))) configs.set(c.metadata.name, c);
   }
   const jobs = new Map<string, BatchJob>();

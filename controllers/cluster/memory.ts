@@ -81,6 +81,11 @@ export class ClusterMemory {
    * should be (`deleted` once deletion removed it; undefined: not known yet, looked up on the next pass).
    */
   argoCd: string | undefined;
+  /**
+   * Whether this replica found the cluster's children all in its caches, labelled for its shard (adopt.ts): looked
+   * for once, on the cluster's first pass here.
+   */
+  adopted = false;
   /** Argo CD registration failures told: told again when the message changes, or after 10 minutes. */
   readonly argoCdWarnings: WarningLimiter = new WarningLimiter();
 

@@ -32,6 +32,7 @@ import type { BatchJob } from "../../core/nodes/runs.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { clusterStatus, type ClusterStatusInput, type Problem } from "../../core/status/cluster.ts";
 import { statusWrite } from "../../core/status/write.ts";
+import { adoptChildren } from "./adopt.ts";
 import { ClaimConflictError } from "./claims.ts";
 import { reconcileDelete } from "./phases/delete.ts";
 import { newRecord, passNodes, runPhases } from "./pass.ts";
@@ -53,7 +54,14 @@ import { isEventReason } from "../../crds/events.ts";
 export interface ClusterInformers {
   clusters: Informer<KubernetesCluster>;
   machines: Informer<Machine>;
+  /** With shards: the shard's own clusters' configurations (their shard label); else every one. */
   configs: Informer<NixosConfiguration>;
+  /**
+   * With shards: every other configuration, trimmed to what says which Machine it targets and who owns it
+   * (controller.ts `keepTargetOnly`): a Machine another shard's cluster (or someone else) configures is not free.
+   */
+  others?: Informer<NixosConfiguration>;
+  /** NICO's Secrets: with shards, its own clusters' only. */
   secrets: Informer<Secret>;
   /** NIO v1: the batch Jobs of the namespace(s) (its runs among them). */
   jobs?: Informer<BatchJob>;
@@ -126,6 +134,12 @@ export class ClusterReconciler {
     const cache = clusterCacheOf(this.#o.informers, cluster);
     if (cluster.metadata.deletionTimestamp && !(cluster.metadata.finalizers ?? []).includes(FINALIZER)) return;
     const x = { deps, memory: this.memory.of(key, cluster.metadata.uid), cluster, cache, log };
+    // Children labelled for the shard it left, or from before children carried the shard label: relabelled first.
+    const inf = this.#o.informers;
+    const adopting = canJudgeClusters(deps.nioMissing)
+      ? await adoptChildren(x, { configs: inf.configs, secrets: inf.secrets, others: inf.others })
+      : undefined;
+    if (adopting !== undefined) return { requeueAfter: adopting };
     if (cluster.metadata.deletionTimestamp) return await this.#delete(x, now);
     if (!(cluster.metadata.finalizers ?? []).includes(FINALIZER)) {
       try {

@@ -13,10 +13,12 @@ import { clusterOwnerReference, isOwnedBy } from "../../core/contract/owner.ts";
 import { isAlreadyExists } from "../../lib/kube/errors.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { CLUSTER_LABEL, REGENERATE_IDENTITY_ANNOTATION } from "../../core/contract/labels.ts";
+import { childShardLabels } from "../../core/contract/shards.ts";
 import { identityLostMessage } from "../../core/render/identity.ts";
 import { createCa, keyMatches, type KeyPair } from "../../lib/pki.ts";
 import { JOIN_TOKEN_KEY } from "../../core/render/desired.ts";
 import { issueKubeconfig, reissueReason } from "../../core/render/kubeconfig.ts";
+import { followShard } from "./follow.ts";
 import { ClusterProblem } from "./problem.ts";
 import {
   agentTokenSecret,
@@ -51,7 +53,8 @@ export function owned(cluster: KubernetesCluster, name: string, type: string, da
     metadata: {
       name,
       namespace: cluster.metadata.namespace!,
-      labels: { [CLUSTER_LABEL]: cluster.metadata.name },
+      // The shard label too: each shard caches only its own clusters' Secrets (core/contract/shards.ts).
+      labels: { [CLUSTER_LABEL]: cluster.metadata.name, ...childShardLabels(cluster.metadata.labels) },
       ownerReferences: [clusterOwnerReference({ name: cluster.metadata.name, uid: cluster.metadata.uid! })],
     },
     type,
@@ -72,7 +75,14 @@ export async function createOnce(
     if (!isAlreadyExists(err)) throw err;
     const existing = await client.get<Secret>(SECRETS, secret.metadata.name, secret.metadata.namespace);
     if (!existing) throw err;
-    return { secret: existing, created: false };
+    // Not in the cache, yet there: it may carry the label of a shard its cluster left (adopt.ts). Only NICO's own
+    // Secret (controlled by the same cluster) is relabelled; the desired labels name the shard.
+    const owner = secret.metadata.ownerReferences?.[0]?.uid;
+    const ours = existing.metadata.ownerReferences?.some((o) => o.controller && o.uid === owner);
+    return {
+      secret: ours ? await followShard(client, SECRETS, existing, secret.metadata.labels) : existing,
+      created: false,
+    };
   }
 }
 

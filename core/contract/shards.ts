@@ -3,9 +3,11 @@
  * cluster labelled `nico.homystack.com/shard=<name>` belongs to the NICO run
  * with `--shard <name>`; a cluster without the label belongs to the default
  * shard (a NICO run without `--shard`), so no cluster is left to none. Each
- * shard elects its own leader on a Lease of its own. Machines are not
- * sharded: a claim is a label on the Machine, written atomically, so two
- * shards can never both book one Machine.
+ * shard elects its own leader on a Lease of its own. A cluster's children
+ * (its NixosConfigurations and NICO's Secrets) carry its shard label too, so
+ * each shard caches only its own. Machines are not sharded: a shard must see
+ * the free pool, and a claim is a label on the Machine, written atomically,
+ * so two shards can never both book one Machine.
  *
  * @module
  */
@@ -35,6 +37,96 @@ export function namedShard(flag: string | undefined): string | undefined {
  */
 export function shardSelector(shard: string | undefined): string {
   return shard === undefined ? `!${SHARD_LABEL}` : `${SHARD_LABEL}=${shard}`;
+}
+
+/**
+ * The selector of the configurations and Secrets a shard caches in full: its own clusters' children, which carry
+ * their cluster's shard label ({@link childShardLabels}); `base` (another selector, e.g. the cluster label) is
+ * ANDed with it.
+ *
+ * @example
+ * ```ts
+ * import { shardChildSelector } from "./shards.ts";
+ * shardChildSelector("edge-1", "nico.homystack.com/cluster"); // "nico.homystack.com/cluster,nico.homystack.com/shard=edge-1"
+ * shardChildSelector(undefined); // "!nico.homystack.com/shard"
+ * ```
+ */
+export function shardChildSelector(shard: string | undefined, base?: string): string {
+  return base ? `${base},${shardSelector(shard)}` : shardSelector(shard);
+}
+
+/**
+ * The selector of every object a shard's {@link shardSelector} leaves out: the other shards' (and, for a named
+ * shard, the unlabelled ones). The two together select every object once.
+ *
+ * @example
+ * ```ts
+ * import { otherShardsSelector } from "./shards.ts";
+ * otherShardsSelector("edge-1"); // "nico.homystack.com/shard!=edge-1"
+ * otherShardsSelector(undefined); // "nico.homystack.com/shard"
+ * ```
+ */
+export function otherShardsSelector(shard: string | undefined): string {
+  return shard === undefined ? SHARD_LABEL : `${SHARD_LABEL}!=${shard}`;
+}
+
+/**
+ * The shard label a cluster's children carry: their cluster's, so a shard's caches can select its own children;
+ * none for a cluster of the default shard.
+ *
+ * @example
+ * ```ts
+ * import { childShardLabels } from "./shards.ts";
+ * childShardLabels({ "nico.homystack.com/shard": "edge-1" }); // { "nico.homystack.com/shard": "edge-1" }
+ * childShardLabels({}); // {}
+ * ```
+ */
+export function childShardLabels(clusterLabels: Record<string, string> | undefined): Record<string, string> {
+  const shard = shardOfLabels(clusterLabels);
+  return shard === undefined ? {} : { [SHARD_LABEL]: shard };
+}
+
+/**
+ * Whether a child's labels put it in the shard its cluster's labels name (a child of a moved cluster does not until
+ * it is relabelled).
+ */
+export function childInShard(
+  childLabels: Record<string, string> | undefined,
+  clusterLabels: Record<string, string> | undefined,
+): boolean {
+  return childLabels?.[SHARD_LABEL] === childShardLabels(clusterLabels)[SHARD_LABEL];
+}
+
+/** What {@link mayHoldStrays} judges a cluster by, on its first pass in a replica. */
+export interface StrayInput {
+  /** The shard this replica runs (undefined: the default shard). */
+  shard: string | undefined;
+  /** Whether the cluster has a status (no shard wrote one: it has no children, or they were made with its label). */
+  hasStatus: boolean;
+  /** The shard that wrote its status last (`status.shard`). */
+  statusShard: string | undefined;
+  /** The Machines its status names, both planes. */
+  statusMachines: number;
+  /** Its configurations this replica's cache holds. */
+  cachedConfigs: number;
+}
+
+/**
+ * Whether a cluster may have children this shard's caches do not hold (labelled for another shard, or made before
+ * NICO labelled children with the shard): it moved here (its status was written by another shard), or its status
+ * names more Machines than the cache holds configurations of it. NICO then reads its children by the cluster label
+ * once and relabels them before a pass (controllers/cluster/adopt.ts).
+ *
+ * @example
+ * ```ts
+ * import { mayHoldStrays } from "./shards.ts";
+ * mayHoldStrays({ shard: "b", hasStatus: true, statusShard: "a", statusMachines: 3, cachedConfigs: 0 }); // true
+ * mayHoldStrays({ shard: "b", hasStatus: true, statusShard: "b", statusMachines: 3, cachedConfigs: 3 }); // false
+ * ```
+ */
+export function mayHoldStrays(i: StrayInput): boolean {
+  if (!i.hasStatus) return false;
+  return i.statusShard !== i.shard || i.statusMachines > i.cachedConfigs;
 }
 
 /**

@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import type { KubernetesClusterSpec } from "../../crds/kubernetescluster.ts";
 import { clusterOwnerReference } from "../contract/owner.ts";
+import { childShardLabels } from "../contract/shards.ts";
 import {
   BOOTSTRAP_LABEL,
   CLUSTER_LABEL,
@@ -55,7 +56,14 @@ export const ETCD_CA_KEY_FILE = "etcd-ca.key";
 export const ETCD_CLIENT_PORT = 2379;
 
 export interface DesiredInput {
-  cluster: { name: string; namespace: string; uid: string; spec: KubernetesClusterSpec };
+  /** `labels`: the cluster's own; its shard label is copied onto every configuration (core/contract/shards.ts). */
+  cluster: {
+    name: string;
+    namespace: string;
+    uid: string;
+    spec: KubernetesClusterSpec;
+    labels?: Record<string, string> | undefined;
+  };
   selection: Selection;
   machines: Machine[];
   bootstrap: string;
@@ -328,6 +336,7 @@ export function desiredConfigurations(input: DesiredInput): NixosConfiguration[]
           [CLUSTER_LABEL]: cluster.name,
           [ROLE_LABEL]: role,
           ...(machine === input.bootstrap ? { [BOOTSTRAP_LABEL]: "true" } : {}),
+          ...childShardLabels(cluster.labels),
         },
         annotations: { [SPEC_HASH_ANNOTATION]: specHash(spec), [CONFIGURATION_ANNOTATION]: id },
         ownerReferences: [clusterOwnerReference(cluster)],

@@ -7,6 +7,7 @@
  * @module
  */
 import { isDeepStrictEqual } from "node:util";
+import { BOOTSTRAP_LABEL, SHARD_LABEL } from "../contract/labels.ts";
 import { NIO_PASS_THROUGH, type NioPassThroughField, type NixosConfigurationSpec } from "../contract/nio.ts";
 
 /** The spec fields NICO writes; any other field of a child is left alone. */
@@ -86,4 +87,31 @@ export function specDrift(existing: NixosConfigurationSpec, desired: NixosConfig
  */
 export function labelDrift(existing: Record<string, string> | undefined, desired: Record<string, string>): string[] {
   return Object.entries(desired).filter(([k, v]) => existing?.[k] !== v).map(([k]) => k).sort();
+}
+
+/** Labels NICO puts on a child only sometimes: one it no longer wants goes (a bootstrap mark, a shard moved away from). */
+const SOMETIMES_LABELS = [BOOTSTRAP_LABEL, SHARD_LABEL];
+
+/**
+ * The labels a child should have, when NICO must write them (undefined: they are right): the child's own, with
+ * NICO's wanted ones set and its sometimes-labels it no longer wants removed (others' labels are kept).
+ *
+ * @example
+ * ```ts
+ * import { labelsToWrite } from "./drift.ts";
+ * const want = { "nico.homystack.com/cluster": "c" };
+ * labelsToWrite({ "nico.homystack.com/cluster": "c", "nico.homystack.com/shard": "a", team: "x" }, want);
+ * // { "nico.homystack.com/cluster": "c", team: "x" }
+ * labelsToWrite({ "nico.homystack.com/cluster": "c" }, want); // undefined
+ * ```
+ */
+export function labelsToWrite(
+  existing: Record<string, string> | undefined,
+  desired: Record<string, string>,
+): Record<string, string> | undefined {
+  const stale = SOMETIMES_LABELS.filter((k) => existing?.[k] !== undefined && desired[k] === undefined);
+  if (labelDrift(existing, desired).length === 0 && stale.length === 0) return undefined;
+  const out = { ...existing, ...desired };
+  for (const k of stale) delete out[k];
+  return out;
 }

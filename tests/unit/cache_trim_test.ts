@@ -3,7 +3,7 @@
  * nothing NICO runs reads (checked here, so the trim stays safe), and nothing else of its status.
  */
 import assert from "node:assert/strict";
-import { dropMachineFacts } from "../../controllers/cluster/controller.ts";
+import { dropMachineFacts, keepTargetOnly } from "../../controllers/cluster/controller.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
@@ -48,4 +48,33 @@ Deno.test("no code that reads the caches reads a Machine's hardware facts", asyn
     if (/hardwareFacts/.test(text) && f !== "controllers/cluster/controller.ts") readers.push(f);
   }
   assert.deepEqual(readers, [], "a reader of hardwareFacts needs the Machine cache to keep them (dropMachineFacts)");
+});
+
+Deno.test("keepTargetOnly: another shard's configuration keeps whom it belongs to and which Machine it targets", () => {
+  const owner = [{ apiVersion: "v1alpha1", kind: "KubernetesCluster", name: "b", uid: "u-b", controller: true }];
+  const config = {
+    metadata: {
+      name: "b.m",
+      namespace: "ns",
+      uid: "u-1",
+      resourceVersion: "7",
+      labels: { "nico.homystack.com/role": "worker" },
+      annotations: { "nico.homystack.com/spec-hash": "h" },
+      ownerReferences: owner,
+    },
+    spec: { machineRef: { name: "m" }, gitRepo: "https://127.0.0.1/x.git", additionalFiles: [{ path: "cluster.nix" }] },
+    status: { appliedGeneration: 3 },
+  };
+  keepTargetOnly(config);
+  assert.deepEqual(config, {
+    metadata: {
+      name: "b.m",
+      namespace: "ns",
+      uid: "u-1",
+      resourceVersion: "7",
+      labels: { "nico.homystack.com/role": "worker" },
+      ownerReferences: owner,
+    },
+    spec: { machineRef: { name: "m" } },
+  });
 });

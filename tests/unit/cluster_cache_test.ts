@@ -105,3 +105,23 @@ Deno.test("one pass reads its own cluster's objects by index", async (t) => {
     });
   }
 });
+
+Deno.test("with shards: the others' configurations say which Machines are taken, never what a cluster owns", () => {
+  // Shard-split caches: a's own configuration in the shard's cache; b's, someone else's, and a stray of a's (still
+  // labelled for the shard a left) in the others' cache.
+  const split = {
+    ...caches,
+    configs: indexed([config("a.a-1", "a-1", "uid-a")], CONFIG_INDEXES),
+    others: indexed([
+      config("b.b-1", "b-1", "uid-b"),
+      config("foreign", "listed"),
+      config("foreign-2", "free-2"),
+      config("a.a-2", "a-2", "uid-a"),
+    ], CONFIG_INDEXES),
+  };
+  for (const c of cases) {
+    const got = clusterCacheOf(split, c.cluster);
+    // The same as one cache of everything, but a's stray: a pass reads it as taken by nobody (adopt.ts relabels it).
+    assert.deepEqual(names(got.configs), c.want.configs, c.name);
+  }
+});

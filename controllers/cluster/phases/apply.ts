@@ -7,8 +7,8 @@
  */
 import { isConflict } from "../../../lib/kube/errors.ts";
 import { NIXOS_CONFIGURATIONS } from "../../../core/contract/nio.ts";
-import { labelDrift } from "../../../core/render/drift.ts";
-import { BOOTSTRAP_LABEL, SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../../core/contract/labels.ts";
+import { labelsToWrite } from "../../../core/render/drift.ts";
+import { SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../../core/contract/labels.ts";
 import type { NixosConfiguration } from "../../../core/contract/nio.ts";
 import { isOwnedBy } from "../../../core/machines/selection.ts";
 import { specDrift } from "../../../core/render/drift.ts";
@@ -54,20 +54,23 @@ export async function applyConfiguration(
       return await client.get<NixosConfiguration>(NIXOS_CONFIGURATIONS, name, s.namespace);
     });
     if (created && !isOwnedBy(created, s.ref)) throw foreign(s, created, desired);
-    if (!existed) s.log.info("created configuration", { configuration: name });
-    return created;
+    if (!existed || !created) {
+      s.log.info("created configuration", { configuration: name });
+      return created;
+    }
+    // Judged below like a cached one: a child the cache does not hold yet may carry another shard's label (its
+    // cluster moved, and the old shard's last pass wrote it): it is relabelled.
+    existing = created;
   }
   if (!isOwnedBy(existing, s.ref)) throw foreign(s, existing, desired);
   // Judged by content: a hand edit of a field NICO owns is repaired (as a rollout step, when the planner says so).
   const drift = specDrift(existing.spec, desired.spec);
   const hashChanged = renderSpec && drift.length > 0;
   const scheduleChanged = !sameSchedule(existing.spec.dayTwoSchedule, schedule);
-  const labelsChanged = labelDrift(existing.metadata.labels, desired.metadata.labels ?? {}).length > 0 ||
-    (existing.metadata.labels?.[BOOTSTRAP_LABEL] !== undefined &&
-      desired.metadata.labels?.[BOOTSTRAP_LABEL] === undefined);
-  if (!hashChanged && !labelsChanged && !scheduleChanged) return existing;
-  const labels = { ...existing.metadata.labels, ...desired.metadata.labels };
-  if (!desired.metadata.labels?.[BOOTSTRAP_LABEL]) delete labels[BOOTSTRAP_LABEL];
+  // A shard label too: a child of a cluster that moved between shards follows it (core/contract/shards.ts).
+  const relabel = labelsToWrite(existing.metadata.labels, desired.metadata.labels ?? {});
+  if (!hashChanged && !relabel && !scheduleChanged) return existing;
+  const labels = relabel ?? existing.metadata.labels ?? {};
   const { status: _status, ...rest } = existing;
   const updated = await client.replace<NixosConfiguration>(NIXOS_CONFIGURATIONS, {
     ...rest,

@@ -92,7 +92,7 @@ export function planConfigurations(s: ClusterScope, i: ConfigurationsInput): Pla
   }
   const endpoint = endpointUrl(ep.host, ep.port);
   const desired = desiredConfigurations({
-    cluster: { ...s.ref, uid: s.cluster.metadata.uid!, spec },
+    cluster: { ...s.ref, uid: s.cluster.metadata.uid!, spec, labels: s.cluster.metadata.labels },
     selection: s.selection,
     machines: [...s.machines.values()],
     bootstrap,
