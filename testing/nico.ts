@@ -2,6 +2,7 @@
 import { clusterController } from "../controllers/cluster/controller.ts";
 import { type ClusterSettings, clusterSettings } from "../controllers/cluster/settings.ts";
 import type { ClusterMemories } from "../controllers/cluster/memory.ts";
+import type { ClusterInformers } from "../controllers/cluster/reconciler.ts";
 import { eventRecorder } from "../lib/events.ts";
 import { parseHostPolicy } from "../lib/git/hosts.ts";
 import type { KubeClient, KubeObject } from "../lib/kube/client.ts";
@@ -26,6 +27,8 @@ export interface RunningNico {
   passAfter(key: string, resourceVersion?: string, timeoutMs?: number): Promise<ReconcileOutcome>;
   /** What NICO remembers about each cluster (and what it releases with it: see `kept()`). */
   memory: ClusterMemories;
+  /** The controller's caches, as its passes read them (a shard's hold its own clusters' children). */
+  informers: ClusterInformers;
 }
 
 export interface NicoTestOptions {
@@ -109,6 +112,7 @@ export function startNico(client: KubeClient, opts: NicoTestOptions = {}): Runni
   const done = controller.run(abort.signal);
   return {
     memory,
+    informers,
     async passAfter(key, resourceVersion, timeoutMs = 60_000) {
       const outcome = await passes.after(key, resourceVersion ? BigInt(resourceVersion) : undefined, timeoutMs);
       await recorder.flush();
