@@ -44,7 +44,8 @@ async function childrenOf(w: World, cluster: string): Promise<Map<string, string
 
 /** The clusters whose children a shard's caches hold in full, and those whose configurations it keeps trimmed. */
 function cached(nico: RunningNico, ns: string): { full: string[]; trimmed: string[] } {
-  const owners = (items: KubeObject[]) => [...new Set(items.map((o) => o.metadata.labels?.[CLUSTER_LABEL] ?? "(none)"))].sort();
+  const owners = (items: KubeObject[]) =>
+    [...new Set(items.map((o) => o.metadata.labels?.[CLUSTER_LABEL] ?? "(none)"))].sort();
   const inf = nico.informers;
   const others = inf.others?.list(ns) ?? [];
   assert.ok(others.every((c) => Object.keys(c.spec).join() === "machineRef"), "the others' configurations trimmed");
