@@ -18,7 +18,7 @@ import { desiredConfigurations, resolveEndpoint } from "../../core/render/desire
 import { labelsToWrite } from "../../core/render/drift.ts";
 import { selectMachines } from "../../core/machines/selection.ts";
 import { keepTargetOnly } from "../../controllers/cluster/controller.ts";
-import { shardLabelPatch } from "../../controllers/cluster/follow.ts";
+import { withClusterShard } from "../../controllers/cluster/follow.ts";
 import { owned } from "../../controllers/cluster/secrets.ts";
 import type { KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { informerLookup, staticCache, staticLookup, unionCache } from "../../webhooks/lookup.ts";
@@ -63,8 +63,10 @@ Deno.test("a child's shard label is its cluster's; none in the default shard", (
   assert.equal(childInShard({}, {}), true);
   assert.equal(childInShard({ [SHARD_LABEL]: "a" }, {}), false, "a cluster moved to the default shard");
   assert.equal(childInShard({}, { [SHARD_LABEL]: "b" }), false, "a child from before the shard label");
-  assert.deepEqual(shardLabelPatch({ [SHARD_LABEL]: "b" }), { metadata: { labels: { [SHARD_LABEL]: "b" } } });
-  assert.deepEqual(shardLabelPatch({}), { metadata: { labels: { [SHARD_LABEL]: null } } });
+  const child = { [CLUSTER_LABEL]: "c", [SHARD_LABEL]: "a", team: "x" };
+  assert.deepEqual(withClusterShard(child, { [SHARD_LABEL]: "b" }), { ...child, [SHARD_LABEL]: "b" });
+  assert.deepEqual(withClusterShard(child, {}), { [CLUSTER_LABEL]: "c", team: "x" });
+  assert.deepEqual(withClusterShard(undefined, { [SHARD_LABEL]: "b" }), { [SHARD_LABEL]: "b" });
 });
 
 Deno.test("configurations and Secrets NICO renders carry the cluster's shard label", () => {
