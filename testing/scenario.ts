@@ -43,6 +43,8 @@ export interface ScenarioOptions {
   carriedVersion?: CarriedVersion;
   /** How long after an apply ends each kubelet posts its new status (default 2 s; see testing/workload.ts). */
   kubeletLagMs?: number;
+  /** The workload API servers keep their data in the hosts' etcd members (default false; see testing/workload.ts). */
+  stackedEtcd?: boolean;
 }
 
 /** A cluster spec as a test writes it: explicit Machine lists, anything else as the CRD takes it. */
@@ -116,6 +118,7 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
       ...(o.carriedVersion ? { carriedVersion: o.carriedVersion } : {}),
       ...(o.etcd ? { etcd: o.etcd } : {}),
       ...(o.kubeletLagMs !== undefined ? { kubeletLagMs: o.kubeletLagMs } : {}),
+      ...(o.stackedEtcd ? { stackedEtcd: true } : {}),
     },
     nio: {
       applyDelayMs: o.applyDelayMs ?? 300,

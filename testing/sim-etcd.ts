@@ -21,7 +21,7 @@
  * the contract); the mode `none` runs none for any cluster, `foreign-ca` runs
  * members with a CA of their own that NICO's client certificate is not
  * signed by. The simulated cluster's kube-apiserver keeps its own private
- * etcd: these members hold no Kubernetes data.
+ * etcd unless asked to store in these (./workload_etcd.ts, `stackedEtcd`).
  *
  * @module
  */

@@ -11,7 +11,7 @@ import type { Informer } from "../lib/runtime/informer.ts";
 import { CONFIGURATION_ANNOTATION } from "../core/contract/labels.ts";
 import type { KubePod } from "../core/nodes/workload.ts";
 import type { KeyPair } from "../lib/pki.ts";
-import type { ControlPlane } from "./envtest/controlplane.ts";
+import type { ControlPlane, ExternalEtcd } from "./envtest/controlplane.ts";
 import type { CarriedVersion, Fronts } from "./workload_versions.ts";
 import type { SimEtcd, SimEtcdMode } from "./sim-etcd.ts";
 
@@ -32,6 +32,11 @@ export interface WorkloadClusterOptions {
   etcd?: SimEtcdMode;
   /** How long after an apply ends each kubelet posts its new status (default {@link KUBELET_LAG_MS}; 0: at once). */
   kubeletLagMs?: number;
+  /**
+   * The cluster's API server keeps its data in the control-plane hosts' etcd members (./workload_etcd.ts) instead
+   * of a private etcd, so a restore of them brings its objects back (default false).
+   */
+  stackedEtcd?: boolean;
 }
 
 export interface SimNode {
@@ -52,6 +57,8 @@ export interface Workload {
   /** The control-plane nodes' API server fronts, and where the real kube-apiserver listens behind them. */
   fronts: Fronts;
   cp?: ControlPlane | undefined;
+  /** The hosts' etcd its API server stores in (the option `stackedEtcd`); absent: a private etcd. */
+  etcd?: ExternalEtcd | undefined;
   kubelet?: Informer<KubePod> | undefined;
   nodes: Map<string, SimNode>;
 }

@@ -44,6 +44,21 @@ export interface ControlPlaneOptions {
    * `["disruption"]`, which keeps PodDisruptionBudget status current).
    */
   controllers?: string[];
+  /**
+   * Store the data in these etcd members instead of a private etcd (as a k3s or kubeadm control plane keeps it in
+   * its stacked etcd): their client URLs and a client certificate their CA signed.
+   */
+  etcd?: ExternalEtcd;
+}
+
+/** An etcd the API server keeps its data in, reached over TLS with a client certificate. */
+export interface ExternalEtcd {
+  /** Client URLs (`https://host:2379`), all of the same cluster. */
+  servers: string[];
+  /** The etcd CA (verifies the members' serving certificates). */
+  caPem: string;
+  /** The API server's client certificate and key, signed by the etcd CA. */
+  client: KeyPair;
 }
 
 export interface ControlPlane extends AsyncDisposable {
@@ -113,10 +128,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const host = opts.host ?? "127.0.0.1";
     const ca = opts.ca ?? await createCa({ commonName: "nico-envtest-ca" });
     const admin = await writeCertificates(dir, ca, host);
-    const etcd = startEtcd(bin, dir);
-    procs.push(etcd.proc);
+    const etcd = opts.etcd ? undefined : startEtcd(bin, dir);
+    if (etcd) procs.push(etcd.proc);
+    const etcdArgs = etcd ? [`--etcd-servers=http://127.0.0.1:${etcd.port}`] : await externalEtcdArgs(dir, opts.etcd!);
     const port = opts.port ?? freePort();
-    const apiserver = startApiserver(bin, dir, { host, port, etcdPort: etcd.port, extra: opts.apiserverArgs ?? [] });
+    const apiserver = startApiserver(bin, dir, { host, port, extra: [...etcdArgs, ...opts.apiserverArgs ?? []] });
     procs.push(apiserver);
 
     const server = `https://${host}:${port}`;
@@ -124,7 +140,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     await Deno.writeTextFile(kubeconfigPath, kubeconfigYaml(server, ca.certPem, "admin", admin), { mode: 0o600 });
     const client = KubeClient.load(kubeconfigPath, { userAgent: "nico-tests", fieldManager: "nico-tests" });
     adminClient = client;
-    await waitReady(client, [etcd.proc, apiserver]);
+    await waitReady(client, procs);
     await installCrds(client, opts.crds ?? DEFAULT_CRDS);
     if (opts.controllers?.length) {
       procs.push(startGuarded("kube-controller-manager", `${bin}/kube-controller-manager`, [
@@ -191,14 +207,25 @@ function startEtcd(bin: string, dir: string): { proc: Guarded; port: number } {
   return { proc, port: etcdPort };
 }
 
-/** Starts kube-apiserver on `host:port` with the certificates in `dir`, storing in the etcd at `etcdPort`. */
-function startApiserver(
-  bin: string,
-  dir: string,
-  at: { host: string; port: number; etcdPort: number; extra: string[] },
-): Guarded {
+/** Writes the external etcd's CA and the client certificate into `dir`; answers kube-apiserver's flags for it. */
+async function externalEtcdArgs(dir: string, etcd: ExternalEtcd): Promise<string[]> {
+  const files = {
+    "etcd-ca.crt": etcd.caPem,
+    "etcd-client.crt": etcd.client.certPem,
+    "etcd-client.key": etcd.client.keyPem,
+  };
+  for (const [name, text] of Object.entries(files)) await Deno.writeTextFile(`${dir}/${name}`, text, { mode: 0o600 });
+  return [
+    `--etcd-servers=${etcd.servers.join(",")}`,
+    `--etcd-cafile=${dir}/etcd-ca.crt`,
+    `--etcd-certfile=${dir}/etcd-client.crt`,
+    `--etcd-keyfile=${dir}/etcd-client.key`,
+  ];
+}
+
+/** Starts kube-apiserver on `host:port` with the certificates in `dir`; `extra` names its etcd, and more. */
+function startApiserver(bin: string, dir: string, at: { host: string; port: number; extra: string[] }): Guarded {
   return startGuarded("kube-apiserver", `${bin}/kube-apiserver`, [
-    `--etcd-servers=http://127.0.0.1:${at.etcdPort}`,
     `--bind-address=${at.host}`,
     `--advertise-address=${at.host}`,
     `--secure-port=${at.port}`,
