@@ -97,7 +97,7 @@ export async function judgeAll(store: S3Server, records: BackupRecord[]): Promis
 }
 
 /**
- * Writes `n` keys into cluster c's etcd (the simulated hosts' members hold no Kubernetes data of their own), so a
+ * Writes `n` keys into cluster c's etcd (without `stackedEtcd` the hosts' members hold no Kubernetes data), so a
  * snapshot has something to show; answers the revision after the last write.
  */
 export async function fillEtcd(s: Scenario, block: number, members: number, n: number): Promise<number> {

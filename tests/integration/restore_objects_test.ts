@@ -1,12 +1,14 @@
 /**
  * The restore drill through the workload API's own objects (issue 39, item 4): the simulated workload API server
- * keeps its data in the control-plane host's stacked etcd member (`stackedEtcd`, testing/workload_etcd.ts), as k3s
+ * keeps its data in the control-plane hosts' stacked etcd members (`stackedEtcd`, testing/workload_etcd.ts), as k3s
  * and kubeadm do, so a restore brings real Kubernetes objects back. ConfigMaps are written through the workload API,
  * a backup is taken (`nico backup`'s request), more ConfigMaps are written; an informer opened on them before the
- * disaster keeps watching through the workload API. The host's etcd dies with its data; NICO restores the latest
+ * disaster keeps watching through the workload API. The hosts' etcd dies with its data; NICO restores the latest
  * backup. The ConfigMaps from before the backup are back and the later ones are gone; the informer relisted (the
  * restored etcd's revision is bumped and its history marked compacted, so its watch ends 410 Gone) and never saw a
- * resourceVersion go backwards; NICO says Ready; `kubectl get nodes` through NICO's kubeconfig answers.
+ * resourceVersion go backwards; NICO says Ready; `kubectl get nodes` through NICO's kubeconfig answers. Once with one
+ * control-plane node, once with three (all lost; the bootstrap node restores, the other two rejoin). The API server
+ * is not restarted: it reconnects to the restored members, and its watch cache relists on etcd's `compacted`.
  */
 import assert from "node:assert/strict";
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
@@ -17,11 +19,10 @@ import { Informer } from "../../lib/runtime/informer.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
-import { backedUpCluster, requestBackup } from "../backup_kit.ts";
+import { backedUpCluster, backupSpec, requestBackup, storeFor } from "../backup_kit.ts";
 import { etcdSettled } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
-const BLOCK = 207;
 const CONFIGMAPS = resource("", "v1", "ConfigMap", "configmaps");
 const NS = "drill";
 
@@ -61,65 +62,94 @@ async function kubectlNodes(s: Scenario, count: number): Promise<string[]> {
   return out.trim().split("\n").map((l) => l.split(/\s+/)[0]!).sort();
 }
 
+/**
+ * The drill on cluster c, Ready with etcd on `controlPlane` and one worker: ConfigMaps before and after a backup,
+ * an informer watching, every control-plane host's etcd killed with its data, the latest backup restored.
+ */
+async function drill(s: Scenario, controlPlane: string[]): Promise<void> {
+  const wl = s.workload().client;
+  await wl.create(NAMESPACES, { metadata: { name: NS } });
+  const informer = new Informer(wl, CONFIGMAPS, { namespace: NS, logger: silentLogger, resyncMs: 0 });
+  const seen = witness(informer);
+  informer.start();
+  s.defer(() => informer.stop());
+  await informer.synced();
+
+  await write(wl, "before", 5);
+  const backup = (await requestBackup(s, "objects")).status!.etcd!.backups!.last!;
+  await write(wl, "after", 5);
+  await eventually("the informer sees all ten", () => informer.list(NS).length === 10, 30_000);
+  const lastSeen = Number(informer.resourceVersion);
+  assert.ok(lastSeen > Number(backup.revision), `the later writes (${lastSeen}) come after the backup's revision`);
+  const goneBefore = informer.stats().gone;
+
+  // The disaster: every control-plane host's etcd dies with its data; the workload API server has no store left.
+  for (const m of controlPlane) await s.workloads.etcd.kill(s.ns, "c", m, true);
+  await s.until("NICO sees etcd lost", (c) => condition(c, "EtcdHealthy")?.reason === "EtcdUnreachable", 60_000);
+  await askRestore(s, { requestId: "objects", backup: "latest" });
+  const restored = await s.until("the restore ended", (c) => {
+    const r = c.status?.restore;
+    if (r?.requestId !== "objects" || !["Succeeded", "Failed", "Refused"].includes(r.step)) return false;
+    if (r.step !== "Succeeded") throw new Error(`restore ${r.step} (${r.reason}): ${r.message}`);
+    return true;
+  }, 300_000);
+  assert.equal(restored.status!.restore!.backup, backup.key, "latest is the backup just taken");
+  const n = controlPlane.length;
+  await s.until(`Ready again, etcd of ${n} healthy`, etcdSettled(n), 300_000);
+
+  // The workload API answers with the objects of the backup: the ones written before it, none written after.
+  const expected = [0, 1, 2, 3, 4].map((i) => `before-${i}`);
+  const listed = await eventually("the workload API lists the backup's ConfigMaps", async () => {
+    const l = await wl.list(CONFIGMAPS, { namespace: NS });
+    if (names(l.items).join() !== expected.join()) throw new Error(`it lists ${names(l.items).join(", ")}`);
+    return l;
+  }, 60_000);
+  assert.ok(Number(listed.resourceVersion) > lastSeen, "the list's revision is past all seen before");
+
+  // The informer opened before the disaster relisted on its own and holds exactly the backup's ConfigMaps.
+  await eventually("the informer holds the backup's ConfigMaps", () => {
+    const held = names(informer.list(NS));
+    if (held.join() !== expected.join()) throw new Error(`it holds ${held.join(", ")}`);
+    return true;
+  }, 60_000);
+  assert.ok(informer.stats().gone > goneBefore, `its watch ended 410 Gone: ${JSON.stringify(informer.stats())}`);
+  assert.ok(Number(informer.resourceVersion) > lastSeen, "its resourceVersion went forward");
+  const deleted = seen.filter((e) => e.type === "delete").map((e) => e.name).sort();
+  assert.deepEqual(deleted, [0, 1, 2, 3, 4].map((i) => `after-${i}`), "the later ones left the informer as deletes");
+  const backwards = seen.filter((e, i) => i > 0 && e.rv < seen[i - 1]!.rv);
+  assert.deepEqual(backwards, [], `no resourceVersion went backwards: ${JSON.stringify(seen)}`);
+
+  assert.deepEqual(await kubectlNodes(s, n + 1), [...controlPlane, "w-1"]);
+}
+
 Deno.test({
-  name: "restore drill on the workload API's objects: ConfigMaps from before the backup are back, an informer relists",
+  name: "restore drill on the workload API's objects, 1 + 1: the backup's ConfigMaps are back, an informer relists",
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
     const cp = await env.get();
-    await using s = await startScenario(cp, "restore-objects", { hostBlock: BLOCK, stackedEtcd: true });
-    await backedUpCluster(s, BLOCK, ["w-1"]);
-    const wl = s.workload().client;
-    await wl.create(NAMESPACES, { metadata: { name: NS } });
-    const informer = new Informer(wl, CONFIGMAPS, { namespace: NS, logger: silentLogger, resyncMs: 0 });
-    const seen = witness(informer);
-    informer.start();
-    s.defer(() => informer.stop());
-    await informer.synced();
+    await using s = await startScenario(cp, "restore-objects", { hostBlock: 207, stackedEtcd: true });
+    await backedUpCluster(s, 207, ["w-1"]);
+    await drill(s, ["cp-1"]);
+  },
+});
 
-    await write(wl, "before", 5);
-    const backup = (await requestBackup(s, "objects")).status!.etcd!.backups!.last!;
-    await write(wl, "after", 5);
-    await eventually("the informer sees all ten", () => informer.list(NS).length === 10, 30_000);
-    const lastSeen = Number(informer.resourceVersion);
-    assert.ok(lastSeen > Number(backup.revision), `the later writes (${lastSeen}) come after the backup's revision`);
-    const goneBefore = informer.stats().gone;
-
-    // The disaster: the control-plane host's etcd dies with its data; the workload API server has no store.
-    await s.workloads.etcd.kill(s.ns, "c", "cp-1", true);
-    await s.until("NICO sees etcd lost", (c) => condition(c, "EtcdHealthy")?.reason === "EtcdUnreachable", 60_000);
-    await askRestore(s, { requestId: "objects", backup: "latest" });
-    const restored = await s.until("the restore ended", (c) => {
-      const r = c.status?.restore;
-      if (r?.requestId !== "objects" || !["Succeeded", "Failed", "Refused"].includes(r.step)) return false;
-      if (r.step !== "Succeeded") throw new Error(`restore ${r.step} (${r.reason}): ${r.message}`);
-      return true;
-    }, 180_000);
-    assert.equal(restored.status!.restore!.backup, backup.key, "latest is the backup just taken");
-    await s.until("Ready again, etcd of 1 healthy", etcdSettled(1), 180_000);
-
-    // The workload API answers with the objects of the backup: the ones written before it, none written after.
-    const expected = [0, 1, 2, 3, 4].map((i) => `before-${i}`);
-    const listed = await eventually("the workload API lists the backup's ConfigMaps", async () => {
-      const l = await wl.list(CONFIGMAPS, { namespace: NS });
-      if (names(l.items).join() !== expected.join()) throw new Error(`it lists ${names(l.items).join(", ")}`);
-      return l;
-    }, 60_000);
-    assert.ok(Number(listed.resourceVersion) > lastSeen, "the list's revision is past all seen before");
-
-    // The informer opened before the disaster relisted on its own and holds exactly the backup's ConfigMaps.
-    await eventually("the informer holds the backup's ConfigMaps", () => {
-      const held = names(informer.list(NS));
-      if (held.join() !== expected.join()) throw new Error(`it holds ${held.join(", ")}`);
-      return true;
-    }, 60_000);
-    assert.ok(informer.stats().gone > goneBefore, `its watch ended 410 Gone: ${JSON.stringify(informer.stats())}`);
-    assert.ok(Number(informer.resourceVersion) > lastSeen, "its resourceVersion went forward");
-    const deleted = seen.filter((e) => e.type === "delete").map((e) => e.name).sort();
-    assert.deepEqual(deleted, [0, 1, 2, 3, 4].map((i) => `after-${i}`), "the later ones left the informer as deletes");
-    const backwards = seen.filter((e, i) => i > 0 && e.rv < seen[i - 1]!.rv);
-    assert.deepEqual(backwards, [], `no resourceVersion went backwards: ${JSON.stringify(seen)}`);
-
-    assert.deepEqual(await kubectlNodes(s, 2), ["cp-1", "w-1"]);
+Deno.test({
+  name: "restore drill on the workload API's objects, 3 + 1: the bootstrap node restores, the others rejoin",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const cp = await env.get();
+    await using s = await startScenario(cp, "restore-objects-three", { hostBlock: 208, stackedEtcd: true });
+    const store = await storeFor(s, "127.0.208.250");
+    const controlPlane = ["cp-1", "cp-2", "cp-3"];
+    await s.createCluster({
+      gitRepo: "https://git.example.test/flake.git",
+      controlPlane: { machines: controlPlane },
+      dataPlane: { machines: ["w-1"] },
+      etcd: { backup: backupSpec(store) },
+    });
+    await s.until("Ready, etcd of 3 healthy", etcdSettled(3), 240_000);
+    await drill(s, controlPlane);
   },
 });
