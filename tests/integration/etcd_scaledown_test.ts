@@ -33,12 +33,12 @@ const CASES: { generation: NioGeneration; join: "learner" | "voter" }[] = [
 for (const { generation, join } of CASES) {
   Deno.test({
     name: `NIO ${generation}, members join as ${join}s: 5 → 3 → 1 keeps etcd's quorum at every look`,
-    // NIO v1 (learners): after this session's fixes (a leaver's configuration never deleted while etcd is unseen, no
-    // switch in the pass of a removal, no member stopped by a scheduled run of an unchanged spec) it passed 6 of 7
-    // runs beside other files, and failed in 1 of 2 clean-clone runs of the suite at load about 5: the watcher saw
-    // 1/4 during 5 → 3 (cp-2, cp-3 and the leaver cp-5 unhealthy; cp-2 and cp-3 stopped for their switches 4 s apart,
-    // 3.5 s before). The cause is not found (an election after a leader's stop, or two control-plane steps that
-    // overlapped); issue 37 stays open for it, and this case waits for the fix rather than fail CI at random.
+    // NIO v1 (learners): this session fixed three causes of its failures (a leaver's configuration deleted while
+    // etcd's members could not be seen, a switch in the pass of a removal, a member stopped by a scheduled run of an
+    // unchanged spec). It then passed every run of the file alone or beside one other file (5), but failed in a
+    // clean-clone run of the suite at load about 5: the watcher saw 1/4 during 5 → 3 (cp-2, cp-3 and the leaver cp-5
+    // unhealthy; cp-2 and cp-3 stopped for their switches 4 s apart, 3.5 s before). The cause is not found (an
+    // election after a leader's stop, or two control-plane steps that overlapped); issue 37 stays open for it.
     ignore: generation === "v1",
     sanitizeResources: false,
     sanitizeOps: false,
