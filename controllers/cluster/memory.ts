@@ -66,10 +66,11 @@ export class ClusterMemory {
   backup: BackupKeeper | undefined;
   /** A restore's safety snapshot under way or just ended (controllers/cluster/restore/safety.ts). */
   safety: SafetyJob | undefined;
-  /** Whether NICO has seen this cluster's etcd members since it started (controllers/cluster/phases/etcd.ts). */
-  etcdSeen = false;
-  /** How many voting members NICO's last look that saw them counted. */
-  etcdSeenVoters = 0;
+  /**
+   * How many voting members NICO's last look that saw etcd's members counted; undefined: it has not seen them since
+   * it started (controllers/cluster/phases/etcd.ts).
+   */
+  etcdSeenVoters: number | undefined;
   /** Since when (ms) NICO has not seen etcd's members, after it saw them (controllers/cluster/phases/etcd.ts). */
   etcdUnseenSince: number | undefined;
   /** When NICO first saw each etcd member that had not started, or was a learner (by member id). */

@@ -141,32 +141,29 @@ async function changeMembership(
   plan: RolloutPlan,
   etcd: EtcdView | undefined,
 ): Promise<EtcdOutcome> {
+  if (!etcd) return { plan };
   const configured = new Set(s.ours.map((c) => c.spec.machineRef.name));
+  const targets = etcdTargets(plan, new Set(etcd.nodes.map((n) => n.machine)), configured);
+  const voters = s.memory.etcdSeenVoters;
   // Unseen after it was seen: held. Never seen (a flake without the etcd contract): the Node-based rules alone.
-  if (etcd?.sight.kind === "unreachable" && s.memory.etcdSeen) {
+  if (etcd.sight.kind === "unreachable" && voters !== undefined) {
     const since = s.memory.etcdUnseenSince ??= s.now.getTime();
-    const targets = etcdTargets(plan, new Set(etcd.nodes.map((n) => n.machine)), configured);
-    const seen = { unseenForMs: s.now.getTime() - since, voters: s.memory.etcdSeenVoters };
-    const held = holdForEtcd(plan, unseenHolds(targets, etcd.sight.why, seen));
+    const held = holdForEtcd(plan, unseenHolds(targets, etcd.sight.why, { unseenForMs: +s.now - since, voters }));
     return { plan: held, requeue: { after: 2_000, why: "etcd's members are to be seen again" } };
   }
-  if (etcd?.sight.kind === "seen") {
-    s.memory.etcdSeen = true;
-    s.memory.etcdSeenVoters = quorumFacts(etcd.sight.members).voters;
-    s.memory.etcdUnseenSince = undefined;
-  }
-  if (etcd?.sight.kind !== "seen") return { plan };
+  if (etcd.sight.kind !== "seen") return { plan };
+  s.memory.etcdSeenVoters = quorumFacts(etcd.sight.members).voters;
+  s.memory.etcdUnseenSince = undefined;
   const { members } = etcd.sight;
   const pending = s.memory.etcdPending;
   for (const id of [...pending.keys()]) {
     if (!members.some((m) => m.id === id && (!m.name || m.isLearner))) pending.delete(id);
   }
   for (const m of members) if ((!m.name || m.isLearner) && !pending.has(m.id)) pending.set(m.id, s.now);
-  const cp = new Set(etcd.nodes.map((n) => n.machine));
   const membership = planMembership({
     members,
     nodes: etcd.nodes,
-    ...etcdTargets(plan, cp, configured),
+    ...targets,
     unstartedSince: pending,
     now: s.now,
     startupTimeoutMs: startupTimeoutMs(s),
