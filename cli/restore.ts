@@ -127,8 +127,7 @@ async function currentRevision(client: KubeClient, c: KubernetesCluster): Promis
   try {
     for (const host of hosts.filter((h) => h)) {
       try {
-        const json = await etcd.call(`https://${host}:${port}`, "kv/range", { key: btoa("\0"), count_only: true });
-        return { rev: Number((json.header as { revision?: string }).revision) };
+        return { rev: (await etcd.count(`https://${host}:${port}`)).revision };
       } catch {
         // the next member
       }

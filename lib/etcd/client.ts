@@ -18,6 +18,7 @@
  * @module
  */
 import { errorMessage } from "../runtime/log.ts";
+import { encodeBase64 } from "../encoding.ts";
 
 /** A member of the cluster, as the member list names it. */
 export interface EtcdMember {
@@ -235,6 +236,18 @@ export class EtcdClient {
   async members(endpoint: string, signal?: AbortSignal): Promise<EtcdMember[]> {
     const json = await this.call(endpoint, "cluster/member/list", { linearizable: true }, signal);
     return (Array.isArray(json.members) ? json.members as Json[] : []).map(member);
+  }
+
+  /**
+   * How many keys equal `key` (a NUL byte, none exists: the count is 0) and the revision the member at `endpoint`
+   * answers with (NaN when its answer names none).
+   */
+  async count(endpoint: string, key = "\0", signal?: AbortSignal): Promise<{ revision: number; count: number }> {
+    const json = await this.call(endpoint, "kv/range", { key: encodeBase64(key), count_only: true }, signal);
+    return {
+      revision: Number(str((json.header as Json | undefined)?.revision, "NaN")),
+      count: Number(str(json.count, "0")),
+    };
   }
 
   /** The status of the member at `endpoint`. */

@@ -214,15 +214,10 @@ export async function lookAtRestored(
   marker: string | undefined,
 ): Promise<{ revision?: number | undefined; marked?: boolean | undefined }> {
   try {
-    const json = await withEtcd(
-      etcd,
-      5_000,
-      (c) => c.call(etcd.endpoint, "kv/range", { key: encodeBase64(marker ?? "\0"), count_only: true }),
-    );
-    const rev = Number((json.header as { revision?: string } | undefined)?.revision);
+    const r = await withEtcd(etcd, 5_000, (c) => c.count(etcd.endpoint, marker));
     return {
-      revision: Number.isFinite(rev) ? rev : undefined,
-      marked: marker === undefined ? undefined : Number(json.count ?? 0) > 0,
+      revision: Number.isFinite(r.revision) ? r.revision : undefined,
+      marked: marker === undefined ? undefined : r.count > 0,
     };
   } catch {
     return {};
