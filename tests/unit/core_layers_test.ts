@@ -4,21 +4,10 @@
  */
 import assert from "node:assert/strict";
 
-const ROOT = new URL("../../", import.meta.url);
+import { ROOT, tsFiles } from "../source_kit.ts";
 
 /** core/'s folders, lowest first: each may import from those before it, never from those after. */
 const CORE_ORDER = ["contract", "machines", "versions", "render", "etcd", "nodes", "rollout", "status", "backup"];
-
-/** The TypeScript files under `dir` (relative to the root), recursively. */
-function tsFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of Deno.readDirSync(new URL(`${dir}/`, ROOT))) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory) out.push(...tsFiles(rel));
-    else if (e.name.endsWith(".ts")) out.push(rel);
-  }
-  return out;
-}
 
 /** The core/ folders `file` imports from (relative imports, type-only ones too), with the import. */
 function coreImports(file: string, text: string): { folder: string; target: string }[] {

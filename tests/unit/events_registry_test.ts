@@ -8,18 +8,7 @@ import { EVENTS_BEGIN, EVENTS_END, eventSpec, eventsSection, registeredEvents } 
 import { PHASES } from "../../crds/status.ts";
 import { registeredReasons } from "../../crds/conditions/mod.ts";
 
-const ROOT = new URL("../../", import.meta.url);
-
-/** The TypeScript files under `dir` (relative to the root), recursively. */
-function tsFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of Deno.readDirSync(new URL(`${dir}/`, ROOT))) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory) out.push(...tsFiles(rel));
-    else if (e.name.endsWith(".ts")) out.push(rel);
-  }
-  return out;
-}
+import { ROOT, tsFiles } from "../source_kit.ts";
 
 Deno.test("docs/troubleshooting.md holds the Event table the registry generates (run `deno task crds`)", async () => {
   const page = await Deno.readTextFile(new URL("docs/troubleshooting.md", ROOT));
