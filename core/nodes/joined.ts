@@ -152,18 +152,19 @@ function notApplied(f: NodeFacts, i: JoinInput): NodeReport {
  * An applied node while the workload API cannot be read (or its Nodes are not listed yet). A verdict reached while
  * the API answered stands: a node that had already failed as last seen stays Failed, so an outage never lifts a
  * halt. Otherwise a node is judged only by its current change: one seen working before the outage (applied before
- * it began, its Node Ready when last seen) is never blamed for it. A change the outage began after, and that was not
- * seen working, is the suspect: it may still be changed toward a newer spec (fix forward), and it is Failed once
- * the outage outlasts the node timeout, which halts the rollout.
+ * it began, and joined as its Node stood then, by evidence from after the switch) is never blamed for it. A change
+ * the outage began after, and that was not seen working, is the suspect: it may still be changed toward a newer
+ * spec (fix forward), and it is Failed once the outage outlasts the node timeout, which halts the rollout.
  */
 function whileAway(f: NodeFacts, i: JoinInput, before: NodeReport | undefined): NodeReport {
   const { api } = i.workload;
   if (before?.state === "Failed") {
     return { ...before, detail: `${before.detail}; the workload API has not answered since (${api.message})` };
   }
-  const r = f.run;
-  const applied = { ...r, applied: true };
-  const confirmed = r.appliedAt !== undefined && r.appliedAt < api.since && f.node?.ready === "True";
+  const r = f.run, applied = { ...r, applied: true };
+  // Seen working: joined as the Nodes stood when the API went, by evidence from after the switch (a Ready left over
+  // from before proves nothing: the API may stop a moment after NIO's apply, before the kubelet posted again).
+  const confirmed = r.appliedAt !== undefined && r.appliedAt < api.since && before?.state === "Ready";
   const suspect = !confirmed && awayAfter(f.changedAt, api, i.timeoutMs);
   if (suspect && overdue(f.changedAt, i)) {
     return {

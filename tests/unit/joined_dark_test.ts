@@ -4,7 +4,7 @@ import type { WorkloadFacts } from "../../core/nodes/joined.ts";
 import type { NodeReport } from "../../core/nodes/readiness.ts";
 import { type PlanNode, planRollout } from "../../core/rollout/plan.ts";
 import type { NodeView } from "../../core/nodes/workload.ts";
-import { ago, applied, facts, join, node, planNode, TIMEOUT } from "../joined_kit.ts";
+import { ago, applied, facts, join, joinAll, node, planNode, TIMEOUT } from "../joined_kit.ts";
 import { QUIET } from "../rollout_input_kit.ts";
 
 Deno.test("while the workload cluster cannot be read the planner only creates", () => {
@@ -205,4 +205,23 @@ Deno.test("a node changed while the API is away is in flight: no second control-
   });
   assert.deepEqual(planRollout(input({})).update, ["cp-1"], "nothing else in flight: the suspect is fixed forward");
   assert.deepEqual(planRollout(input({ changedInOutage: true })).update, [], "cp-3 was re-rendered in the outage");
+});
+
+Deno.test("a Ready Node left over from before the switch does not clear a node the API went away after", () => {
+  // NIO applied 40 s ago (changed 45 s ago); the API went away 30 s ago, before the restarted kubelet posted again.
+  const down = (n: NodeView): WorkloadFacts => ({
+    api: { state: "Unavailable", message: "refused", since: ago(30) },
+    nodes: new Map([[n.name, n]]),
+  });
+  const ran = { ...applied("cp-1", "controlPlane"), appliedAt: ago(40) };
+  const stale = join(ran, down(node("cp-1", { postedAt: ago(100) })), 45);
+  assert.equal(stale.suspect, true, "its kubelet had posted nothing since the switch: not seen working");
+  assert.match(stale.detail, /before it was seen working|the API went away after its change/);
+  const posted = join(ran, down(node("cp-1", { postedAt: ago(35) })), 45);
+  assert.equal(posted.suspect, undefined, "its kubelet posted after the switch, before the outage: seen working");
+  // Where Nodes name what they run, a Ready Node naming the old configuration was not seen working either.
+  const named = (configuration: string) =>
+    joinAll([ran], down(node("cp-1", { postedAt: ago(35), configuration })), 45, "c.cp-1@new")[0]!;
+  assert.equal(named("c.cp-1@old").suspect, true);
+  assert.equal(named("c.cp-1@new").suspect, undefined);
 });

@@ -113,9 +113,12 @@ Deno.test("while the workload API cannot be read, an applied node waits and only
       detail: /workload API stopped answering after w-1 changed and has not come back within 10m/,
     },
     {
-      name: "API gone after this node's change was seen working (applied before, Ready when last seen): never blamed",
+      name: "API gone after this node's change was seen working (applied before, posted Ready since): never blamed",
       r: { ...applied("w-1"), appliedAt: ago(690) },
-      w: { ...facts([node("w-1")], "Unavailable"), api: { state: "Unavailable", message: "refused", since: ago(650) } },
+      w: {
+        ...facts([node("w-1", { postedAt: ago(680) })], "Unavailable"),
+        api: { state: "Unavailable", message: "refused", since: ago(650) },
+      },
       changed: 700,
       state: "Joining",
       reason: "WorkloadAPIUnavailable",
