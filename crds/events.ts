@@ -86,7 +86,9 @@ export const EVENTS = {
   ),
   MachinesReleased: normal("NICO released Machines the cluster no longer needs (NIO is done with them)"),
   NodeCordoned: normal("NICO cordoned a Node to drain it before its configuration changes or it leaves"),
-  NodeDeleted: normal("NICO deleted the Node of a departed machine"),
+  NodeDeleted: normal(
+    "NICO deleted the Node of a departed machine, or one a restore brought back that names no machine",
+  ),
   NodeUncordoned: normal("NICO uncordoned a Node it drained, Ready again after its update"),
   ReconcileError: warning(
     "a pass failed in a way NICO did not foresee (as `ReconcileError` in `Ready`); NICO retries",

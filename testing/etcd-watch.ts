@@ -19,7 +19,8 @@ import { quorumOf } from "../core/etcd/members.ts";
 export interface EtcdSample {
   at: number;
   inconclusive?: true;
-  members: { id: string; name: string; peer: string; learner: boolean; healthy: boolean }[];
+  /** `answer`: what the member said (its term and leader) or why it did not answer, for a failure's message. */
+  members: { id: string; name: string; peer: string; learner: boolean; healthy: boolean; answer: string }[];
   voters: number;
   healthyVoters: number;
   leader: string | undefined;
@@ -45,11 +46,14 @@ export async function watchEtcd(ca: KeyPair, endpoints: () => string[], interval
       const list = await client.members(ep).catch(() => undefined);
       if (!list) continue;
       let slow = false;
-      const statuses = await Promise.all(list.map((m) => {
+      const why: string[] = [];
+      const statuses = await Promise.all(list.map((m, i) => {
         const url = m.clientURLs[0];
         return url
           ? client.status(url).catch((err: unknown) => {
-            if (String((err as Error)?.message).includes("no answer within")) slow = true;
+            const text = String((err as Error)?.message);
+            if (text.includes("no answer within")) slow = true;
+            why[i] = text.slice(0, 80);
             return undefined;
           })
           : Promise.resolve(undefined);
@@ -60,6 +64,7 @@ export async function watchEtcd(ca: KeyPair, endpoints: () => string[], interval
         peer: m.peerURLs[0] ?? "",
         learner: m.isLearner,
         healthy: statuses[i] !== undefined && statuses[i]!.leader !== "0",
+        answer: statuses[i] ? `term ${statuses[i]!.raftTerm} leader ${statuses[i]!.leader}` : why[i] ?? "unstarted",
       }));
       const leaderId = statuses.find((s) => s && s.leader !== "0")?.leader;
       const voters = members.filter((m) => !m.learner);

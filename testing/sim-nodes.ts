@@ -60,6 +60,8 @@ export interface Workload {
   /** The hosts' etcd its API server stores in (the option `stackedEtcd`); absent: a private etcd. */
   etcd?: ExternalEtcd | undefined;
   kubelet?: Informer<KubePod> | undefined;
+  /** Stops the kubelets' Lease renewals (running where a kube-controller-manager does). */
+  leases?: (() => void) | undefined;
   nodes: Map<string, SimNode>;
 }
 

@@ -52,7 +52,7 @@ export function assertNeverBelowQuorum(w: EtcdWatch, s?: Scenario): void {
   const down = below.map((x) =>
     `${new Date(x.at).toISOString()} ${
       x.members.filter((m) => !m.learner && !m.healthy).map((m) => m.name || m.id).join("+")
-    } down of ${x.members.filter((m) => !m.learner).map((m) => m.name || m.id).join(",")}`
+    } down of ${x.members.filter((m) => !m.learner).map((m) => `${m.name || m.id} (${m.id}: ${m.answer})`).join(", ")}`
   );
   // And the simulated hosts' switch stops in the 10 s before each (which switch took a member down).
   const stops = (s?.workloads.etcd.stops ?? []).filter((x) => below.some((b) => b.at - x.at < 10_000 && b.at >= x.at))

@@ -53,6 +53,8 @@ export interface NodeView {
   configuration?: string | undefined;
   /** The version its kubelet reports (`status.nodeInfo.kubeletVersion`, such as `v1.31.4+k3s1`), if any. */
   kubeletVersion?: string | undefined;
+  /** When the Node object was created (its `metadata.creationTimestamp`), if known. */
+  createdAt?: Date | undefined;
 }
 
 /**
@@ -85,6 +87,7 @@ export function viewNode(n: KubeNode, drainAnnotation: string): NodeView {
     drainStarted: drain ? new Date(drain) : undefined,
     configuration: n.metadata.annotations?.[CONFIGURATION_ANNOTATION] || undefined,
     ...(n.status?.nodeInfo?.kubeletVersion ? { kubeletVersion: n.status.nodeInfo.kubeletVersion } : {}),
+    ...(n.metadata.creationTimestamp ? { createdAt: new Date(n.metadata.creationTimestamp) } : {}),
   };
 }
 

@@ -2,7 +2,8 @@
  * Phase: the workload cluster. Reads what the connection cache knows (never
  * waiting on the network), drains a node before its configuration changes
  * or goes, uncordons nodes once they are Ready again, and deletes the Nodes
- * of departed machines once NIO removed their configuration.
+ * of departed machines once NIO removed their configuration (and, after a
+ * restore, old Nodes that came with the backup).
  *
  * @module
  */
@@ -13,6 +14,7 @@ import { kubeconfigSecret } from "../../../core/contract/names.ts";
 import type { NodeReport } from "../../../core/nodes/readiness.ts";
 import type { RolloutPlan } from "../../../core/rollout/plan.ts";
 import type { DrainSettings } from "../../../core/nodes/workload.ts";
+import { departedNodes } from "../../../core/nodes/departed.ts";
 import { drainTargets, holdForDrains, type NodeDrain } from "../../../core/rollout/drainhold.ts";
 import { deleteNode, drainNode, type DrainProgress, uncordon } from "../workload/drain.ts";
 import { secretValue } from "../secrets.ts";
@@ -138,15 +140,21 @@ export async function settleWorkloadNodes(
       s.log.error("cannot uncordon", { node: n.machine, error: errorMessage(err) });
     }
   }
-  // A departed machine: not a member, NIO removed its configuration, and its Node is no longer Ready.
-  const members = new Set(s.members);
-  const configured = new Set(s.ours.map((c) => c.spec.machineRef.name));
-  for (const [name, view] of w.nodes) {
-    if (members.has(name) || configured.has(name) || !s.machines.has(name) || view.ready === "True") continue;
+  // A departed machine (not a member, NIO removed its configuration), or a Node a restore brought back that names
+  // no machine of the cluster, no longer Ready (core/nodes/departed.ts).
+  const restore = s.cluster.status?.restore;
+  const departed = departedNodes({
+    nodes: w.nodes,
+    members: new Set(s.members),
+    configured: new Set(s.ours.map((c) => c.spec.machineRef.name)),
+    isMachine: (name) => s.machines.has(name),
+    restoredFrom: restore?.step === "Succeeded" ? new Date(restore.startedAt) : undefined,
+  });
+  for (const { name, why } of departed) {
     try {
       if (await deleteNode(conn, name)) {
-        s.log.info("deleted the Node of a departed machine", { node: name });
-        postEvent(s.deps.recorder, s.cluster, "NodeDeleted", `deleted Node ${name}: its machine left`);
+        s.log.info("deleted a departed Node", { node: name });
+        postEvent(s.deps.recorder, s.cluster, "NodeDeleted", why);
       }
     } catch (err) {
       s.log.error("cannot delete a departed Node", { node: name, error: errorMessage(err) });
