@@ -94,11 +94,28 @@ export async function uploadStream(
     const etag = await complete(s3, bucket, key, uploadId, etags, o.signal);
     return { key, size, parts: etags.length, etag };
   } catch (err) {
-    // Best effort, on a deadline of its own (the caller's signal may be what failed): an upload left open is still no
-    // object, and a bucket's lifecycle rule (AbortIncompleteMultipartUpload) reclaims its parts.
+    await abandon(s3, bucket, key, uploadId);
+    throw err;
+  }
+}
+
+/**
+ * Aborts the upload until the store no longer lists it. A part whose connection was cut may still be written by the
+ * store after a first abort and bring the upload back (S3 says to abort again in that case; versitygw does so). Best
+ * effort, on deadlines of its own (the caller's signal may be what failed): an upload left open is still no object,
+ * and a bucket's lifecycle rule (AbortIncompleteMultipartUpload) reclaims its parts.
+ */
+async function abandon(s3: Requester, bucket: string, key: string, uploadId: string): Promise<void> {
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const listed = () =>
+    s3.request({ method: "GET", operation: "ListMultipartUploads", bucket, query: { uploads: "", prefix: key } })
+      .then(async (r) => elements(await r.text(), "UploadId").some((id) => id.trim() === uploadId), () => true);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (attempt > 0) await pause(100 * 2 ** attempt);
     await s3.request({ method: "DELETE", operation: "AbortMultipartUpload", bucket, key, query: { uploadId } })
       .then((r) => r.body?.cancel(), () => {});
-    throw err;
+    // Gone now, and still gone a moment later (a cut part the store was still reading would have brought it back).
+    if (!(await listed()) && !(await pause(250).then(listed))) return;
   }
 }
 

@@ -13,19 +13,36 @@ import { createHash } from "node:crypto";
 const MiB = 1024 * 1024;
 const PART = 5 * MiB;
 
-/** Records every request; a part's bytes are read a turn after it was sent (as a slow store would), then kept. */
-function recorder(failPart?: number): Requester & { calls: string[]; parts: Uint8Array[] } {
+/**
+ * Records every request; a part's bytes are read a turn after it was sent (as a slow store would), then kept. The
+ * upload is listed until aborted; the first `revivals` aborts do not stick (a cut part the store wrote after them).
+ */
+function recorder(
+  failPart?: number,
+  revivals = 0,
+): Requester & { calls: string[]; parts: Uint8Array[]; open: () => boolean } {
   const calls: string[] = [];
   const parts: Uint8Array[] = [];
+  let open = false;
   return {
     calls,
     parts,
+    open: () => open,
     async request(r: S3Request): Promise<Response> {
       const q = r.query ?? {};
       const op = r.operation;
       calls.push(op);
       if (op === "CreateMultipartUpload") {
+        open = true;
         return new Response("<InitiateMultipartUploadResult><UploadId>u1</UploadId></InitiateMultipartUploadResult>");
+      }
+      if (op === "AbortMultipartUpload") {
+        if (revivals-- <= 0) open = false;
+        return new Response(null, { status: 204 });
+      }
+      if (op === "ListMultipartUploads") {
+        const listed = open ? "<Upload><Key>k</Key><UploadId>u1</UploadId></Upload>" : "";
+        return new Response(`<ListMultipartUploadsResult>${listed}</ListMultipartUploadsResult>`);
       }
       if (op === "UploadPart") {
         await new Promise((resolve) => setTimeout(resolve, 0));
@@ -79,6 +96,13 @@ Deno.test("parts of the set size, the last shorter, every byte where it belongs;
 Deno.test("a stream that throws, a refused part, a failed check: aborted, never completed", async () => {
   const cases: [string, ReturnType<typeof recorder>, AsyncGenerator<Uint8Array>, (() => void) | undefined, RegExp][] = [
     ["the stream breaks", recorder(), bytes(3 * PART, 40_000, PART + 10), undefined, /cut/],
+    [
+      "the stream breaks, the first abort does not stick",
+      recorder(undefined, 1),
+      bytes(2 * PART, 40_000, 10),
+      undefined,
+      /cut/,
+    ],
     ["a part is refused", recorder(2), bytes(3 * PART), undefined, /HTTP 500 InternalError/],
     ["the check fails", recorder(), bytes(PART), () => {
       throw new Error("hash mismatch");
@@ -90,10 +114,17 @@ Deno.test("a stream that throws, a refused part, a failed check: aborted, never 
       message,
       what,
     );
-    assert.equal(s3.calls.at(-1), "AbortMultipartUpload", what);
-    assert.ok(!s3.calls.includes("CompleteMultipartUpload"), what);
+    assertAbandoned(s3, what);
   }
 });
+
+/** The upload was aborted until no longer listed, and never completed. */
+function assertAbandoned(s3: ReturnType<typeof recorder>, what: string) {
+  assert.equal(s3.open(), false, `${what}: still listed after ${s3.calls.join(", ")}`);
+  const after = s3.calls.slice(s3.calls.indexOf("AbortMultipartUpload"));
+  assert.ok(after.length >= 3 && after.every((c) => /^(Abort|List)MultipartUploads?$/.test(c)), after.join(", "));
+  assert.ok(!s3.calls.includes("CompleteMultipartUpload"), what);
+}
 
 Deno.test("an empty stream is one empty part; parts under 5 MiB are refused", async () => {
   const s3 = recorder();
@@ -155,7 +186,6 @@ Deno.test("streamed parts: a wrong ETag, a stream longer or shorter than said, a
       () => uploadStream(s3, "bk", "k", bytes(actual), { partSize: PART, size: () => said }),
       message,
     );
-    assert.equal(s3.calls.at(-1), "AbortMultipartUpload", what);
-    assert.ok(!s3.calls.includes("CompleteMultipartUpload"), what);
+    assertAbandoned(s3, what);
   }
 });
