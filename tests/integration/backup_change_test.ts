@@ -50,7 +50,8 @@ Deno.test({
       const cfg = configs.find((x) => x.spec.machineRef.name === m)!;
       const changed = cfg.metadata.annotations?.[SPEC_CHANGED_ANNOTATION] ?? "";
       assert.ok(changed > from, `${m} changed after the bump (${changed})`);
-      assert.ok(pre.some((r) => r.time <= changed), `${m} changed at ${changed} with no snapshot before it`);
+      const taken = pre.map((r) => `${r.time} (${r.key})`).join(", ");
+      assert.ok(pre.some((r) => r.time <= changed), `${m} changed at ${changed} with no snapshot before it: ${taken}`);
     }
     const judged = await judgeAll(store, pre);
     assert.ok(judged.every((j) => j.revision >= revision && j.totalKey >= 10), JSON.stringify(judged));
