@@ -19,9 +19,22 @@ import { quorumOf } from "../core/etcd/members.ts";
 export interface EtcdSample {
   at: number;
   inconclusive?: true;
-  /** `answer`: what the member said (its term and leader) or why it did not answer, for a failure's message. */
-  members: { id: string; name: string; peer: string; learner: boolean; healthy: boolean; answer: string }[];
+  /**
+   * `running`: it answered its status; `healthy`: and named a leader; `answer`: what it said (its term and leader)
+   * or why it did not answer, for a failure's message.
+   */
+  members: {
+    id: string;
+    name: string;
+    peer: string;
+    learner: boolean;
+    running: boolean;
+    healthy: boolean;
+    answer: string;
+  }[];
   voters: number;
+  /** Voters that answered: what quorum is counted by (an election under way leaves running members leaderless). */
+  runningVoters: number;
   healthyVoters: number;
   leader: string | undefined;
 }
@@ -30,8 +43,14 @@ export interface EtcdWatch {
   readonly samples: readonly EtcdSample[];
   /** The last sample. */
   last(): EtcdSample | undefined;
-  /** Conclusive samples where the healthy voters were fewer than a majority. */
+  /**
+   * Conclusive samples where the voters that answered (running members) were fewer than a majority. A look where
+   * enough answered but some named no leader caught an election (a leadership transfer, or one etcd began itself
+   * on a starved machine): no quorum was lost, and {@link elections} counts those.
+   */
   belowQuorum(): EtcdSample[];
+  /** Conclusive samples with a majority running but fewer than a majority naming a leader. */
+  elections(): EtcdSample[];
   stop(): Promise<void>;
 }
 
@@ -63,6 +82,7 @@ export async function watchEtcd(ca: KeyPair, endpoints: () => string[], interval
         name: m.name,
         peer: m.peerURLs[0] ?? "",
         learner: m.isLearner,
+        running: statuses[i] !== undefined,
         healthy: statuses[i] !== undefined && statuses[i]!.leader !== "0",
         answer: statuses[i] ? `term ${statuses[i]!.raftTerm} leader ${statuses[i]!.leader}` : why[i] ?? "unstarted",
       }));
@@ -73,6 +93,7 @@ export async function watchEtcd(ca: KeyPair, endpoints: () => string[], interval
         ...(slow ? { inconclusive: true as const } : {}),
         members,
         voters: voters.length,
+        runningVoters: voters.filter((m) => m.running).length,
         healthyVoters: voters.filter((m) => m.healthy).length,
         leader: list.find((m) => m.id === leaderId)?.name,
       };
@@ -90,7 +111,11 @@ export async function watchEtcd(ca: KeyPair, endpoints: () => string[], interval
   return {
     samples,
     last: () => samples[samples.length - 1],
-    belowQuorum: () => samples.filter((s) => !s.inconclusive && s.healthyVoters < quorumOf(s.voters)),
+    belowQuorum: () => samples.filter((s) => !s.inconclusive && s.runningVoters < quorumOf(s.voters)),
+    elections: () =>
+      samples.filter((s) =>
+        !s.inconclusive && s.runningVoters >= quorumOf(s.voters) && s.healthyVoters < quorumOf(s.voters)
+      ),
     async stop() {
       if (stopped) return;
       stopped = true;
