@@ -18,9 +18,10 @@ export type EtcdSight =
   | { kind: "off"; why: string }
   /**
    * No member answered (refused, TLS refused, no answer in time): why. `quorumLost` when members answered their
-   * own status without a leader: etcd runs, NICO's credentials work, but it has lost quorum.
+   * own status without a leader: etcd runs, NICO's credentials work, but it has lost quorum. `at`: when that look
+   * began.
    */
-  | { kind: "unreachable"; why: string; quorumLost?: true }
+  | { kind: "unreachable"; why: string; quorumLost?: true; at?: Date }
   /** `at`: when the look began (the members are as they were then, or later). */
   | { kind: "seen"; members: MemberView[]; at: Date };
 
@@ -34,7 +35,8 @@ export type EtcdSight =
  * const now = new Date("2026-01-01T00:01:00Z");
  * etcdSight(undefined, now, 30_000).kind; // "off"
  * const refused = { at: now, listErrors: ["etcd https://127.0.0.5:2379 cluster/member/list: connection refused"], statuses: new Map(), statusErrors: new Map(), alarms: [] };
- * etcdSight(refused, now, 30_000); // { kind: "unreachable", why: "no member answers: etcd https://127.0.0.5:2379 cluster/member/list: connection refused" }
+ * const sight = etcdSight(refused, now, 30_000);
+ * sight.kind === "unreachable" && sight.why; // "no member answers: etcd https://127.0.0.5:2379 cluster/member/list: connection refused"
  * etcdSight({ ...refused, leaderless: ["127.0.0.5"] }, now, 30_000).kind; // "unreachable", with quorumLost: true
  * ```
  */
@@ -43,17 +45,18 @@ export function etcdSight(snap: EtcdSnapshot | undefined, now: Date, staleMs: nu
   if (!snap.members && snap.leaderless?.length) {
     const why = `no member answers the member list, and the members on ${listNames(snap.leaderless)} answer ` +
       "without a leader: etcd has lost quorum";
-    return { kind: "unreachable", why, quorumLost: true };
+    return { kind: "unreachable", why, quorumLost: true, at: snap.since ?? snap.at };
   }
   if (!snap.members) {
     const why = snap.listErrors.length ? listNames(snap.listErrors, 2) : "no control-plane node to ask";
-    return { kind: "unreachable", why: `no member answers: ${why}` };
+    return { kind: "unreachable", why: `no member answers: ${why}`, at: snap.since ?? snap.at };
   }
   const age = now.getTime() - snap.at.getTime();
   if (age > staleMs) {
     return {
       kind: "unreachable",
       why: `the last answer is ${Math.round(age / 1000)} s old (etcd does not answer now)`,
+      at: snap.since ?? snap.at,
     };
   }
   return { kind: "seen", members: memberViews(snap), at: snap.since ?? snap.at };

@@ -105,6 +105,12 @@ function resolving(f: RestoreFacts, rec: RestoreStatus): RestorePlan {
   if (b.kind === "missing") return end(f, rec, "Refused", "BackupNotFound", b.message);
   if (b.kind === "refused") return end(f, rec, "Refused", "SourceRefused", b.message);
   if (b.kind === "unreachable") return end(f, rec, "Failed", "StoreUnreachable", b.message);
+  // Whether etcd is healthy (refused), answers (a safety snapshot) or not is judged on a look taken after the
+  // request: an older one may predate the loss the request is about, or a recovery since.
+  if (f.provisioned && f.etcd.seenAt && f.etcd.seenAt < new Date(rec.startedAt)) {
+    const msg = `etcd's last look (${f.etcd.summary}) is older than this request: looking again before judging it`;
+    return { record: { ...rec, message: msg }, active: true, roles: NONE, act: "lookAgain" };
+  }
   if (f.provisioned && f.etcd.quorum && !f.request?.rewindHealthy) {
     const why = `etcd has a healthy quorum (${f.etcd.summary}): restoring ${b.key} would rewind every change made ` +
       "since it was taken; set rewindHealthy: true with a new requestId to do it anyway";

@@ -51,8 +51,11 @@ export interface RestoreFacts {
   now: Date;
   /** The cluster was brought up once (false: a new cluster, brought up from the backup). */
   provisioned: boolean;
-  /** What NICO sees of etcd now: a member answers; a healthy majority of voters with a leader. */
-  etcd: { answers: boolean; quorum: boolean; summary: string };
+  /**
+   * What NICO sees of etcd now: a member answers; a healthy majority of voters with a leader; and when that look was
+   * taken (absent: not known).
+   */
+  etcd: { answers: boolean; quorum: boolean; summary: string; seenAt?: Date | undefined };
   /** The store's answer about the backup, when the shell asked it this pass. */
   backup?: BackupLookup | undefined;
   /**
@@ -89,8 +92,11 @@ export function restoreMarker(requestId: string): string {
   return `/nico.homystack.com/restore/${requestId}`;
 }
 
-/** What the shell does for the restore in this pass (at most one). */
-export type RestoreAct = "lookupBackup" | "safetySnapshot" | "presign" | "withdraw";
+/**
+ * What the shell does for the restore in this pass (at most one). `lookAgain`: etcd is to be looked at again before
+ * the request is judged (the last look is older than the request).
+ */
+export type RestoreAct = "lookupBackup" | "safetySnapshot" | "presign" | "withdraw" | "lookAgain";
 
 export interface RestoreEvent {
   type: "Normal" | "Warning";

@@ -145,7 +145,11 @@ Deno.test("snapshots: what a pass sees, and who is healthy and leads", async (t)
   });
   await t.step("no answer to the list: unreachable, saying why", () => {
     const s = etcdSight(snap({ listErrors: ["a: refused", "b: TLS refused", "c: no answer"] }), AT, 30_000);
-    assert.deepEqual(s, { kind: "unreachable", why: "no member answers: a: refused, b: TLS refused and 1 more" });
+    assert.deepEqual(s, {
+      kind: "unreachable",
+      why: "no member answers: a: refused, b: TLS refused and 1 more",
+      at: AT,
+    });
   });
   await t.step("no list, but members answer their status without a leader: quorum lost", () => {
     const s = etcdSight(snap({ listErrors: ["a: no answer"], leaderless: ["127.0.8.1", "127.0.8.2"] }), AT, 30_000);
@@ -154,11 +158,13 @@ Deno.test("snapshots: what a pass sees, and who is healthy and leads", async (t)
       why: "no member answers the member list, and the members on 127.0.8.1, 127.0.8.2 answer without a leader: " +
         "etcd has lost quorum",
       quorumLost: true,
+      at: AT,
     });
   });
-  await t.step("an old answer is no answer", () => {
+  await t.step("an old answer is no answer, from the time of that look", () => {
     const s = etcdSight(snap({ members: [member("1")] }), new Date(AT.getTime() + 31_000), 30_000);
     assert.equal(s.kind, "unreachable");
+    assert.deepEqual(s.kind === "unreachable" && s.at, AT);
   });
   await t.step("health: answered, no errors, a leader known; the leader most name", () => {
     const v = memberViews(snap({

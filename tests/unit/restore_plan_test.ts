@@ -28,6 +28,36 @@ const rows: [string, Partial<RestoreFacts>, string][] = [
     "Refused/HealthyQuorum withdraw - Warning:RestoreRefused free",
   ],
   [
+    "a healthy quorum seen at a look older than the request: looked at again, not refused",
+    { record: record("Resolving"), backup: FOUND, etcd: { ...HEALTHY, seenAt: new Date(NOW.getTime() - 1) } },
+    "Resolving/Resolving lookAgain - - hold",
+  ],
+  [
+    "a healthy quorum seen at a look taken after the request: refused",
+    { record: record("Resolving"), backup: FOUND, etcd: { ...HEALTHY, seenAt: NOW } },
+    "Refused/HealthyQuorum withdraw - Warning:RestoreRefused free",
+  ],
+  [
+    "no member answered a look older than the request: looked at again (etcd may be back)",
+    { record: record("Resolving"), backup: FOUND, etcd: { ...DOWN, seenAt: new Date(NOW.getTime() - 60_000) } },
+    "Resolving/Resolving lookAgain - - hold",
+  ],
+  [
+    "no member answered a look taken after the request: the instruction is presigned",
+    { record: record("Resolving"), backup: FOUND, etcd: { ...DOWN, seenAt: NOW } },
+    "Restoring/RestoringBootstrap presign - - hold",
+  ],
+  [
+    "a new cluster: no look is waited for",
+    {
+      provisioned: false,
+      record: record("Resolving"),
+      backup: FOUND,
+      etcd: { ...DOWN, seenAt: new Date(NOW.getTime() - 60_000) },
+    },
+    "Restoring/RestoringBootstrap presign - - hold",
+  ],
+  [
     "a healthy quorum with rewindHealthy: a safety snapshot first",
     { request: { ...REQ, rewindHealthy: true }, record: record("Resolving"), backup: FOUND, etcd: HEALTHY },
     "SafetySnapshot/TakingSafetySnapshot safetySnapshot - - hold",

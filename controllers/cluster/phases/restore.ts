@@ -113,7 +113,11 @@ export async function reconcileRestore(s: ClusterScope, i: RestoreInput): Promis
     nodes: [...facts.nodes],
     desired,
     condition: restoreCondition(rec),
-    requeue: plan.active ? { after: 5_000, why: "a restore of etcd runs" } : undefined,
+    requeue: plan.act === "lookAgain"
+      ? { after: 1_000, why: "etcd is looked at again before a restore request is judged" }
+      : plan.active
+      ? { after: 5_000, why: "a restore of etcd runs" }
+      : undefined,
     unrestored: plan.active ? undefined : unrestored(s, rec),
   };
 }
@@ -139,6 +143,10 @@ function unrestored(s: ClusterScope, record: RestoreStatus | undefined): string 
 async function act(s: ClusterScope, i: RestoreInput, plan: RestorePlan): Promise<Partial<RestoreFacts>> {
   const req = s.spec.etcd?.restore;
   const rec = plan.record!;
+  if (plan.act === "lookAgain") {
+    s.memory.etcd?.refresh();
+    return {};
+  }
   if (plan.act === "lookupBackup") {
     return { backup: req ? await lookupBackup(s, req) : { kind: "missing", message: "the request was withdrawn" } };
   }
@@ -185,6 +193,7 @@ async function factsOf(s: ClusterScope, i: RestoreInput, record: RestoreStatus |
   const summary = sight?.kind === "seen"
     ? `${q.healthyVoters}/${q.voters} voters healthy${leader ? "" : ", no leader"}`
     : sight?.why ?? "etcd is not looked at";
+  const seenAt = sight?.kind === "seen" || sight?.kind === "unreachable" ? sight.at : undefined;
   const bootstrap = s.bootstrap ?? "";
   const nodes = restoreNodes(s, i);
   const secret = record || s.spec.etcd?.restore ? await restoreSecret(s) : undefined;
@@ -203,6 +212,7 @@ async function factsOf(s: ClusterScope, i: RestoreInput, record: RestoreStatus |
       answers: members.some((m) => m.healthy),
       quorum: q.voters > 0 && q.healthyVoters >= q.quorum && leader,
       summary,
+      seenAt,
     },
     instruction: secret?.metadata.annotations?.[RESTORE_REQUEST_ANNOTATION],
     bootstrap,
