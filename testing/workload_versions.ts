@@ -59,6 +59,8 @@ export class Fronts {
 
   readonly #o: FrontsOptions;
   readonly #running = new Map<string, Front>();
+  /** Fronts being started, by machine. */
+  readonly #starting = new Map<string, Promise<Front>>();
   /** Every control-plane node seen, its address and the version it answers (undefined: its API server is down). */
   readonly #nodes = new Map<string, { host: string; version: string | undefined }>();
 
@@ -81,12 +83,24 @@ export class Fronts {
     return this.#o.dir;
   }
 
-  /** Sets what `machine`'s API server answers, starting its front the first time. */
+  /**
+   * Sets what `machine`'s API server answers, starting its front the first time. Two callers at once (an apply
+   * hook and an API server's start) share one start: two would write the same folder's certificate and key at
+   * once, and a front could read one's certificate with the other's key.
+   */
   async set(machine: string, host: string, version: string | undefined): Promise<void> {
     this.#nodes.set(machine, { host, version });
+    const starting = this.#starting.get(machine);
+    if (starting) await starting.catch(() => {});
     const running = this.#running.get(machine);
     if (running) return await running.setVersion(version);
-    this.#running.set(machine, await this.#start(machine, host, version));
+    const start = this.#start(machine, host, version);
+    this.#starting.set(machine, start);
+    try {
+      this.#running.set(machine, await start);
+    } finally {
+      this.#starting.delete(machine);
+    }
   }
 
   /** The node's API server restarts (a switch): `/version` answers 503 until {@link set} again. */
