@@ -42,24 +42,25 @@ export type EtcdSight =
  */
 export function etcdSight(snap: EtcdSnapshot | undefined, now: Date, staleMs: number): EtcdSight {
   if (!snap) return { kind: "off", why: "NICO has not asked etcd yet" };
+  const at = snap.since ?? snap.at; // when the look began
   if (!snap.members && snap.leaderless?.length) {
     const why = `no member answers the member list, and the members on ${listNames(snap.leaderless)} answer ` +
       "without a leader: etcd has lost quorum";
-    return { kind: "unreachable", why, quorumLost: true, at: snap.since ?? snap.at };
+    return { kind: "unreachable", why, quorumLost: true, at };
   }
   if (!snap.members) {
     const why = snap.listErrors.length ? listNames(snap.listErrors, 2) : "no control-plane node to ask";
-    return { kind: "unreachable", why: `no member answers: ${why}`, at: snap.since ?? snap.at };
+    return { kind: "unreachable", why: `no member answers: ${why}`, at };
   }
   const age = now.getTime() - snap.at.getTime();
   if (age > staleMs) {
     return {
       kind: "unreachable",
       why: `the last answer is ${Math.round(age / 1000)} s old (etcd does not answer now)`,
-      at: snap.since ?? snap.at,
+      at,
     };
   }
-  return { kind: "seen", members: memberViews(snap), at: snap.since ?? snap.at };
+  return { kind: "seen", members: memberViews(snap), at };
 }
 
 export const memberLabel = (m: MemberView) => m.name || `unstarted member ${m.id}`;

@@ -24,6 +24,7 @@ import { S3Error } from "./errors.ts";
 import { metadataHeaders, type Requester } from "./request.ts";
 import { MAX_PARTS, PartWriter } from "./stream_parts.ts";
 import { elements, escapeXml, text } from "./xml.ts";
+import { sleep } from "../runtime/sleep.ts";
 
 /** How {@link uploadStream} uploads. */
 export interface UploadOptions {
@@ -106,16 +107,15 @@ export async function uploadStream(
  * and a bucket's lifecycle rule (AbortIncompleteMultipartUpload) reclaims its parts.
  */
 async function abandon(s3: Requester, bucket: string, key: string, uploadId: string): Promise<void> {
-  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const listed = () =>
     s3.request({ method: "GET", operation: "ListMultipartUploads", bucket, query: { uploads: "", prefix: key } })
       .then(async (r) => elements(await r.text(), "UploadId").some((id) => id.trim() === uploadId), () => true);
   for (let attempt = 0; attempt < 5; attempt++) {
-    if (attempt > 0) await pause(100 * 2 ** attempt);
+    if (attempt > 0) await sleep(100 * 2 ** attempt);
     await s3.request({ method: "DELETE", operation: "AbortMultipartUpload", bucket, key, query: { uploadId } })
       .then((r) => r.body?.cancel(), () => {});
     // Gone now, and still gone a moment later (a cut part the store was still reading would have brought it back).
-    if (!(await listed()) && !(await pause(250).then(listed))) return;
+    if (!(await listed()) && !(await sleep(250).then(listed))) return;
   }
 }
 
