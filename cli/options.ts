@@ -90,6 +90,12 @@ export const RunOptions = z.object({
     "How often each cluster's etcd is looked at (members, status, alarms), with workload connections on.",
   ),
   etcdTimeout: duration.default(D.etcdTimeout).describe("Deadline of one request to an etcd member."),
+  restoreUrlLifetime: duration.default(D.restoreUrlLifetime).refine(
+    (ms) => ms >= 60_000 && ms <= 7 * 24 * 3_600_000,
+    "expected from 1m to 168h (the longest an S3 presigned URL may be valid)",
+  ).describe(
+    "How long the backup's presigned URL given to the bootstrap node for a restore is valid: longer than its build and download take.",
+  ),
   workloadAllowedCidrs: cidrs.describe(
     "Addresses and CIDR ranges NICO may reach for a cluster (API server, /version, etcd) though refused by default: loopback, link-local, NICO's own and --management-cidrs.",
   ),
@@ -172,6 +178,7 @@ const ENV: Record<string, string> = {
   workloadProbeInterval: "NICO_WORKLOAD_PROBE_INTERVAL",
   etcdInterval: "NICO_ETCD_INTERVAL",
   etcdTimeout: "NICO_ETCD_TIMEOUT",
+  restoreUrlLifetime: "NICO_RESTORE_URL_LIFETIME",
   workloadAllowedCidrs: "NICO_WORKLOAD_ALLOWED_CIDRS",
   managementCidrs: "NICO_MANAGEMENT_CIDRS",
   refPollInterval: "NICO_REF_POLL_INTERVAL",

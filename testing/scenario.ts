@@ -17,6 +17,7 @@ import type { ControlPlane } from "./envtest/controlplane.ts";
 import { machinesDiscovered } from "./nico.ts";
 import { extend, type World, world } from "./world.ts";
 import type { SimEtcdMode } from "./sim-etcd.ts";
+import type { ClusterSettings } from "../controllers/cluster/settings.ts";
 import type { CarriedVersion } from "./workload_versions.ts";
 
 export interface ScenarioOptions {
@@ -45,6 +46,8 @@ export interface ScenarioOptions {
   kubeletLagMs?: number;
   /** The workload API servers keep their data in the hosts' etcd members (default false; see testing/workload.ts). */
   stackedEtcd?: boolean;
+  /** NICO's settings beyond the scenario's own (controllers/cluster/settings.ts). */
+  settings?: Partial<ClusterSettings>;
 }
 
 /** A cluster spec as a test writes it: explicit Machine lists, anything else as the CRD takes it. */
@@ -125,7 +128,11 @@ export async function startScenario(cp: ControlPlane, prefix: string, o: Scenari
       removeDelayMs: o.removeDelayMs ?? 300,
       onApplied: (cfg) => breakApi(self!, o, cfg),
     },
-    nico: { workloadProbeMs: 300, nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000 },
+    nico: {
+      workloadProbeMs: 300,
+      nodeTimeoutMs: o.nodeTimeoutMs ?? 60_000,
+      ...(o.settings ? { settings: o.settings } : {}),
+    },
   });
   const machines = machineMaker(w.client, w.ns, o.hostBlock);
   return await extend(w, () => ({

@@ -4,7 +4,9 @@
  * on an apply whose `cluster.nix` carries a `restore` block,
  *
  * - `restore` (the bootstrap node): the URL is read from the Secret behind
- *   `etcd-restore-url`, the object downloaded, the SHA-256 of its database
+ *   `etcd-restore-url` when NIO's run begins (NIO writes the files then;
+ *   ./sim-etcd.ts), the object downloaded after the build (a URL that expired
+ *   meanwhile is refused by the store), the SHA-256 of its database
  *   checked against `cluster.nix`, and only then the member stopped, its
  *   data replaced by the real `etcdutl snapshot restore --bump-revision
  *   --mark-compacted` for the member list `cluster.nix` names, and started;
@@ -21,7 +23,7 @@ import { createHash } from "node:crypto";
 import { decodeBase64 } from "../lib/encoding.ts";
 import type { KubeClient } from "../lib/kube/client.ts";
 import { SECRETS } from "../lib/kube/resources.ts";
-import type { NixosConfiguration } from "../core/contract/nio.ts";
+import type { Machine, NixosConfiguration } from "../core/contract/nio.ts";
 import { askedRestore, clusterNixOf } from "../core/render/clusternix.ts";
 import { ETCD_RESTORE_URL_FILE } from "../core/render/restore.ts";
 import { installed } from "./installed.ts";
@@ -58,7 +60,7 @@ export function restorePartOf(cfg: NixosConfiguration): RestorePart | undefined 
 }
 
 /** The presigned URL the configuration's `etcd-restore-url` file names (read from its Secret, as NIO would). */
-async function urlOf(management: KubeClient, cfg: NixosConfiguration): Promise<string> {
+export async function urlOf(management: KubeClient, cfg: NixosConfiguration): Promise<string> {
   const file = cfg.spec.additionalFiles.find((f) => f.path.split("/").pop() === ETCD_RESTORE_URL_FILE);
   if (file?.valueType !== "SecretRef") throw new Error(`no ${ETCD_RESTORE_URL_FILE} file: nothing to restore from`);
   type Data = { metadata: { name: string }; data?: Record<string, string> };
@@ -69,11 +71,32 @@ async function urlOf(management: KubeClient, cfg: NixosConfiguration): Promise<s
 }
 
 /**
- * Downloads the backup into `file` and checks its database's SHA-256; throws, naming what failed, before anything
- * else is touched.
+ * The backup's URL as NIO wrote it to each host when its run began (the Secret read then): the host downloads it
+ * after the build, however long that took. `write` at a run's start, `of` at its end (undefined: none written).
  */
-export async function download(management: KubeClient, cfg: NixosConfiguration, part: RestorePart, file: string) {
-  const url = await urlOf(management, cfg);
+export function writtenUrls(management: KubeClient) {
+  const urls = new Map<string, string>();
+  const keyOf = (cfg: NixosConfiguration, machine: Machine, requestId: string) =>
+    `${cfg.metadata.namespace}/${cfg.metadata.name}/${machine.metadata.name}/${requestId}`;
+  return {
+    async write(cfg: NixosConfiguration, machine: Machine): Promise<void> {
+      const part = restorePartOf(cfg);
+      if (part?.role !== "restore") return;
+      const key = keyOf(cfg, machine, part.requestId);
+      await urlOf(management, cfg).then((u) => urls.set(key, u), () => urls.delete(key));
+    },
+    of(cfg: NixosConfiguration, machine: Machine): string | undefined {
+      const part = restorePartOf(cfg);
+      return part ? urls.get(keyOf(cfg, machine, part.requestId)) : undefined;
+    },
+  };
+}
+
+/**
+ * Downloads the backup at `url` into `file` and checks its database's SHA-256; throws, naming what failed, before
+ * anything else is touched.
+ */
+export async function download(url: string, part: RestorePart, file: string) {
   const res = await fetch(url).catch((err) => {
     throw new Error(`could not download backup ${part.backup}: ${(err as Error).message}`);
   });

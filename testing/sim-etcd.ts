@@ -32,7 +32,7 @@ import { BOOTSTRAP_LABEL, ROLE_LABEL } from "../core/contract/labels.ts";
 import { type Machine, machineAddress, type NixosConfiguration } from "../core/contract/nio.ts";
 import { etcdClientUrl, type EtcdMemberProcess, etcdPeerUrl, startEtcdMember } from "./etcd.ts";
 import { eventually } from "./helpers.ts";
-import { download, restoreInto, type RestorePart, restorePartOf } from "./sim-etcd-restore.ts";
+import { download, restoreInto, type RestorePart, restorePartOf, urlOf, writtenUrls } from "./sim-etcd-restore.ts";
 import { caOf, clientPortOf, keyOf, specHashOf } from "./sim-etcd-config.ts";
 
 /** On a Machine, `fail`: its join adds its etcd member and never starts it; `voter`: it joins as a voter at once. */
@@ -132,6 +132,7 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
     c.hosts.set(name, h);
     return h;
   };
+  const urls = writtenUrls(management);
   const running = (c: Cluster, but?: string) =>
     [...c.hosts.values()].filter((h) => h.proc && h.name !== but).map((h) => etcdClientUrl(h.host, h.port));
 
@@ -144,18 +145,10 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
       await serial(h, () => apply(c, h, cfg, machine));
       h.ran = specHashOf(cfg);
     },
-    applyStarted: (cfg, machine) => switchStops(clusters, stops, cfg, machine),
+    applyStarted: (cfg, machine) => urls.write(cfg, machine).then(() => switchStops(clusters, stops, cfg, machine)),
     removed: (cfg, machine) => stopHost(clusters.get(keyOf(cfg))?.hosts.get(machine.metadata.name), true),
     kill: (ns, cluster, machine, wipe) => killHost(clusters.get(`${ns}/${cluster}`)?.hosts.get(machine), wipe),
-    async revive(ns, cluster, machine) {
-      const c = clusters.get(`${ns}/${cluster}`);
-      const h = c?.hosts.get(machine);
-      if (!c || !h) return;
-      h.dead = false;
-      await serial(h, async () => {
-        if (!h.proc) h.proc = await start(c, h, `${h.name}=${etcdPeerUrl(h.host)}`, "existing");
-      });
-    },
+    revive: (ns, cluster, machine) => reviveHost(clusters.get(`${ns}/${cluster}`), machine),
     ca: (ns, cluster) => clusters.get(`${ns}/${cluster}`)?.ca,
     stop: () => stopAll(clusters, root),
   };
@@ -163,7 +156,9 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
   /** A host's apply: its member restarted with its data, a new cluster on the bootstrap node, or a join. */
   async function apply(c: Cluster, h: Host, cfg: NixosConfiguration, machine: Machine): Promise<void> {
     const part = restorePartOf(cfg);
-    if (part && !h.parts.has(part.requestId)) return await takePart({ management, root }, c, h, cfg, machine, part);
+    if (part && !h.parts.has(part.requestId)) {
+      return await takePart({ management, root, url: urls.of(cfg, machine) }, c, h, cfg, machine, part);
+    }
     if (h.proc || h.dead) return;
     const peer = etcdPeerUrl(h.host);
     const exists = await Deno.stat(`${h.dir}/data`).then(() => true, () => false);
@@ -172,6 +167,16 @@ export function simEtcd(management: KubeClient, mode: SimEtcdMode = "contract"):
     if (bootstrap) return void (h.proc = await start(c, h, `${h.name}=${peer}`, "new"));
     await join(c, h, machine, () => running(c, h.name));
   }
+}
+
+/** A dead host brought back: its member started again with the data it has. */
+async function reviveHost(c: Cluster | undefined, machine: string): Promise<void> {
+  const h = c?.hosts.get(machine);
+  if (!c || !h) return;
+  h.dead = false;
+  await serial(h, async () => {
+    if (!h.proc) h.proc = await start(c, h, `${h.name}=${etcdPeerUrl(h.host)}`, "existing");
+  });
 }
 
 /** A dead host: its member stops, and no later apply (a scheduled day-two run) brings it back until revived. */
@@ -298,7 +303,7 @@ async function join(c: Cluster, h: Host, machine: Machine, others: () => string[
 
 /** The host's part in a restore (./sim-etcd-restore.ts): restore the backup, or remove its data and rejoin. */
 async function takePart(
-  at: { management: KubeClient; root: string },
+  at: { management: KubeClient; root: string; url?: string | undefined },
   c: Cluster,
   h: Host,
   cfg: NixosConfiguration,
@@ -307,7 +312,7 @@ async function takePart(
 ): Promise<void> {
   if (part.role === "restore") {
     const file = `${at.root}/${keyOf(cfg).replace("/", "_")}-${part.requestId}.db`;
-    await download(at.management, cfg, part, file);
+    await download(at.url ?? await urlOf(at.management, cfg), part, file);
     // Already inside the host's serial work (apply): stop and wipe here, not through stopHost's queue.
     await h.proc?.stop();
     h.proc = undefined;

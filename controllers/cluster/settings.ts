@@ -15,6 +15,7 @@
 import type { NioGeneration } from "../../core/contract/nio.ts";
 import { RELEASE_SETTLE_MS } from "../../core/machines/release.ts";
 import { STATUS_DELAY_MS } from "../../core/status/write.ts";
+import { RESTORE_URL_LIFETIME_MS } from "../../core/etcd/restore_url.ts";
 import { ETCD_INTERVAL_MS, ETCD_TIMEOUT_MS } from "./etcd/observer.ts";
 
 /** Every knob of the cluster controller. Durations are in milliseconds. */
@@ -54,6 +55,8 @@ export interface ClusterSettings {
   argocdLabelKeys: string;
   /** The shard this controller reconciles (core/contract/shards.ts); `undefined`: the default shard. */
   shard: string | undefined;
+  /** How long the presigned URL of a backup given to the bootstrap node for a restore is valid. */
+  restoreUrlLifetime: number;
 }
 
 /** The most workers the default gives: past that, the API server and NICO's client rate limit are the bound. */
@@ -95,6 +98,7 @@ export const CLUSTER_DEFAULTS: Readonly<ClusterSettings> = Object.freeze({
   argocdProject: undefined,
   argocdLabelKeys: "",
   shard: undefined,
+  restoreUrlLifetime: RESTORE_URL_LIFETIME_MS,
 });
 
 /** Values for some knobs (`undefined`: the default), among anything else. */

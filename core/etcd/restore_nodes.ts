@@ -15,6 +15,7 @@ import {
   type RestorePlan,
   type RestoreRole,
 } from "./restore_record.ts";
+import { expiredUrlHint } from "./restore_url.ts";
 
 /** Whether the node's configuration carries `role` for the record's request. */
 function carries(n: RestoreNode | undefined, role: RestoreRole, rec: RestoreStatus): boolean {
@@ -84,8 +85,8 @@ export function bootstrapStep(f: RestoreFacts, rec: RestoreStatus): RestorePlan 
   if (f.instruction !== rec.requestId) return { record: rec, active: true, roles: new Map(), act: "presign" };
   const rest = others(f).map((n) => nodeStatus(n.name, "Waiting"));
   if (carries(b, "restore", rec) && b!.failed !== undefined) {
-    const why = `bootstrap node ${f.bootstrap} could not restore ${rec.backup}: ${b!.failed}; the instruction is ` +
-      "withdrawn and no other node was touched";
+    const why = `bootstrap node ${f.bootstrap} could not restore ${rec.backup}: ${b!.failed}` +
+      `${expiredUrlHint(b!.failed, f.urlLifetime)}; the instruction is withdrawn and no other node was touched`;
     return end(f, rec, "Failed", "BootstrapRestoreFailed", why, [
       nodeStatus(f.bootstrap, "Failed", b!.failed),
       ...rest,

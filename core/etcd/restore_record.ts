@@ -76,6 +76,8 @@ export interface RestoreFacts {
    * answer). While it does, its data is what it was before the restore, whatever NIO says of its apply.
    */
   marked?: boolean | undefined;
+  /** How long the presigned URL is valid (`--restore-url-lifetime`), for the reason of a refused download. */
+  urlLifetime?: number | undefined;
 }
 
 /**

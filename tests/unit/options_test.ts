@@ -28,6 +28,10 @@ Deno.test("nico run options: flags over environment, defaults, clear refusals", 
   });
   await t.step("bare boolean flag", () => assert.equal(parseRunOptions(["--install-crds"], {}).installCrds, true));
   await t.step("durations", () => assert.equal(parseRunOptions(["--node-timeout=90s"], {}).nodeTimeout, 90_000));
+  await t.step("the restore URL's lifetime", () => {
+    assert.equal(parseRunOptions(["--restore-url-lifetime=2h"], {}).restoreUrlLifetime, 7_200_000);
+    assert.equal(parseRunOptions([], {}).restoreUrlLifetime, 15 * 60_000);
+  });
   const bad: [string[], Record<string, string>, RegExp][] = [
     [["--workers", "0"], {}, /--workers \(NICO_WORKERS\): .*got "0"/],
     [[], { NICO_WORKERS: "many" }, /--workers \(NICO_WORKERS\)/],
@@ -40,6 +44,8 @@ Deno.test("nico run options: flags over environment, defaults, clear refusals", 
       /--git-allowed-hosts \(NICO_GIT_ALLOWED_HOSTS\): expected/,
     ],
     [["--git-allowed-hosts=10.0.0.0/33"], {}, /--git-allowed-hosts/],
+    [["--restore-url-lifetime=30s"], {}, /--restore-url-lifetime .*from 1m to 168h/],
+    [[], { NICO_RESTORE_URL_LIFETIME: "200h" }, /--restore-url-lifetime \(NICO_RESTORE_URL_LIFETIME\)/],
     [["--frobnicate"], {}, /unknown flag --frobnicate/],
     [["--workers"], {}, /flag --workers needs a value/],
     [["stray"], {}, /unexpected argument 'stray'/],
@@ -89,7 +95,16 @@ Deno.test("nico run's flags become the cluster settings whole; each knob has one
     const shared = Object.keys(CLUSTER_DEFAULTS).filter((k) => k in flags);
     assert.deepEqual(
       shared.sort(),
-      ["argocdLabelKeys", "etcdInterval", "etcdTimeout", "nodeTimeout", "refPollInterval", "resolveRefs", "workers"],
+      [
+        "argocdLabelKeys",
+        "etcdInterval",
+        "etcdTimeout",
+        "nodeTimeout",
+        "refPollInterval",
+        "resolveRefs",
+        "restoreUrlLifetime",
+        "workers",
+      ],
     );
     for (const k of shared) assert.equal(flags[k], (CLUSTER_DEFAULTS as Record<string, unknown>)[k], k);
   });

@@ -253,6 +253,22 @@ Deno.test("a failed bootstrap restore quotes NIO's reason and leaves the others 
   }));
   assert.match(p.record!.message, /cp-1 could not restore c\/2026-06-01\.db: sha256 mismatch: got 00ff/);
   assert.deepEqual(p.record!.nodes?.map((n) => n.state), ["Failed", "Waiting"]);
+  assert.doesNotMatch(p.record!.message, /restore-url-lifetime/, "no URL hint for a hash mismatch");
+});
+
+Deno.test("a download the store refused (an expired URL) says the URL's lifetime and what to change", () => {
+  for (const failed of ["curl: (22) The requested URL returned error: 403", "HTTP 403 AccessDenied", "URL expired"]) {
+    const p = planRestore(facts({
+      record: record("Restoring"),
+      instruction: "r1",
+      urlLifetime: 15 * 60_000,
+      nodes: [node("cp-1", carrying("restore", { failed })), node("cp-2")],
+    }));
+    assert.equal(p.record!.reason, "BootstrapRestoreFailed");
+    assert.match(p.record!.message, new RegExp(`could not restore c/2026-06-01\\.db: ${failed.replace(/[()]/g, ".")}`));
+    assert.match(p.record!.message, /valid for 15m from when NICO signs it.*--restore-url-lifetime.*new requestId/);
+    assert.match(p.record!.message, /; the instruction is withdrawn and no other node was touched$/);
+  }
 });
 
 Deno.test("Restoring: True with the step's reason while a restore runs, False with how it ended", () => {

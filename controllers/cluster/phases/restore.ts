@@ -168,7 +168,7 @@ async function act(s: ClusterScope, i: RestoreInput, plan: RestorePlan): Promise
 async function renew(s: ClusterScope, rec: RestoreStatus): Promise<void> {
   const secret = await restoreSecret(s);
   if (secret?.metadata.annotations?.[RESTORE_REQUEST_ANNOTATION] !== rec.requestId) return;
-  if (!expiresSoon(secret, s.now)) return;
+  if (!expiresSoon(s, secret)) return;
   const why = await presignInstruction(s, rec.requestId, rec.from, rec.backup ?? "");
   if (why) postEvent(s.deps.recorder, s.cluster, "RestoreUrlFailed", `restore ${rec.requestId}: ${why}`);
 }
@@ -219,6 +219,7 @@ async function factsOf(s: ClusterScope, i: RestoreInput, record: RestoreStatus |
     nodes,
     revision: seen.revision,
     marked: seen.marked,
+    urlLifetime: s.deps.restoreUrlLifetime,
   };
 }
 

@@ -24,16 +24,12 @@ import { isBackupKey, safetySnapshotKey } from "../../../core/backup/keys.ts";
 import { etcdRestoreSecret } from "../../../core/contract/names.ts";
 import { RESTORE_EXPIRES_ANNOTATION, RESTORE_REQUEST_ANNOTATION } from "../../../core/contract/labels.ts";
 import type { BackupLookup } from "../../../core/etcd/restore.ts";
+import { renewsUrl } from "../../../core/etcd/restore_url.ts";
 import { ETCD_RESTORE_URL_KEY } from "../../../core/render/restore.ts";
 import type { KeyPair } from "../../../lib/pki.ts";
 import { loadBackupStore } from "../backup/store.ts";
 import { owned } from "../secrets.ts";
 import type { ClusterScope } from "../scope.ts";
-
-/** How long a presigned URL of a backup is valid. */
-export const RESTORE_URL_SECONDS = 15 * 60;
-/** A URL that expires sooner than this is presigned again while the bootstrap node has not applied. */
-export const RESTORE_URL_RENEW_MS = 5 * 60_000;
 
 /** An open store of backups, and whose backups it holds. */
 interface Opened {
@@ -170,25 +166,26 @@ export function restoreSecret(s: ClusterScope): Promise<Secret | undefined> {
   return s.deps.client.get<Secret>(SECRETS, etcdRestoreSecret(s.name), s.namespace);
 }
 
-/** Whether the URL in `secret` expires within {@link RESTORE_URL_RENEW_MS}. */
-export function expiresSoon(secret: Secret | undefined, now: Date): boolean {
+/** Whether the URL in `secret` is signed again now (core/etcd/restore_url.ts). */
+export function expiresSoon(s: ClusterScope, secret: Secret | undefined): boolean {
   const at = Date.parse(secret?.metadata.annotations?.[RESTORE_EXPIRES_ANNOTATION] ?? "");
-  return !(at - now.getTime() > RESTORE_URL_RENEW_MS);
+  return renewsUrl(at, s.now, s.deps.restoreUrlLifetime);
 }
 
-/** Presigns the backup's URL for {@link RESTORE_URL_SECONDS} into the restore Secret; answers why not, if not. */
+/** Presigns the backup's URL for `--restore-url-lifetime` into the restore Secret; answers why not, if not. */
 export async function presignInstruction(
   s: ClusterScope,
   requestId: string,
   from: string | undefined,
   key: string,
 ): Promise<string | undefined> {
-  const r = await withStore(s, from, (o) => o.store.s3.presignGet(o.store.bucket, key, RESTORE_URL_SECONDS, s.now));
+  const seconds = Math.max(1, Math.round(s.deps.restoreUrlLifetime / 1000));
+  const r = await withStore(s, from, (o) => o.store.s3.presignGet(o.store.bucket, key, seconds, s.now));
   if (typeof r !== "string") return r.refused;
   const desired = owned(s.cluster, etcdRestoreSecret(s.name), "Opaque", { [ETCD_RESTORE_URL_KEY]: r });
   desired.metadata.annotations = {
     [RESTORE_REQUEST_ANNOTATION]: requestId,
-    [RESTORE_EXPIRES_ANNOTATION]: new Date(s.now.getTime() + RESTORE_URL_SECONDS * 1000).toISOString(),
+    [RESTORE_EXPIRES_ANNOTATION]: new Date(s.now.getTime() + seconds * 1000).toISOString(),
   };
   const existing = await restoreSecret(s);
   if (existing) {
