@@ -25,6 +25,7 @@ import type { DecommissionJob, Machine, NioGeneration, NixosConfiguration } from
 import type { BatchJob } from "../../core/nodes/runs.ts";
 import { Controller, type ControllerHooks, type KeyMapper } from "../../lib/runtime/controller.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
+import { without } from "../../lib/runtime/compact.ts";
 import type { Logger } from "../../lib/runtime/log.ts";
 import type { HostPolicy } from "../../lib/git/hosts.ts";
 import { type RevisionKey, RevisionResolver } from "../../lib/git/resolver.ts";
@@ -130,17 +131,18 @@ function runInformer(client: KubeClient, opts: { namespace?: string }): Informer
  * A run's spec (its Pod template: the switch's arguments, volumes, files) is half of what a run Job weighs, and NICO
  * reads only a run's metadata and status (core/nodes/runs.ts `BatchJob`): the cache keeps those.
  */
-export function dropJobSpec(job: KubeObject): void {
-  delete (job as { spec?: unknown }).spec;
+export function dropJobSpec(job: KubeObject): KubeObject {
+  return without(job, ["spec"]);
 }
 
 /**
  * NIO's hardware facts of a Machine (`status.hardwareFacts`: CPUs, memory, every disk) are for people and flakes;
  * NICO reads none of them (core/contract/nio.ts `Machine`), so the cache keeps the rest.
  */
-export function dropMachineFacts(machine: KubeObject): void {
-  const status = (machine as { status?: { hardwareFacts?: unknown } }).status;
-  if (status) delete status.hardwareFacts;
+export function dropMachineFacts(machine: KubeObject): KubeObject {
+  const m = machine as { status?: Record<string, unknown> };
+  if (m.status) m.status = without(m.status, ["hardwareFacts"]);
+  return machine;
 }
 
 /**
@@ -148,13 +150,20 @@ export function dropMachineFacts(machine: KubeObject): void {
  * the Machine it targets; its spec's files (the rendered cluster.nix), status and annotations are the other shard's
  * business.
  */
-export function keepTargetOnly(config: KubeObject): void {
-  const c = config as { metadata: Record<string, unknown>; spec?: { machineRef?: unknown }; status?: unknown };
-  const { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp } = c.metadata;
-  c.metadata = { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp };
-  for (const [k, v] of Object.entries(c.metadata)) if (v === undefined) delete c.metadata[k];
-  c.spec = { machineRef: c.spec?.machineRef };
-  delete c.status;
+export function keepTargetOnly(config: KubeObject): KubeObject {
+  const c = config as KubeObject & { spec?: { machineRef?: unknown } };
+  const metadata: Record<string, unknown> = {};
+  for (const k of ["name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences", "deletionTimestamp"]) {
+    const v = (c.metadata as Record<string, unknown>)[k];
+    if (v !== undefined) metadata[k] = v;
+  }
+  const { apiVersion, kind } = c;
+  return {
+    ...(apiVersion !== undefined ? { apiVersion } : {}),
+    ...(kind !== undefined ? { kind } : {}),
+    metadata: metadata as KubeObject["metadata"],
+    spec: { machineRef: c.spec?.machineRef },
+  } as KubeObject;
 }
 
 /** NIO v1's decommission NixJobs (only those: the label NIO puts on them). */

@@ -20,6 +20,7 @@ import type { Resource } from "../kube/resources.ts";
 import { errorMessage, jsonLogger, type Logger, withFields } from "./log.ts";
 import { keyOf, objectKey } from "./keys.ts";
 import { sleep } from "./sleep.ts";
+import { cacheable } from "./compact.ts";
 import { type CacheEvent, diffSnapshot, type EventType } from "./snapshot.ts";
 import { type IndexFunc, Store } from "./store.ts";
 import { type ReadState, StateReader } from "./initial.ts";
@@ -286,8 +287,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   #apply(event: WatchEvent<T>): void {
-    this.#trim(event.object);
-    const obj = event.object;
+    const obj = this.#trim(event.object);
     const rv = obj.metadata?.resourceVersion;
     if (event.type === "BOOKMARK") {
       if (rv) this.#resourceVersion = rv;
@@ -331,10 +331,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#resyncTimer = undefined;
   }
 
-  /** Before an object enters the cache: managedFields (nobody reads them from it, about a third of its memory) and `trim`. */
-  #trim(obj: KubeObject): void {
-    delete (obj.metadata as { managedFields?: unknown }).managedFields;
-    this.#opts.trim?.(obj);
+  /** What enters the cache for `obj` (./compact.ts). */
+  #trim(obj: T): T {
+    return cacheable(obj, this.#opts.trim);
   }
 
   #listOptions(): { namespace?: string; labelSelector?: string; fieldSelector?: string } {

@@ -18,8 +18,12 @@ export interface InformerOptions {
   /** Largest retry delay, in milliseconds (default 30 s). */
   maxBackoffMs?: number;
   logger?: Logger;
-  /** Drops more of each object than `metadata.managedFields` before it enters the cache: what no reader reads. */
-  trim?: (obj: KubeObject) => void;
+  /**
+   * Drops more of each object than `metadata.managedFields` before it enters the cache: what no reader reads. It
+   * answers the object to cache (build a new one rather than `delete` a field: ./compact.ts), or nothing when it
+   * changed the object in place.
+   */
+  trim?: (obj: KubeObject) => KubeObject | void;
   /** How the state is read (default `stream`, which falls back to `pages` where the server does not offer it). */
   initialState?: InitialState;
   /** Objects per page of a paged list (default 500). */

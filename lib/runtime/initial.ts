@@ -47,7 +47,7 @@ export async function listInPages<T extends KubeObject>(
   client: KubeClient,
   resource: Resource,
   opts: ListOptions,
-  trim: (o: T) => void,
+  trim: (o: T) => T,
 ): Promise<Snapshot<T> & { pages: number }> {
   for (let attempt = 0;; attempt++) {
     const items = new Map<string, T>();
@@ -56,8 +56,8 @@ export async function listInPages<T extends KubeObject>(
     try {
       for await (const page of client.listPages<T>(resource, opts)) {
         pages++;
-        for (const item of page.items) {
-          trim(item);
+        for (const listed of page.items) {
+          const item = trim(listed);
           items.set(objectKey(item), item);
         }
         resourceVersion = page.resourceVersion;
@@ -82,7 +82,7 @@ export async function streamInitial<T extends KubeObject>(
   client: KubeClient,
   resource: Resource,
   opts: ListOptions & { timeoutSeconds: number; signal: AbortSignal },
-  trim: (o: T) => void,
+  trim: (o: T) => T,
 ): Promise<Snapshot<T> & { rest: AsyncGenerator<WatchEvent<T>> }> {
   const stream = client.watch<T>(resource, { ...opts, sendInitialEvents: true });
   const items = new Map<string, T>();
@@ -97,8 +97,8 @@ export async function streamInitial<T extends KubeObject>(
       throw err;
     }
     if (next.done) throw new StreamNotOffered("the watch ended before its initial state did", false);
-    const { type, object } = next.value;
-    trim(object);
+    const type = next.value.type;
+    const object = trim(next.value.object);
     if (type === "BOOKMARK") {
       if (object.metadata.annotations?.[INITIAL_EVENTS_END] !== "true") {
         await stream.return(undefined);
@@ -142,7 +142,7 @@ export class StateReader<T extends KubeObject> {
 
   async read(
     opts: ListOptions,
-    trim: (o: T) => void,
+    trim: (o: T) => T,
     signal: AbortSignal,
     timeoutSeconds: number,
   ): Promise<ReadState<T>> {

@@ -3,7 +3,7 @@
  * nothing NICO runs reads (checked here, so the trim stays safe), and nothing else of its status.
  */
 import assert from "node:assert/strict";
-import { dropMachineFacts, keepTargetOnly } from "../../controllers/cluster/controller.ts";
+import { dropJobSpec, dropMachineFacts, keepTargetOnly } from "../../controllers/cluster/controller.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
@@ -28,7 +28,7 @@ Deno.test("dropMachineFacts: the facts go, what NICO reads of a Machine stays", 
       hardwareFacts: { architecture: "x86_64", disks: [{ name: "sda", sizeBytes: 1e12 }], cpu: { cores: 64 } },
     },
   };
-  dropMachineFacts(machine);
+  assert.equal(dropMachineFacts(machine), machine, "the Machine itself, its status built anew");
   assert.deepEqual(machine.status, {
     discoverable: true,
     hasConfiguration: true,
@@ -36,8 +36,7 @@ Deno.test("dropMachineFacts: the facts go, what NICO reads of a Machine stays", 
     conditions: [{ type: "Discoverable", status: "True" }],
   });
   const bare = { metadata: { name: "n" } };
-  dropMachineFacts(bare);
-  assert.deepEqual(bare, { metadata: { name: "n" } });
+  assert.deepEqual(dropMachineFacts(bare), { metadata: { name: "n" } });
 });
 
 Deno.test("no code that reads the caches reads a Machine's hardware facts", async () => {
@@ -65,8 +64,7 @@ Deno.test("keepTargetOnly: another shard's configuration keeps whom it belongs t
     spec: { machineRef: { name: "m" }, gitRepo: "https://127.0.0.1/x.git", additionalFiles: [{ path: "cluster.nix" }] },
     status: { appliedGeneration: 3 },
   };
-  keepTargetOnly(config);
-  assert.deepEqual(config, {
+  assert.deepEqual(keepTargetOnly(config), {
     metadata: {
       name: "b.m",
       namespace: "ns",
@@ -77,4 +75,17 @@ Deno.test("keepTargetOnly: another shard's configuration keeps whom it belongs t
     },
     spec: { machineRef: { name: "m" } },
   });
+});
+
+Deno.test("dropJobSpec: a run Job keeps its metadata and status, as a new object", () => {
+  const job = {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name: "j" },
+    spec: { template: {} },
+    status: { succeeded: 1 },
+  };
+  const kept = dropJobSpec(job);
+  assert.deepEqual(kept, { apiVersion: "batch/v1", kind: "Job", metadata: { name: "j" }, status: { succeeded: 1 } });
+  assert.ok("spec" in job, "the object read is not changed: a field is never deleted (lib/runtime/compact.ts)");
 });

@@ -137,11 +137,7 @@ Deno.test("admission reads the same configurations from a shard's split caches a
   const whole = staticLookup({ configurations: all });
   for (const shard of [undefined, "a"]) {
     const own = all.filter((c) => selects(shardChildSelector(shard), c.metadata.labels ?? {}));
-    const others = all.filter((c) => !own.includes(c)).map((c) => {
-      const copy = structuredClone(c);
-      keepTargetOnly(copy);
-      return copy;
-    });
+    const others = all.filter((c) => !own.includes(c)).map((c) => keepTargetOnly(c) as NixosConfiguration);
     const split = informerLookup({
       machines: staticCache(MACHINES, []),
       configs: unionCache(staticCache(NIXOS_CONFIGURATIONS, own), staticCache(NIXOS_CONFIGURATIONS, others)),
