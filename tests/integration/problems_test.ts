@@ -199,6 +199,8 @@ Deno.test("a NIO failure makes the cluster Failed with the node named, then it r
   await using e = await setup("fail");
   await createMachines(e.client, e.ns, ["cp-1", "w-1"]);
   await machinesDiscovered(e.client, e.ns, ["cp-1", "w-1"]);
+  // NIO waits while the fault is set: its first run of w-1 could otherwise end before the annotation is there.
+  await e.stopNio();
   await e.client.create(
     KUBERNETES_CLUSTERS,
     cluster(e.ns, "c", { controlPlane: { machines: ["cp-1"] }, dataPlane: { machines: ["w-1"] } }),
@@ -207,6 +209,7 @@ Deno.test("a NIO failure makes the cluster Failed with the node named, then it r
   await e.client.mergePatch(NIXOS_CONFIGURATIONS, "c.w-1", e.ns, {
     metadata: { annotations: { "sim.nio.homystack.com/fail-apply": "true" } },
   });
+  await e.startNio();
   const failed = await e.until("Failed", (c) => c.status?.phase === "Failed");
   assert.match(readyOf(failed)!.message, /w-1 \(the switch failed on attempt 1 of run /);
   assert.equal(failed.status!.conditions!.find((x) => x.type === "DataPlaneReady")!.reason, "NodeFailed");
