@@ -17,7 +17,10 @@ import { quorumOf } from "../core/etcd/members.ts";
  * member is down (a stopped member refuses the connection at once; one without a leader answers leader 0).
  */
 export interface EtcdSample {
+  /** When the look ended; what it saw was so at some moment from `from` to `at`. */
   at: number;
+  /** When the look began. */
+  from: number;
   inconclusive?: true;
   /**
    * `running`: it answered its status; `healthy`: and named a leader; `answer`: what it said (its term and leader)
@@ -61,6 +64,7 @@ export async function watchEtcd(ca: KeyPair, endpoints: () => string[], interval
   const samples: EtcdSample[] = [];
   let stopped = false;
   const look = async (): Promise<EtcdSample | undefined> => {
+    const from = Date.now();
     for (const ep of endpoints()) {
       const list = await client.members(ep).catch(() => undefined);
       if (!list) continue;
@@ -90,6 +94,7 @@ export async function watchEtcd(ca: KeyPair, endpoints: () => string[], interval
       const voters = members.filter((m) => !m.learner);
       return {
         at: Date.now(),
+        from,
         ...(slow ? { inconclusive: true as const } : {}),
         members,
         voters: voters.length,
