@@ -22,6 +22,7 @@ import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { runNicoCli } from "../../testing/cli.ts";
 import { backedUpCluster, backupSpec, requestBackup, stored, storeFor } from "../backup_kit.ts";
+import { askRestore } from "../restore_scenario_kit.ts";
 import { endpoints, etcdSettled } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
@@ -50,12 +51,6 @@ async function etcdOf(s: Scenario, hostBlock: number) {
 async function configVersions(s: Scenario): Promise<string> {
   const all = (await s.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: s.ns })).items;
   return all.map((c) => `${c.metadata.name}@${c.metadata.resourceVersion}`).sort().join(",");
-}
-
-/** Sets `spec.etcd.restore`. */
-async function askRestore(s: Scenario, restore: Record<string, unknown>): Promise<void> {
-  const c = await s.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", s.ns);
-  await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { etcd: { ...c!.spec.etcd, restore } } });
 }
 
 /** NICO's restore Events in the namespace, by reason. */

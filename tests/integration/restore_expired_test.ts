@@ -7,33 +7,18 @@
  * same backup asked for with a new requestId restores.
  */
 import assert from "node:assert/strict";
-import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { configName, etcdRestoreSecret } from "../../core/contract/names.ts";
 import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
-import type { KubeObject } from "../../lib/kube/client.ts";
-import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
+import { SECRETS } from "../../lib/kube/resources.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { backedUpCluster, requestBackup } from "../backup_kit.ts";
+import { askRestore, restoreEnded, warnings } from "../restore_scenario_kit.ts";
 
 const env = sharedControlPlane();
 const BLOCK = 203;
 /** A run of NIO (the build, then the switch) takes this long: longer than the URL lives in the first attempt. */
 const RUN_MS = 4_000;
-
-/** Asks cluster c for restore `requestId` of `backup`. */
-async function askRestore(s: Scenario, requestId: string, backup: string): Promise<void> {
-  const c = await s.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", s.ns);
-  const restore = { requestId, backup };
-  await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { etcd: { ...c!.spec.etcd, restore } } });
-}
-
-/** Waits for restore `id` to end; answers the cluster then. */
-function endOf(s: Scenario, id: string) {
-  return s.until(`${id} ended`, (c) =>
-    c.status?.restore?.requestId === id &&
-    ["Succeeded", "Failed", "Refused"].includes(c.status.restore.step), 240_000);
-}
 
 /** The spec of worker w-1's configuration, as NICO wrote it. */
 async function workerSpec(s: Scenario): Promise<string> {
@@ -60,8 +45,8 @@ Deno.test({
     await s.workloads.etcd.kill(s.ns, "c", "cp-1", true);
     await s.until("NICO sees etcd lost", (c) => condition(c, "EtcdHealthy")?.reason === "EtcdUnreachable", 60_000);
 
-    await askRestore(s, "short", backup.key);
-    const bad = (await endOf(s, "short")).status!.restore!;
+    await askRestore(s, { requestId: "short", backup: backup.key });
+    const bad = (await restoreEnded(s, "short")).status!.restore!;
     assert.deepEqual([bad.step, bad.reason], ["Failed", "BootstrapRestoreFailed"], bad.message);
     assert.match(bad.message, /could not download backup .*HTTP 403 AccessDenied/);
     assert.match(bad.message, /valid for 1s from when NICO signs it.*--restore-url-lifetime.*new requestId/);
@@ -72,15 +57,13 @@ Deno.test({
       async () => (await s.client.get(SECRETS, etcdRestoreSecret("c"), s.ns)) === undefined,
       60_000,
     );
-    type Event = KubeObject & { reason?: string; type?: string; note?: string };
-    const events = (await s.client.list<Event>(EVENTS, { namespace: s.ns })).items;
-    const failed = events.filter((e) => e.reason === "RestoreFailed" && e.type === "Warning").map((e) => e.note);
-    assert.ok(failed.some((m) => m?.includes("403")), failed.join(" | "));
+    const failed = await warnings(s, "RestoreFailed");
+    assert.ok(failed.some((m) => m.includes("403")), failed.join(" | "));
     assert.equal(await workerSpec(s), worker, "the worker's configuration is as it was");
 
     await s.startNico({ settings: { restoreUrlLifetime: 120_000 } });
-    await askRestore(s, "long", backup.key);
-    const good = (await endOf(s, "long")).status!.restore!;
+    await askRestore(s, { requestId: "long", backup: backup.key });
+    const good = (await restoreEnded(s, "long")).status!.restore!;
     assert.equal(good.step, "Succeeded", good.message);
     assert.ok(good.revision !== undefined && good.revision > Number(backup.revision), JSON.stringify(good));
     await s.until("Ready after the restore", (c) => condition(c, "Ready")?.status === "True", 120_000);

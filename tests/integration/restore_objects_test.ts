@@ -13,7 +13,6 @@
  * relists on etcd's `compacted`.
  */
 import assert from "node:assert/strict";
-import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { kubeconfigSecret } from "../../core/contract/names.ts";
 import type { KubeClient, KubeObject } from "../../lib/kube/client.ts";
 import { NAMESPACES, resource, SECRETS } from "../../lib/kube/resources.ts";
@@ -22,6 +21,7 @@ import { silentLogger } from "../../lib/runtime/log.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { type Scenario, startScenario } from "../../testing/scenario.ts";
 import { backedUpCluster, backupSpec, requestBackup, storeFor } from "../backup_kit.ts";
+import { askRestore } from "../restore_scenario_kit.ts";
 import { etcdSettled } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
@@ -43,12 +43,6 @@ function witness(informer: Informer) {
   const seen: { type: string; name: string; rv: number }[] = [];
   informer.onEvent((type, obj) => seen.push({ type, name: obj.metadata.name, rv: Number(informer.resourceVersion) }));
   return seen;
-}
-
-/** Sets `spec.etcd.restore`. */
-async function askRestore(s: Scenario, restore: Record<string, unknown>): Promise<void> {
-  const c = await s.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", s.ns);
-  await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { etcd: { ...c!.spec.etcd, restore } } });
 }
 
 /** `kubectl get nodes` with NICO's kubeconfig Secret: the Nodes' names, once it answers with `count` of them. */

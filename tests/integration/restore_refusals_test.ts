@@ -6,36 +6,20 @@
  * in a Warning Event.
  */
 import assert from "node:assert/strict";
-import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../../crds/kubernetescluster.ts";
 import { etcdRestoreSecret } from "../../core/contract/names.ts";
-import type { KubeObject } from "../../lib/kube/client.ts";
-import { EVENTS, SECRETS } from "../../lib/kube/resources.ts";
+import { SECRETS } from "../../lib/kube/resources.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { backedUpCluster, BUCKET, requestBackup } from "../backup_kit.ts";
+import { askRestore, restoreEnded, warnings } from "../restore_scenario_kit.ts";
 
 const env = sharedControlPlane();
 const BLOCK = 201;
 
-/** Sets `spec.etcd.restore` on cluster c. */
-async function askRestore(s: Scenario, restore: Record<string, unknown>): Promise<void> {
-  const c = await s.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", s.ns);
-  await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { etcd: { ...c!.spec.etcd, restore } } });
-}
-
 /** Waits for restore `id` to end; answers its record. */
 async function endOf(s: Scenario, id: string) {
-  const c = await s.until(`${id} ended`, (c) =>
-    c.status?.restore?.requestId === id &&
-    ["Succeeded", "Failed", "Refused"].includes(c.status.restore.step), 240_000);
+  const c = await restoreEnded(s, id);
   return { record: c.status!.restore!, cluster: c };
-}
-
-/** The messages of NICO's Warning Events of `reason` in the namespace. */
-async function warnings(s: Scenario, reason: string): Promise<string[]> {
-  type Event = KubeObject & { reason?: string; type?: string; note?: string };
-  const items = (await s.client.list<Event>(EVENTS, { namespace: s.ns })).items;
-  return items.filter((e) => e.reason === reason && e.type === "Warning").map((e) => e.note ?? "");
 }
 
 Deno.test({

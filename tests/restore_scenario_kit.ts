@@ -1,0 +1,28 @@
+/**
+ * What the restore scenarios share (tests/integration/restore_*_test.ts): asking cluster c for a restore, waiting for
+ * one to end, and NICO's Warning Events of a reason.
+ */
+import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../crds/kubernetescluster.ts";
+import type { KubeObject } from "../lib/kube/client.ts";
+import { EVENTS } from "../lib/kube/resources.ts";
+import type { Scenario } from "../testing/scenario.ts";
+
+/** Sets `spec.etcd.restore` of cluster c, keeping the rest of its `spec.etcd`. */
+export async function askRestore(s: Scenario, restore: Record<string, unknown>): Promise<void> {
+  const c = await s.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", s.ns);
+  await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { etcd: { ...c!.spec.etcd, restore } } });
+}
+
+/** Waits for restore `id` of cluster c to end, however it ends; answers the cluster then. */
+export function restoreEnded(s: Scenario, id: string, timeoutMs = 240_000): Promise<KubernetesCluster> {
+  return s.until(`${id} ended`, (c) =>
+    c.status?.restore?.requestId === id &&
+    ["Succeeded", "Failed", "Refused"].includes(c.status.restore.step), timeoutMs);
+}
+
+/** The messages of NICO's Warning Events of `reason` in the scenario's namespace. */
+export async function warnings(s: Scenario, reason: string): Promise<string[]> {
+  type Event = KubeObject & { reason?: string; type?: string; note?: string };
+  const items = (await s.client.list<Event>(EVENTS, { namespace: s.ns })).items;
+  return items.filter((e) => e.reason === reason && e.type === "Warning").map((e) => e.note ?? "");
+}
