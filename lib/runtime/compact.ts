@@ -31,6 +31,12 @@ const UNIQUE = new Set([
   "time",
 ]);
 
+/**
+ * Maps of values not walked: a Secret's values are unique (tokens, keys) and would only outlive their Secret in the
+ * table.
+ */
+const PRIVATE = new Set(["data", "stringData"]);
+
 /** Strings longer than this are left as they are (certificates, keys, rendered files: rarely shared). */
 const MAX_LENGTH = 96;
 
@@ -69,7 +75,7 @@ export const SHARED_STRINGS: StringTable = new StringTable();
 
 /**
  * Replaces, in place, every short string value of `value` (in objects and arrays, at any depth) by the table's
- * copy, but for the fields in {@link UNIQUE}. Assigning a property that exists keeps V8's fast properties.
+ * copy, but for the fields in {@link UNIQUE} and the maps in {@link PRIVATE}. Assigning a property that exists keeps V8's fast properties.
  *
  * @example
  * ```ts
@@ -95,7 +101,7 @@ export function shareStrings(value: unknown, table: StringTable = SHARED_STRINGS
     const v = o[k];
     if (typeof v === "string") {
       if (!UNIQUE.has(k)) o[k] = table.share(v);
-    } else if (v !== null && typeof v === "object") shareStrings(v, table);
+    } else if (v !== null && typeof v === "object" && !PRIVATE.has(k)) shareStrings(v, table);
   }
 }
 

@@ -10,9 +10,11 @@ Deno.test("shareStrings: equal short values become one string; unique fields, lo
   shareStrings(b, t);
   assert.deepEqual(b, { kind: "Job", metadata: { uid: "u-1", labels: { app: "x" } }, list: ["x", 2, null] });
   assert.equal(t.size, 2, "Job and x; the uid is not kept");
+  shareStrings({ kind: "Secret", data: { token: "dG9rZW4=" }, stringData: { key: "k" } }, t);
+  assert.equal(t.size, 3, "a Secret's values are not kept (Secret is)");
   const long = "c".repeat(200);
   shareStrings({ cert: long }, t);
-  assert.equal(t.size, 2, "a long value is not kept");
+  assert.equal(t.size, 3, "a long value is not kept");
 });
 
 Deno.test("StringTable: starts afresh when full", () => {
