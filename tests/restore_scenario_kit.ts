@@ -1,10 +1,12 @@
 /**
  * What the restore scenarios share (tests/integration/restore_*_test.ts): asking cluster c for a restore, waiting for
- * one to end, and NICO's Warning Events of a reason.
+ * one to end and for its URL to be taken back, and NICO's Warning Events of a reason.
  */
 import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../crds/kubernetescluster.ts";
 import type { KubeObject } from "../lib/kube/client.ts";
-import { EVENTS } from "../lib/kube/resources.ts";
+import { EVENTS, SECRETS } from "../lib/kube/resources.ts";
+import { etcdRestoreSecret } from "../core/contract/names.ts";
+import { eventually } from "../testing/helpers.ts";
 import type { Scenario } from "../testing/scenario.ts";
 
 /** Sets `spec.etcd.restore` of cluster c, keeping the rest of its `spec.etcd`. */
@@ -25,4 +27,13 @@ export async function warnings(s: Scenario, reason: string): Promise<string[]> {
   type Event = KubeObject & { reason?: string; type?: string; note?: string };
   const items = (await s.client.list<Event>(EVENTS, { namespace: s.ns })).items;
   return items.filter((e) => e.reason === reason && e.type === "Warning").map((e) => e.note ?? "");
+}
+
+/** Waits until cluster c's restore Secret (the presigned URL) is gone. */
+export async function urlTakenBack(s: Scenario): Promise<void> {
+  await eventually(
+    "the URL taken back",
+    async () => (await s.client.get(SECRETS, etcdRestoreSecret("c"), s.ns)) === undefined,
+    60_000,
+  );
 }

@@ -7,13 +7,12 @@
  * same backup asked for with a new requestId restores.
  */
 import assert from "node:assert/strict";
-import { configName, etcdRestoreSecret } from "../../core/contract/names.ts";
+import { configName } from "../../core/contract/names.ts";
 import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
-import { SECRETS } from "../../lib/kube/resources.ts";
-import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { backedUpCluster, requestBackup } from "../backup_kit.ts";
-import { askRestore, restoreEnded, warnings } from "../restore_scenario_kit.ts";
+import { askRestore, restoreEnded, urlTakenBack, warnings } from "../restore_scenario_kit.ts";
 
 const env = sharedControlPlane();
 const BLOCK = 203;
@@ -52,11 +51,7 @@ Deno.test({
     assert.match(bad.message, /valid for 1s from when NICO signs it.*--restore-url-lifetime.*new requestId/);
     assert.match(bad.message, /the instruction is withdrawn and no other node was touched/);
     assert.deepEqual(bad.history?.map((h) => h.step), ["Resolving", "Restoring", "Failed"]);
-    await eventually(
-      "the URL taken back",
-      async () => (await s.client.get(SECRETS, etcdRestoreSecret("c"), s.ns)) === undefined,
-      60_000,
-    );
+    await urlTakenBack(s);
     const failed = await warnings(s, "RestoreFailed");
     assert.ok(failed.some((m) => m.includes("403")), failed.join(" | "));
     assert.equal(await workerSpec(s), worker, "the worker's configuration is as it was");

@@ -6,12 +6,10 @@
  * in a Warning Event.
  */
 import assert from "node:assert/strict";
-import { etcdRestoreSecret } from "../../core/contract/names.ts";
-import { SECRETS } from "../../lib/kube/resources.ts";
-import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
+import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { backedUpCluster, BUCKET, requestBackup } from "../backup_kit.ts";
-import { askRestore, restoreEnded, warnings } from "../restore_scenario_kit.ts";
+import { askRestore, restoreEnded, urlTakenBack, warnings } from "../restore_scenario_kit.ts";
 
 const env = sharedControlPlane();
 const BLOCK = 201;
@@ -51,11 +49,7 @@ Deno.test({
     assert.match(bad.record.message, /sha256 mismatch for backup .*nothing restored/);
     assert.match(bad.record.message, /the instruction is withdrawn and no other node was touched/);
     assert.equal(condition(bad.cluster, "Restoring")?.reason, "BootstrapRestoreFailed");
-    await eventually(
-      "the URL taken back",
-      async () => (await s.client.get(SECRETS, etcdRestoreSecret("c"), s.ns)) === undefined,
-      60_000,
-    );
+    await urlTakenBack(s);
     const failed = await warnings(s, "RestoreFailed");
     assert.ok(failed.some((m) => m.includes("sha256 mismatch")), failed.join(" | "));
 
