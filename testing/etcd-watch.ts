@@ -14,7 +14,8 @@ import { quorumOf } from "../core/etcd/members.ts";
 /**
  * One look: the members (by name, or id when unstarted), the voters that answered, the leader's name. A look where a
  * member did not answer within the deadline is `inconclusive`: on a loaded machine a slow answer is no proof that the
- * member is down (a stopped member refuses the connection at once; one without a leader answers leader 0).
+ * member is down (a stopped member refuses the connection at once; one without a leader answers leader 0). So is a
+ * look during which the membership changed (a member removed stops itself, and refuses a status asked after).
  */
 export interface EtcdSample {
   /** When the look ended; what it saw was so at some moment from `from` to `at`. */
@@ -68,14 +69,14 @@ export async function watchEtcd(ca: KeyPair, endpoints: () => string[], interval
     for (const ep of endpoints()) {
       const list = await client.members(ep).catch(() => undefined);
       if (!list) continue;
-      let slow = false;
+      let unsure = false;
       const why: string[] = [];
       const statuses = await Promise.all(list.map((m, i) => {
         const url = m.clientURLs[0];
         return url
           ? client.status(url).catch((err: unknown) => {
             const text = String((err as Error)?.message);
-            if (text.includes("no answer within")) slow = true;
+            if (text.includes("no answer within")) unsure = true;
             why[i] = text.slice(0, 80);
             return undefined;
           })
@@ -90,12 +91,19 @@ export async function watchEtcd(ca: KeyPair, endpoints: () => string[], interval
         healthy: statuses[i] !== undefined && statuses[i]!.leader !== "0",
         answer: statuses[i] ? `term ${statuses[i]!.raftTerm} leader ${statuses[i]!.leader}` : why[i] ?? "unstarted",
       }));
+      // A member removed during the look stops itself (etcd does) and refuses its status: the list read first no
+      // longer holds. Read it again when one did not answer; a membership that changed meanwhile proves nothing.
+      if (statuses.some((x) => x === undefined)) {
+        const again = await client.members(ep).catch(() => undefined);
+        const ids = (l: typeof list) => l.map((m) => m.id).sort().join(",");
+        if (!again || ids(again) !== ids(list)) unsure = true;
+      }
       const leaderId = statuses.find((s) => s && s.leader !== "0")?.leader;
       const voters = members.filter((m) => !m.learner);
       return {
         at: Date.now(),
         from,
-        ...(slow ? { inconclusive: true as const } : {}),
+        ...(unsure ? { inconclusive: true as const } : {}),
         members,
         voters: voters.length,
         runningVoters: voters.filter((m) => m.running).length,
