@@ -45,19 +45,24 @@ export function sampleBefore(w: EtcdWatch, t: number): EtcdSample | undefined {
  * running members name no leader for a moment, loses no quorum), in the looks where every member answered in time or
  * refused; and at least half its looks were such (a loaded machine may slow some, not blind the witness).
  */
-export function assertNeverBelowQuorum(w: EtcdWatch, s?: Scenario): void {
+export async function assertNeverBelowQuorum(w: EtcdWatch, s?: Scenario): Promise<void> {
   const conclusive = w.samples.filter((x) => !x.inconclusive).length;
   assert.ok(conclusive >= w.samples.length / 2, `only ${conclusive} of ${w.samples.length} looks were conclusive`);
   const below = w.belowQuorum();
   // Each look below quorum with who was down, so a failure says which steps overlapped.
   const down = below.map((x) =>
-    `${new Date(x.at).toISOString()} ${
+    `${new Date(x.from).toISOString()}–${new Date(x.at).toISOString()} ${
       x.members.filter((m) => !m.learner && !m.running).map((m) => m.name || m.id).join("+")
     } down of ${x.members.filter((m) => !m.learner).map((m) => `${m.name || m.id} (${m.id}: ${m.answer})`).join(", ")}`
   );
   // And the simulated hosts' switch stops in the 10 s before each (which switch took a member down).
   const stops = (s?.workloads.etcd.stops ?? []).filter((x) => below.some((b) => b.at - x.at < 10_000 && b.at >= x.at))
     .map((x) => `${x.machine} stopped for a switch at ${new Date(x.at).toISOString()}`);
-  const why = [...down, ...stops].join("; ");
+  // And NICO's etcd Events then (a member removed or leadership moved while the look was under way).
+  const told = below.length && s
+    ? (await etcdEvents(s)).filter((e) => below.some((b) => b.at - e.at < 10_000 && b.at >= e.at - 1_000))
+      .map((e) => `${e.reason} at ${new Date(e.at).toISOString()}: ${e.message}`)
+    : [];
+  const why = [...down, ...stops, ...told].join("; ");
   assert.deepEqual(below.map((x) => `${x.runningVoters}/${x.voters}`), [], `never below quorum: ${why}`);
 }

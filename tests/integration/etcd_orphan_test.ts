@@ -57,7 +57,7 @@ Deno.test({
       }
       assert.deepEqual(w.last()!.members.map((m) => m.name).sort(), ["cp-1", "cp-2", "cp-3"]);
       await w.stop();
-      assertNeverBelowQuorum(w, s);
+      await assertNeverBelowQuorum(w, s);
       // The user takes the broken Machine out: the cluster is whole again.
       await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: spec(["cp-1", "cp-2", "cp-3"]) });
       await s.until("Ready again, etcd of 3", etcdSettled(3), 120_000);

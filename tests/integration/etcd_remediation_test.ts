@@ -46,7 +46,7 @@ async function healsOne(s: Scenario, w: EtcdWatch): Promise<void> {
   );
   await s.settled();
   assert.deepEqual(names(w), ["cp-1", "cp-3", "cp-4"], "etcd's members after the remediation");
-  assertNeverBelowQuorum(w);
+  await assertNeverBelowQuorum(w);
   // Remove first: cp-4's member never sat in a member list beside cp-2's dead member. It is known by its peer URL,
   // on its Machine's address as the simulated host gives it (testing/sim-etcd.ts).
   const cp4 = etcdPeerUrl(machineAddress(await machineOf(s, "cp-4")) ?? "cp-4");

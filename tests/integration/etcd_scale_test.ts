@@ -55,7 +55,7 @@ for (const generation of ["v1", "older"] as NioGeneration[]) {
         await s.settled();
         assert.deepEqual(names(w), CP.slice(0, 3), "after 5 → 3: the leavers' members are gone");
         await w.stop();
-        assertNeverBelowQuorum(w, s);
+        await assertNeverBelowQuorum(w, s);
         const leaders = s.workloads.etcd.stops.filter((x) => x.leader);
         assert.deepEqual(leaders, [], "a switch stopped a member that led");
         assert.ok(s.workloads.etcd.stops.length >= 3, `switches seen: ${s.workloads.etcd.stops.length}`);

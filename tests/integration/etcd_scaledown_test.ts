@@ -69,7 +69,7 @@ for (const { generation, join } of CASES) {
         await s.settled();
         assert.deepEqual(names(w), ["cp-1"], "after 3 → 1: cp-1's member alone");
         await w.stop();
-        assertNeverBelowQuorum(w, s);
+        await assertNeverBelowQuorum(w, s);
 
         // cp-1's cluster.nix changed with 3 → 1: it switched while its two peers' members were still there.
         const cp1 = s.workloads.etcd.stops.slice(stopsBefore).filter((x) => x.machine === "cp-1" && x.at > before31);

@@ -100,7 +100,7 @@ for (const generation of ["v1", "older"] as NioGeneration[]) {
         assert.ok(away, `no move off the first leader ${first}: ${JSON.stringify(moves)}`);
         const firstStop = stops.find((x) => x.machine === first)!;
         assert.ok(away.at <= firstStop.at, `${first}'s switch began before leadership moved off it`);
-        assertNeverBelowQuorum(w, s);
+        await assertNeverBelowQuorum(w, s);
         assert.deepEqual(w.last()!.members.map((m) => m.name).sort(), CP);
       } finally {
         await watch?.stop();
