@@ -6,6 +6,7 @@ import { EVENTS } from "../lib/kube/resources.ts";
 import { condition, type Scenario } from "../testing/scenario.ts";
 import { type EtcdSample, type EtcdWatch, watchEtcd } from "../testing/etcd-watch.ts";
 import { etcdClientUrl } from "../testing/etcd.ts";
+import { eventually } from "../testing/helpers.ts";
 
 /** The client URLs of the scenario's Machines 127.0.<block>.2 … (as testing/scenario.ts numbers them). */
 export function endpoints(block: number, count: number): string[] {
@@ -33,6 +34,30 @@ export async function etcdEvents(s: Scenario): Promise<{ reason: string; message
   return items.filter((e) => e.reason?.startsWith("Etcd"))
     .sort((a, b) => (a.eventTime ?? "").localeCompare(b.eventTime ?? ""))
     .map((e) => ({ reason: e.reason!, message: e.note ?? "", at: Date.parse(e.eventTime ?? "") }));
+}
+
+/**
+ * NICO's etcd Events once `ok` holds of them: an Event is posted beside the status it explains and may land after
+ * it, so a test that saw the status waits for the Event, and fails naming the Events there were.
+ */
+export async function etcdEventsWhen(
+  s: Scenario,
+  what: string,
+  ok: (events: Awaited<ReturnType<typeof etcdEvents>>) => boolean,
+  timeoutMs = 30_000,
+): Promise<Awaited<ReturnType<typeof etcdEvents>>> {
+  let seen: Awaited<ReturnType<typeof etcdEvents>> = [];
+  const found = await eventually(
+    what,
+    async () => {
+      seen = await etcdEvents(s);
+      return ok(seen);
+    },
+    timeoutMs,
+    200,
+  ).catch(() => false);
+  assert.ok(found, `${what}: not among NICO's etcd Events within ${timeoutMs / 1000} s: ${JSON.stringify(seen)}`);
+  return seen;
 }
 
 /** The watcher's last sample taken at or before `t` (ms). */

@@ -13,7 +13,7 @@ import { SPEC_CHANGED_ANNOTATION, SPEC_HASH_ANNOTATION } from "../../core/contra
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, startScenario } from "../../testing/scenario.ts";
 import { backupSpec, fillEtcd, judgeAll, stored, storeFor } from "../backup_kit.ts";
-import { etcdEvents, etcdSettled } from "../etcd_kit.ts";
+import { etcdEventsWhen, etcdSettled } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
 const CP = ["cp-1", "cp-2", "cp-3"];
@@ -78,10 +78,13 @@ Deno.test({
       before,
       "no control-plane node's configuration changed",
     );
-    const warned = (await etcdEvents(s)).filter((e) => e.reason === "EtcdBackupFailed");
-    assert.ok(
-      warned.some((e) => /^pre-change: spec\.etcd\.backup\.store\.endpoint/.test(e.message)),
-      JSON.stringify(warned),
+    await etcdEventsWhen(
+      s,
+      "an EtcdBackupFailed Warning for the pre-change snapshot",
+      (events) =>
+        events.some((e) =>
+          e.reason === "EtcdBackupFailed" && /^pre-change: spec\.etcd\.backup\.store\.endpoint/.test(e.message)
+        ),
     );
 
     // BestEffort: the failed snapshot is skipped (a Warning says so) and the version step goes on, store still down.
@@ -90,9 +93,14 @@ Deno.test({
     });
     const skipped = await s.until("Ready at 1.32 without snapshots", readyAt("1.32.0"), 240_000);
     assert.equal(condition(skipped, "EtcdBackedUp")?.reason, "StoreUnreachable");
-    const told = (await etcdEvents(s)).filter((e) => e.reason === "EtcdBackupSkipped");
-    assert.ok(
-      told.some((e) => /failed and is skipped \(BestEffort\): spec\.etcd\.backup\.store\.endpoint/.test(e.message)),
+    await etcdEventsWhen(
+      s,
+      "an EtcdBackupSkipped Warning",
+      (events) =>
+        events.some((e) =>
+          e.reason === "EtcdBackupSkipped" &&
+          /failed and is skipped \(BestEffort\): spec\.etcd\.backup\.store\.endpoint/.test(e.message)
+        ),
     );
   },
 });

@@ -11,7 +11,7 @@ import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, startScenario } from "../../testing/scenario.ts";
 import { backupSpec, secret, storeFor } from "../backup_kit.ts";
 import { startS3Server } from "../../testing/s3.ts";
-import { etcdEvents } from "../etcd_kit.ts";
+import { etcdEventsWhen } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
 
@@ -63,10 +63,11 @@ Deno.test({
       assert.match(cond.message, message);
       assert.ok(!cond.message.includes(wrongSecret) && !cond.message.includes(store.secretAccessKey));
       if (reason === "NoBackupYet") continue;
-      const events = await etcdEvents(s);
-      assert.ok(
-        events.some((e) => e.reason === "EtcdBackupFailed" && message.test(e.message.replace(/^check: /, ""))),
-        `no Warning for ${reason}: ${JSON.stringify(events)}`,
+      await etcdEventsWhen(
+        s,
+        `a Warning for ${reason}`,
+        (events) =>
+          events.some((e) => e.reason === "EtcdBackupFailed" && message.test(e.message.replace(/^check: /, ""))),
       );
     }
     // A store on TLS with a private CA: refused until caSecret names its CA.
