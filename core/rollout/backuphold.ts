@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { BackupGate, Draft, RolloutPass, RuleAnswer } from "./types.ts";
+import type { BackupGate, Draft, RolloutPass, RolloutPlan, RuleAnswer } from "./types.ts";
 
 export type { BackupGate, BackupHold } from "./types.ts";
 
@@ -75,4 +75,32 @@ export function backupBeforeControlPlane(p: RolloutPass, d: Draft): RuleAnswer {
   };
   d.reasons.push(`control plane: ${held.join(", ")} waits for an etcd snapshot (${g.taking ? "taking one" : "asked"})`);
   return "pass";
+}
+
+/**
+ * Since when each control-plane step has waited for a snapshot (ms, by machine), after a pass planned `plan`: a step
+ * held for one now is remembered from now on, and stays until it is carried out (its node no longer pending nor
+ * leaving). A step whose snapshot was taken and that another hold (etcd's, a drain's) keeps back is still served by
+ * that snapshot: forgotten then, each pass of that hold would want a snapshot of its own, and enough of them would
+ * let `keep` delete the one taken before the step.
+ *
+ * @example
+ * ```ts
+ * import { stepsSince } from "./backuphold.ts";
+ * const plan = { create: [], update: [], remove: [], pending: ["cp-2", "cp-3"], removing: [], updating: [] };
+ * const held = { ...plan, backupHeld: { machines: ["cp-3"], state: "taking" as const, message: "" } };
+ * stepsSince(new Map([["cp-1", 1], ["cp-2", 2]]), held, 5); // Map { "cp-2" => 2, "cp-3" => 5 }
+ * ```
+ */
+export function stepsSince(
+  before: ReadonlyMap<string, number>,
+  plan: RolloutPlan | undefined,
+  now: number,
+): Map<string, number> {
+  const held = plan?.backupHeld;
+  const waiting = held && held.state !== "skipped" ? held.machines : [];
+  const wanted = new Set([...(plan?.pending ?? []), ...(plan?.removing ?? []), ...waiting]);
+  const next = new Map([...before].filter(([m]) => wanted.has(m)));
+  for (const m of waiting) if (!next.has(m)) next.set(m, now);
+  return next;
 }

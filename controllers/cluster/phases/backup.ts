@@ -17,6 +17,7 @@ import { type BackupJobKind, nextBackupJob } from "../../../core/backup/state.ts
 import { backupCondition, backupsStatus, describeBackup } from "../../../core/backup/status.ts";
 import type { ConditionInput } from "../../../core/status/conditions.ts";
 import type { BackupGate, RolloutPlan } from "../../../core/rollout/plan.ts";
+import { stepsSince } from "../../../core/rollout/backuphold.ts";
 import { errorMessage } from "../../../lib/runtime/log.ts";
 import { BackupKeeper } from "../backup/keeper.ts";
 import type { BackupJobEnd, BackupJobRequest } from "../backup/job.ts";
@@ -61,13 +62,13 @@ export function backupGate(s: ClusterScope): BackupGate | undefined {
   };
 }
 
-/** Remembers since when each held control-plane step waits for a snapshot; forgets the others. */
+/** Remembers since when each control-plane step has waited for a snapshot (core/rollout/backuphold.ts). */
 function rememberSteps(k: BackupKeeper, plan: RolloutPlan | undefined, now: number): "taking" | "failed" | undefined {
+  const next = stepsSince(k.stepSince, plan, now);
+  k.stepSince.clear();
+  for (const [m, t] of next) k.stepSince.set(m, t);
   const held = plan?.backupHeld;
-  const waiting = held && held.state !== "skipped" ? held.machines : [];
-  for (const m of [...k.stepSince.keys()]) if (!waiting.includes(m)) k.stepSince.delete(m);
-  for (const m of waiting) if (!k.stepSince.has(m)) k.stepSince.set(m, now);
-  return waiting.length ? (held!.state as "taking" | "failed") : undefined;
+  return held && held.state !== "skipped" && held.machines.length ? held.state : undefined;
 }
 
 /**
