@@ -23,10 +23,28 @@ export function restoreEnded(s: Scenario, id: string, timeoutMs = 240_000): Prom
 }
 
 /** The messages of NICO's Warning Events of `reason` in the scenario's namespace. */
-export async function warnings(s: Scenario, reason: string): Promise<string[]> {
+async function warnings(s: Scenario, reason: string): Promise<string[]> {
   type Event = KubeObject & { reason?: string; type?: string; note?: string };
   const items = (await s.client.list<Event>(EVENTS, { namespace: s.ns })).items;
   return items.filter((e) => e.reason === reason && e.type === "Warning").map((e) => e.note ?? "");
+}
+
+/**
+ * The messages of NICO's Warning Events of `reason` once one of them includes `text` (an Event is posted beside the
+ * status it explains and may land after it), or those there are after 30 s, for the caller's assertion to name.
+ */
+export async function warningsWith(s: Scenario, reason: string, text: string): Promise<string[]> {
+  let seen: string[] = [];
+  await eventually(
+    `a ${reason} Warning with ${text}`,
+    async () => {
+      seen = await warnings(s, reason);
+      return seen.some((m) => m.includes(text));
+    },
+    30_000,
+    200,
+  ).catch(() => {});
+  return seen;
 }
 
 /** Waits until cluster c's restore Secret (the presigned URL) is gone. */

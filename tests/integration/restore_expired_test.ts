@@ -12,7 +12,7 @@ import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contra
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { backedUpCluster, requestBackup } from "../backup_kit.ts";
-import { askRestore, restoreEnded, urlTakenBack, warnings } from "../restore_scenario_kit.ts";
+import { askRestore, restoreEnded, urlTakenBack, warningsWith } from "../restore_scenario_kit.ts";
 
 const env = sharedControlPlane();
 const BLOCK = 203;
@@ -52,7 +52,7 @@ Deno.test({
     assert.match(bad.message, /the instruction is withdrawn and no other node was touched/);
     assert.deepEqual(bad.history?.map((h) => h.step), ["Resolving", "Restoring", "Failed"]);
     await urlTakenBack(s);
-    const failed = await warnings(s, "RestoreFailed");
+    const failed = await warningsWith(s, "RestoreFailed", "403");
     assert.ok(failed.some((m) => m.includes("403")), failed.join(" | "));
     assert.equal(await workerSpec(s), worker, "the worker's configuration is as it was");
 

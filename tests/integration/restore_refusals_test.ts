@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { backedUpCluster, BUCKET, requestBackup } from "../backup_kit.ts";
-import { askRestore, restoreEnded, urlTakenBack, warnings } from "../restore_scenario_kit.ts";
+import { askRestore, restoreEnded, urlTakenBack, warningsWith } from "../restore_scenario_kit.ts";
 
 const env = sharedControlPlane();
 const BLOCK = 201;
@@ -50,7 +50,7 @@ Deno.test({
     assert.match(bad.record.message, /the instruction is withdrawn and no other node was touched/);
     assert.equal(condition(bad.cluster, "Restoring")?.reason, "BootstrapRestoreFailed");
     await urlTakenBack(s);
-    const failed = await warnings(s, "RestoreFailed");
+    const failed = await warningsWith(s, "RestoreFailed", "sha256 mismatch");
     assert.ok(failed.some((m) => m.includes("sha256 mismatch")), failed.join(" | "));
 
     // The store down: the lookup fails, nothing is touched.
