@@ -1,9 +1,8 @@
 /**
  * Reading an X.509 certificate without a certificate library: the DER
  * fields NICO checks on every pass (expiry, names, issuer, public key), and
- * an ECDSA P-256 signature checked with WebCrypto. Building and signing
- * certificates stays with `@peculiar/x509` (lib/pki.ts), loaded only when a
- * certificate is made.
+ * an ECDSA P-256 signature checked with WebCrypto. lib/der_write.ts and
+ * lib/cert_build.ts write and sign them.
  *
  * @module
  */
@@ -120,6 +119,8 @@ export interface CertificateFields {
   publicKeyDer: Uint8Array;
   dnsNames: string[];
   ipAddresses: string[];
+  /** Its subject key identifier extension's value, where it has one. */
+  subjectKeyId?: Uint8Array;
   /** The signed part, the signature's algorithm (an OID) and the signature. */
   tbs: Uint8Array;
   signatureAlgorithm: string;
@@ -146,9 +147,12 @@ export function readCertificate(pem: string): CertificateFields {
   const dnsNames: string[] = [];
   const ipAddresses: string[] = [];
   const exts = f.find((x) => x.tag === 0xa3);
+  let subjectKeyId: Uint8Array | undefined;
   for (const ext of exts ? children(children(exts)[0]!) : []) {
     const parts = children(ext);
-    if (oid(parts[0]!.content) !== "2.5.29.17") continue; // subjectAltName
+    const id = oid(parts[0]!.content);
+    if (id === "2.5.29.14") subjectKeyId = tlv(parts.at(-1)!.content, 0).el.content; // an OCTET STRING in extnValue
+    if (id !== "2.5.29.17") continue; // subjectAltName
     for (const name of children(tlv(parts.at(-1)!.content, 0).el)) {
       if (name.tag === 0x82) dnsNames.push(new TextDecoder().decode(name.content));
       if (name.tag === 0x87) ipAddresses.push(ip(name.content));
@@ -164,6 +168,7 @@ export function readCertificate(pem: string): CertificateFields {
     publicKeyDer: spki.whole,
     dnsNames,
     ipAddresses,
+    ...(subjectKeyId ? { subjectKeyId } : {}),
     tbs: tbs.whole,
     signatureAlgorithm: oid(children(alg)[0]!.content),
     signature: sig.content.subarray(1), // a BIT STRING: its first byte counts unused bits (0)

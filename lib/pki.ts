@@ -1,19 +1,20 @@
 /**
  * Certificates NICO issues: the cluster CA, the admin client certificate in
  * the kubeconfig, and the webhook's serving certificate. ECDSA P-256 keys
- * and SHA-256 signatures, built with `@peculiar/x509` on WebCrypto. That
- * library (and its polyfill) is loaded the first time a certificate is made
- * (about 19 MiB of a process): what a pass checks on every look (expiry,
- * names, issuer, key, signature) is read with lib/der.ts and WebCrypto alone.
+ * and SHA-256 signatures, built and signed with lib/cert_build.ts on
+ * WebCrypto, and read with lib/der.ts. `@peculiar/x509` (and its polyfill,
+ * about 19 MiB of a process) is loaded only to check a signature of another
+ * kind than NICO makes, on a certificate someone else issued.
  *
  * @module
  */
-import { ecdsaSignedBy, pemBlock, readCertificate } from "./der.ts";
+import { type CertificateFields, ecdsaSignedBy, pemBlock, readCertificate } from "./der.ts";
+import { buildCertificate, encodeName, keyId, pem } from "./cert_build.ts";
 
 type X509 = typeof import("@peculiar/x509");
 let loading: Promise<X509> | undefined;
 
-/** `@peculiar/x509`, loaded once, on first use. */
+/** `@peculiar/x509`, loaded once, on first use (a signature NICO does not make). */
 function x509lib(): Promise<X509> {
   return loading ??= (async () => {
     await import("reflect-metadata");
@@ -54,26 +55,15 @@ export interface LeafOptions {
   now?: Date;
 }
 
-function randomSerial(): string {
+/** 16 random bytes, the first in 0x40..0x7f: a positive serial whose DER integer is 16 bytes, no padding. */
+function randomSerial(): Uint8Array {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  bytes[0] = bytes[0]! & 0x7f; // a positive serial
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function escapeRdn(value: string): string {
-  return value.replace(/([,+"\\<>;=])/g, "\\$1");
-}
-
-function subject(cn: string, orgs: string[] = []): string {
-  return [...orgs.map((o) => `O=${escapeRdn(o)}`), `CN=${escapeRdn(cn)}`].join(", ");
+  bytes[0] = (bytes[0]! & 0x3f) | 0x40;
+  return bytes;
 }
 
 async function exportKey(key: CryptoKey): Promise<string> {
-  const der = new Uint8Array(await crypto.subtle.exportKey("pkcs8", key));
-  let bin = "";
-  for (const b of der) bin += String.fromCharCode(b);
-  const lines = btoa(bin).match(/.{1,64}/g) ?? [];
-  return `-----BEGIN PRIVATE KEY-----\n${lines.join("\n")}\n-----END PRIVATE KEY-----\n`;
+  return pem("PRIVATE KEY", new Uint8Array(await crypto.subtle.exportKey("pkcs8", key)));
 }
 
 async function importKey(pem: string): Promise<CryptoKey> {
@@ -92,62 +82,48 @@ async function newKeys(): Promise<CryptoKeyPair> {
 
 /** A self-signed CA certificate. */
 export async function createCa(opts: CaOptions): Promise<KeyPair> {
-  const x509 = await x509lib();
   const now = opts.now ?? new Date();
   const keys = await newKeys();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: randomSerial(),
-    name: subject(opts.commonName),
+  const name = encodeName(opts.commonName);
+  const der = await buildCertificate({
+    serial: randomSerial(),
+    issuer: name,
+    subject: name,
     notBefore: new Date(now.getTime() - 5 * 60 * 1000),
     notAfter: new Date(now.getTime() + (opts.days ?? 3650) * DAY_MS),
-    signingAlgorithm: ALGORITHM,
-    keys,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(
-        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
-        true,
-      ),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
+    publicKey: keys.publicKey,
+    signingKey: keys.privateKey,
+    kind: { ca: true },
   });
-  return { certPem: cert.toString("pem"), keyPem: await exportKey(keys.privateKey) };
+  return { certPem: pem("CERTIFICATE", der), keyPem: await exportKey(keys.privateKey) };
+}
+
+/** The CA's key identifier: its subject key identifier where it has one, else one of its public key. */
+async function authorityKeyId(ca: CertificateFields): Promise<Uint8Array> {
+  if (ca.subjectKeyId) return ca.subjectKeyId;
+  const spki = ca.publicKeyDer.slice().buffer;
+  return await keyId(await crypto.subtle.importKey("spki", spki, ALGORITHM, true, ["verify"]));
 }
 
 /** A leaf certificate signed by `ca`. */
 export async function issueCert(ca: KeyPair, opts: LeafOptions): Promise<KeyPair> {
-  const x509 = await x509lib();
   const now = opts.now ?? new Date();
-  const caCert = new x509.X509Certificate(ca.certPem);
+  const caCert = readCertificate(ca.certPem);
   const caKey = await importKey(ca.keyPem);
   const keys = await newKeys();
-  const usages = {
-    server: [x509.ExtendedKeyUsage.serverAuth],
-    client: [x509.ExtendedKeyUsage.clientAuth],
-    both: [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth],
-  }[opts.usage];
-  const names = [
-    ...(opts.dnsNames ?? []).map((value) => ({ type: "dns" as const, value })),
-    ...(opts.ipAddresses ?? []).map((value) => ({ type: "ip" as const, value })),
-  ];
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: randomSerial(),
-    subject: subject(opts.commonName, opts.organizations),
-    issuer: caCert.subject,
+  const der = await buildCertificate({
+    serial: randomSerial(),
+    issuer: caCert.subjectDer,
+    subject: encodeName(opts.commonName, opts.organizations),
     notBefore: new Date(now.getTime() - 5 * 60 * 1000),
     notAfter: new Date(now.getTime() + opts.days * DAY_MS),
-    signingAlgorithm: ALGORITHM,
     publicKey: keys.publicKey,
     signingKey: caKey,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-      new x509.ExtendedKeyUsageExtension(usages),
-      await x509.AuthorityKeyIdentifierExtension.create(caCert),
-      ...(names.length ? [new x509.SubjectAlternativeNameExtension(names)] : []),
-    ],
+    kind: { ca: false, usage: opts.usage, authorityKeyId: await authorityKeyId(caCert) },
+    dnsNames: opts.dnsNames,
+    ipAddresses: opts.ipAddresses,
   });
-  return { certPem: cert.toString("pem"), keyPem: await exportKey(keys.privateKey) };
+  return { certPem: pem("CERTIFICATE", der), keyPem: await exportKey(keys.privateKey) };
 }
 
 /** Facts NICO checks on a certificate it issued earlier. */
