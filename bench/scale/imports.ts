@@ -10,7 +10,7 @@
 export const IMPORT_PROBES: { label: string; specifier: string | undefined }[] = [
   { label: "deno alone", specifier: undefined },
   { label: "zod", specifier: "zod" },
-  { label: "prom-client", specifier: "prom-client" },
+  { label: "lib/metrics.ts", specifier: "../../lib/metrics.ts" },
   { label: "yaml", specifier: "yaml" },
   { label: "hono", specifier: "hono" },
   { label: "lib/pki.ts (@peculiar/x509)", specifier: "../../lib/pki.ts" },
