@@ -13,6 +13,7 @@ import { MACHINES, NIXOS_CONFIGURATIONS } from "../../core/contract/nio.ts";
 import { BOOTSTRAP_LABEL, CLUSTER_LABEL } from "../../core/contract/labels.ts";
 import type { Machine, NixosConfiguration } from "../../core/contract/nio.ts";
 import { Informer } from "../../lib/runtime/informer.ts";
+import { appliedForSpec } from "../../core/nodes/readiness.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
 
 export interface ConfigTimes {
@@ -22,7 +23,7 @@ export interface ConfigTimes {
   seen: number;
   /** First seen at each generation. */
   genSeen: Map<number, number>;
-  /** First seen applied (newer NIO: phase Ready, observedGeneration = generation) at each generation. */
+  /** First seen applied (newer NIO: phase Ready, observedGeneration = generation; the older NIO: Applied) at each generation. */
   applied: Map<number, number>;
   generation: number;
   gitRepo: string;
@@ -84,7 +85,9 @@ export class Observer {
       t.gitRepo = c.spec.gitRepo;
       if (!t.genSeen.has(gen)) t.genSeen.set(gen, now);
       const s = c.status;
-      if (s?.phase === "Ready" && s.observedGeneration === gen && !t.applied.has(gen)) t.applied.set(gen, now);
+      // The older NIO says so by `Applied=True` no older than NICO's last change of the spec (core/nodes/readiness.ts).
+      const applied = (s?.phase === "Ready" && s.observedGeneration === gen) || appliedForSpec(c);
+      if (applied && !t.applied.has(gen)) t.applied.set(gen, now);
     });
     machines.onEvent((type, m) => {
       const ns = m.metadata.namespace ?? "";
