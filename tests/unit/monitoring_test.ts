@@ -128,7 +128,9 @@ Deno.test("the chart's files are links to deploy/monitoring/: one source for bot
 Deno.test("a latency alert's threshold lies below the histogram's last bound (else its quantile never passes it)", async () => {
   const metrics = new Metrics();
   metrics.webhookLatency.observe({ path: "/validate-kubernetescluster" }, 0.001);
-  const bounds = [...(await metrics.text()).matchAll(/nico_webhook_request_duration_seconds_bucket\{[^}]*le="([^"]+)"/g)]
+  const bounds = [
+    ...(await metrics.text()).matchAll(/nico_webhook_request_duration_seconds_bucket\{[^}]*le="([^"]+)"/g),
+  ]
     .map((m) => Number(m[1])).filter(Number.isFinite);
   const slow = (await alertRules()).find((r) => r.alert === "NicoWebhookSlow")!;
   const threshold = Number(/>\s*([\d.]+)\s*$/.exec(slow.expr.trim())?.[1]);
