@@ -31,6 +31,21 @@ export async function eventually<T>(
   throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${lastError}` : ""}`);
 }
 
+/**
+ * Reads `read()` until `ok` holds of what it answered, or `timeoutMs` passed; answers the last read either way (the
+ * caller's assertion names what there was), and whether `ok` held.
+ */
+export async function readUntil<T>(
+  what: string,
+  read: () => Promise<T>,
+  ok: (value: T) => boolean,
+  timeoutMs = 30_000,
+): Promise<{ value: T | undefined; held: boolean }> {
+  let value: T | undefined;
+  const held = await eventually(what, async () => ok(value = await read()), timeoutMs, 200).catch(() => false);
+  return { value, held };
+}
+
 /** Starts `start()` once, on first use; stops the result when this file's tests end (the `unload` event). */
 function oncePerFile(start: () => Promise<ControlPlane>): () => Promise<ControlPlane> {
   let cp: Promise<ControlPlane> | undefined;

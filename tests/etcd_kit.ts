@@ -6,7 +6,7 @@ import { EVENTS } from "../lib/kube/resources.ts";
 import { condition, type Scenario } from "../testing/scenario.ts";
 import { type EtcdSample, type EtcdWatch, watchEtcd } from "../testing/etcd-watch.ts";
 import { etcdClientUrl } from "../testing/etcd.ts";
-import { eventually } from "../testing/helpers.ts";
+import { readUntil } from "../testing/helpers.ts";
 
 /** The client URLs of the scenario's Machines 127.0.<block>.2 … (as testing/scenario.ts numbers them). */
 export function endpoints(block: number, count: number): string[] {
@@ -46,18 +46,9 @@ export async function etcdEventsWhen(
   ok: (events: Awaited<ReturnType<typeof etcdEvents>>) => boolean,
   timeoutMs = 30_000,
 ): Promise<Awaited<ReturnType<typeof etcdEvents>>> {
-  let seen: Awaited<ReturnType<typeof etcdEvents>> = [];
-  const found = await eventually(
-    what,
-    async () => {
-      seen = await etcdEvents(s);
-      return ok(seen);
-    },
-    timeoutMs,
-    200,
-  ).catch(() => false);
-  assert.ok(found, `${what}: not among NICO's etcd Events within ${timeoutMs / 1000} s: ${JSON.stringify(seen)}`);
-  return seen;
+  const { value, held } = await readUntil(what, () => etcdEvents(s), ok, timeoutMs);
+  assert.ok(held, `${what}: not among NICO's etcd Events within ${timeoutMs / 1000} s: ${JSON.stringify(value)}`);
+  return value!;
 }
 
 /** The watcher's last sample taken at or before `t` (ms). */

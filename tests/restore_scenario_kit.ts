@@ -6,7 +6,7 @@ import { KUBERNETES_CLUSTERS, type KubernetesCluster } from "../crds/kubernetesc
 import type { KubeObject } from "../lib/kube/client.ts";
 import { EVENTS, SECRETS } from "../lib/kube/resources.ts";
 import { etcdRestoreSecret } from "../core/contract/names.ts";
-import { eventually } from "../testing/helpers.ts";
+import { eventually, readUntil } from "../testing/helpers.ts";
 import type { Scenario } from "../testing/scenario.ts";
 
 /** Sets `spec.etcd.restore` of cluster c, keeping the rest of its `spec.etcd`. */
@@ -34,17 +34,13 @@ async function warnings(s: Scenario, reason: string): Promise<string[]> {
  * status it explains and may land after it), or those there are after 30 s, for the caller's assertion to name.
  */
 export async function warningsWith(s: Scenario, reason: string, text: string): Promise<string[]> {
-  let seen: string[] = [];
-  await eventually(
+  const read = () => warnings(s, reason);
+  const { value } = await readUntil(
     `a ${reason} Warning with ${text}`,
-    async () => {
-      seen = await warnings(s, reason);
-      return seen.some((m) => m.includes(text));
-    },
-    30_000,
-    200,
-  ).catch(() => {});
-  return seen;
+    read,
+    (seen) => seen.some((m) => m.includes(text)),
+  );
+  return value ?? [];
 }
 
 /** Waits until cluster c's restore Secret (the presigned URL) is gone. */
