@@ -9,6 +9,7 @@
  * @module
  */
 import { ECDSA_SHA256 } from "./der.ts";
+import { bytesBase64 } from "./encoding.ts";
 import {
   bits,
   boolean,
@@ -118,8 +119,6 @@ export async function buildCertificate(r: CertificateRequest): Promise<Uint8Arra
 
 /** `der` as a PEM block of `label`, 64 characters a line. */
 export function pem(label: string, der: Uint8Array): string {
-  let bin = "";
-  for (const b of der) bin += String.fromCharCode(b);
-  const lines = btoa(bin).match(/.{1,64}/g) ?? [];
+  const lines = bytesBase64(der).match(/.{1,64}/g) ?? [];
   return `-----BEGIN ${label}-----\n${lines.join("\n")}\n-----END ${label}-----\n`;
 }

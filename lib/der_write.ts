@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { concatBytes } from "./encoding.ts";
 
 /** Tags of the universal types used here, and the constructed SEQUENCE and SET. */
 export const TAG = {
@@ -21,27 +22,23 @@ export const TAG = {
   set: 0x31,
 } as const;
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+/** A non-negative integer's big-endian bytes, as few as it takes (none for 0). */
+function bigEndian(n: number): number[] {
+  const bytes: number[] = [];
+  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v % 256);
+  return bytes;
 }
 
 function length(n: number): Uint8Array {
   if (n < 0x80) return Uint8Array.of(n);
-  const bytes: number[] = [];
-  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v % 256);
+  const bytes = bigEndian(n);
   return Uint8Array.of(0x80 | bytes.length, ...bytes);
 }
 
 /** One element: `tag`, then its contents' length, then the contents. */
 export function element(tag: number, ...contents: readonly Uint8Array[]): Uint8Array {
-  const body = concat(contents);
-  return concat([Uint8Array.of(tag), length(body.length), body]);
+  const body = concatBytes(contents);
+  return concatBytes([Uint8Array.of(tag), length(body.length), body]);
 }
 
 export const sequence = (...items: readonly Uint8Array[]) => element(TAG.sequence, ...items);
@@ -57,9 +54,7 @@ export function unsigned(bytes: Uint8Array): Uint8Array {
 
 /** A small non-negative INTEGER. */
 export function small(n: number): Uint8Array {
-  const bytes: number[] = [];
-  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v % 256);
-  return unsigned(Uint8Array.from(bytes.length ? bytes : [0]));
+  return unsigned(Uint8Array.from(n > 0 ? bigEndian(n) : [0]));
 }
 
 /** An OBJECT IDENTIFIER from its dotted form. */

@@ -1,7 +1,7 @@
 /**
- * Small encodings every layer needs, defined once: the plain-object check
- * and base64 of UTF-8 text (as Secret `data`, kubeconfig `*-data` fields and
- * admission patches carry it).
+ * Small encodings every layer needs, defined once: the plain-object check,
+ * base64 of UTF-8 text (as Secret `data`, kubeconfig `*-data` fields and
+ * admission patches carry it) and of bytes, and bytes joined.
  *
  * @module
  */
@@ -31,10 +31,41 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
  * ```
  */
 export function encodeBase64(text: string): string {
-  const bytes = new TextEncoder().encode(text);
+  return bytesBase64(new TextEncoder().encode(text));
+}
+
+/**
+ * Base64 of `bytes` (in chunks: a spread of a whole large array would overflow the call stack).
+ *
+ * @example
+ * ```ts
+ * import { bytesBase64 } from "./encoding.ts";
+ * bytesBase64(Uint8Array.of(0xff, 0)); // "/wA="
+ * ```
+ */
+export function bytesBase64(bytes: Uint8Array): string {
   let bin = "";
   for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(bin);
+}
+
+/**
+ * The bytes of `parts`, one after the other, in one new array.
+ *
+ * @example
+ * ```ts
+ * import { concatBytes } from "./encoding.ts";
+ * concatBytes([Uint8Array.of(1), Uint8Array.of(2, 3)]); // Uint8Array [1, 2, 3]
+ * ```
+ */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
 }
 
 const strict = new TextDecoder("utf-8", { fatal: true });

@@ -8,6 +8,7 @@
 import { kindOfAnswer, S3Error } from "./errors.ts";
 import type { S3Request } from "./request.ts";
 import { text } from "./xml.ts";
+import { concatBytes } from "../encoding.ts";
 
 /** An object as a listing names it. */
 export interface S3Object {
@@ -70,12 +71,5 @@ async function limitedText(res: Response): Promise<string> {
   } finally {
     reader.cancel().catch(() => {});
   }
-  return new TextDecoder().decode(concat(parts).subarray(0, ERROR_BODY_LIMIT));
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) out.set(p, at), at += p.byteLength;
-  return out;
+  return new TextDecoder().decode(concatBytes(parts).subarray(0, ERROR_BODY_LIMIT));
 }
