@@ -22,7 +22,7 @@ export class BackupKeeper {
   /** Failures told by a Warning Event: the same one again only after 10 minutes. */
   readonly warnings: WarningLimiter = new WarningLimiter();
   /** Since when each held control-plane step has waited for a snapshot (ms), by machine. */
-  readonly stepSince: Map<string, number> = new Map();
+  stepSince: ReadonlyMap<string, number> = new Map();
   #abort: AbortController | undefined;
   #done: Promise<void> | undefined;
   #cert: { caPem: string; pair: Promise<KeyPair> } | undefined;

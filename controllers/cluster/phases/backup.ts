@@ -64,9 +64,7 @@ export function backupGate(s: ClusterScope): BackupGate | undefined {
 
 /** Remembers since when each control-plane step has waited for a snapshot (core/rollout/backuphold.ts). */
 function rememberSteps(k: BackupKeeper, plan: RolloutPlan | undefined, now: number): "taking" | "failed" | undefined {
-  const next = stepsSince(k.stepSince, plan, now);
-  k.stepSince.clear();
-  for (const [m, t] of next) k.stepSince.set(m, t);
+  k.stepSince = stepsSince(k.stepSince, plan, now);
   const held = plan?.backupHeld;
   return held && held.state !== "skipped" && held.machines.length ? held.state : undefined;
 }
