@@ -82,11 +82,9 @@ export async function backup(args: string[]): Promise<number> {
     while (Date.now() < deadline) {
       const b = (await client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, name, namespace))?.status?.etcd?.backups;
       if (b?.request === token) {
-        if (b.last && b.last.reason === "manual" && (!b.lastFailure || b.lastFailure.time < b.last.time)) {
-          console.log(`backup ${describeBackup(b.last)}, sha256 ${b.last.sha256}`);
-          return 0;
-        }
-        console.error(`nico backup: the backup failed: ${b.lastFailure?.message ?? "see EtcdBackedUp"}`);
+        const taken = b.requestBackup;
+        if (taken) return (console.log(`backup ${describeBackup(taken)}, sha256 ${taken.sha256}`), 0);
+        console.error(`nico backup: the backup failed: ${b.requestFailure ?? "see EtcdBackedUp"}`);
         return 1;
       }
       await sleep(1_000);

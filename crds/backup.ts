@@ -103,6 +103,10 @@ export const BackupsStatus = z.object({
   request: z.string().optional().describe(
     "The last on-demand request (the nico.homystack.com/backup-request annotation) answered, success or failure.",
   ),
+  requestBackup: BackupRecordStatus.optional().describe(
+    "The backup that answered the request named in request (last may be a newer, scheduled one).",
+  ),
+  requestFailure: z.string().optional().describe("Why the backup the request named in request asked for failed."),
 }).describe("What NICO last did of etcd backups (spec.etcd.backup).");
 
 export type BackupsStatus = z.output<typeof BackupsStatus>;

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { KubernetesCluster } from "../crds/kubernetescluster.ts";
+import type { BackupRecordView } from "../core/backup/state.ts";
 import { KUBERNETES_CLUSTERS } from "../crds/kubernetescluster.ts";
 import { BACKUP_REQUEST_ANNOTATION } from "../core/contract/labels.ts";
 import { type BackupRecord, listBackups } from "../lib/backup.ts";
@@ -124,4 +125,11 @@ export async function requestBackup(s: Scenario, token: string, timeoutMs = 90_0
     metadata: { annotations: { [BACKUP_REQUEST_ANNOTATION]: token } },
   });
   return await s.until(`backup ${token} answered`, (c) => c.status?.etcd?.backups?.request === token, timeoutMs);
+}
+
+/** Asks NICO for a backup and answers the one it took for the request (a scheduled one may be newer); throws on a failure. */
+export async function requestedBackup(s: Scenario, token: string, timeoutMs = 90_000): Promise<BackupRecordView> {
+  const b = (await requestBackup(s, token, timeoutMs)).status?.etcd?.backups;
+  if (!b?.requestBackup) throw new Error(`backup ${token} failed: ${b?.requestFailure ?? JSON.stringify(b)}`);
+  return b.requestBackup;
 }

@@ -37,6 +37,8 @@ export interface BackupState {
   since: string;
   /** The last on-demand request answered. */
   answered?: string | undefined;
+  /** What answered it: the backup it took, or why it failed (a later scheduled backup does not hide it). */
+  answer?: { record: BackupRecordView } | { failure: string } | undefined;
 }
 
 /** What a pass decides about a cluster's backups. */
@@ -119,7 +121,10 @@ export function afterJob(
 ): BackupState {
   const out: BackupState = { ...s, running: undefined, checked: end.store };
   if (end.job === "schedule") out.scheduledAt = end.at.toISOString();
-  if (end.job === "manual" && end.request) out.answered = end.request;
+  if (end.job === "manual" && end.request) {
+    out.answered = end.request;
+    out.answer = end.problem ? { failure: end.problem.message } : end.record ? { record: end.record } : undefined;
+  }
   if (end.problem) {
     return {
       ...out,

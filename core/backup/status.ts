@@ -38,6 +38,8 @@ export function backupsStatus(s: BackupState, hold?: BackupHold | undefined): Ba
     ...(s.running && s.running.job !== "check" ? { taking: s.running.job } : {}),
     ...(skipped ? { skipped } : {}),
     ...(s.answered ? { request: s.answered } : {}),
+    ...(s.answered && s.answer && "record" in s.answer ? { requestBackup: s.answer.record } : {}),
+    ...(s.answered && s.answer && "failure" in s.answer ? { requestFailure: s.answer.failure } : {}),
   };
 }
 

@@ -21,7 +21,7 @@ import { issueCert } from "../../lib/pki.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { runNicoCli } from "../../testing/cli.ts";
-import { backedUpCluster, backupSpec, requestBackup, stored, storeFor } from "../backup_kit.ts";
+import { backedUpCluster, backupSpec, requestedBackup, stored, storeFor } from "../backup_kit.ts";
 import { askRestore } from "../restore_scenario_kit.ts";
 import { endpoints, etcdSettled } from "../etcd_kit.ts";
 
@@ -70,8 +70,7 @@ Deno.test({
     await backedUpCluster(s, 197, ["w-1"]);
     const etcd = await etcdOf(s, 197);
     for (let i = 0; i < 5; i++) await etcd.put(`/drill/before-${i}`);
-    const backedUp = await requestBackup(s, "drill");
-    const backup = backedUp.status!.etcd!.backups!.last!;
+    const backup = await requestedBackup(s, "drill");
     for (let i = 0; i < 5; i++) await etcd.put(`/drill/after-${i}`);
 
     // A healthy cluster, no rewindHealthy: refused, nothing touched.
@@ -152,7 +151,7 @@ Deno.test({
     await backedUpCluster(s, 198);
     const etcd = await etcdOf(s, 198);
     await etcd.put("/drill/before-0");
-    const backup = (await requestBackup(s, "one")).status!.etcd!.backups!.last!;
+    const backup = await requestedBackup(s, "one");
 
     const before = await configVersions(s);
     await askRestore(s, { requestId: "missing", backup: `${s.ns}/c/c-20200101T000000Z-manual.db` });
@@ -206,7 +205,7 @@ Deno.test({
     await s.until("Ready, etcd of 3 healthy", etcdSettled(3), 240_000);
     const etcd = await etcdOf(s, 199);
     await etcd.put("/drill/before-0");
-    const backup = (await requestBackup(s, "three")).status!.etcd!.backups!.last!;
+    const backup = await requestedBackup(s, "three");
     await etcd.put("/drill/after-0");
     for (const m of ["cp-1", "cp-2", "cp-3"]) await s.workloads.etcd.kill(s.ns, "c", m, true);
     await s.until("NICO sees etcd lost", (c) => condition(c, "EtcdHealthy")?.reason === "EtcdUnreachable", 60_000);

@@ -14,7 +14,7 @@ import { issueCert } from "../../lib/pki.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { runNicoCli } from "../../testing/cli.ts";
-import { backedUpCluster, requestBackup } from "../backup_kit.ts";
+import { backedUpCluster, requestedBackup } from "../backup_kit.ts";
 import { endpoints, etcdSettled } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
@@ -61,7 +61,7 @@ Deno.test({
     const client = new EtcdClient({ caPem: ca.certPem, certPem: cert.certPem, keyPem: cert.keyPem, timeoutMs: 10_000 });
     s.defer(() => client.close());
     await client.call(old!, "kv/put", { key: btoa("/drill/kept"), value: btoa("from cluster c") });
-    const backup = (await requestBackup(s, "for-d")).status!.etcd!.backups!.last!;
+    const backup = await requestedBackup(s, "for-d");
 
     // The new cluster, on a Machine of its own (127.0.200.3 where c's is .2).
     await s.machines(["d-cp-1"]);

@@ -11,7 +11,7 @@ import { configName } from "../../core/contract/names.ts";
 import { NIXOS_CONFIGURATIONS, type NixosConfiguration } from "../../core/contract/nio.ts";
 import { sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
-import { backedUpCluster, requestBackup } from "../backup_kit.ts";
+import { backedUpCluster, requestedBackup } from "../backup_kit.ts";
 import { askRestore, restoreEnded, urlTakenBack, warningsWith } from "../restore_scenario_kit.ts";
 
 const env = sharedControlPlane();
@@ -39,7 +39,7 @@ Deno.test({
       settings: { restoreUrlLifetime: 1_000 },
     });
     await backedUpCluster(s, BLOCK, ["w-1"]);
-    const backup = (await requestBackup(s, "one")).status!.etcd!.backups!.last!;
+    const backup = await requestedBackup(s, "one");
     const worker = await workerSpec(s);
     await s.workloads.etcd.kill(s.ns, "c", "cp-1", true);
     await s.until("NICO sees etcd lost", (c) => condition(c, "EtcdHealthy")?.reason === "EtcdUnreachable", 60_000);

@@ -13,7 +13,7 @@ import type { KubeObject } from "../../lib/kube/client.ts";
 import { EVENTS, NAMESPACES, NODES, resource } from "../../lib/kube/resources.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { startScenario } from "../../testing/scenario.ts";
-import { backedUpCluster, requestBackup } from "../backup_kit.ts";
+import { backedUpCluster, requestedBackup } from "../backup_kit.ts";
 import { etcdSettled } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
@@ -36,7 +36,7 @@ Deno.test({
     const old = s.workload("c").client;
     await old.create(NAMESPACES, { metadata: { name: "drill" } });
     await old.create(CONFIGMAPS, { metadata: { name: "kept", namespace: "drill" }, data: { from: "c" } });
-    const backup = (await requestBackup(s, "for-d")).status!.etcd!.backups!.last!;
+    const backup = await requestedBackup(s, "for-d");
 
     await s.machines([...D_CP, "d-w-1"]);
     await s.discovered([...D_CP, "d-w-1"]);

@@ -20,7 +20,7 @@ import { Informer } from "../../lib/runtime/informer.ts";
 import { silentLogger } from "../../lib/runtime/log.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { type Scenario, startScenario } from "../../testing/scenario.ts";
-import { backedUpCluster, backupSpec, requestBackup, storeFor } from "../backup_kit.ts";
+import { backedUpCluster, backupSpec, requestedBackup, storeFor } from "../backup_kit.ts";
 import { askRestore } from "../restore_scenario_kit.ts";
 import { etcdSettled } from "../etcd_kit.ts";
 
@@ -72,7 +72,7 @@ async function drill(s: Scenario, controlPlane: string[]): Promise<void> {
   await informer.synced();
 
   await write(wl, "before", 5);
-  const backup = (await requestBackup(s, "objects")).status!.etcd!.backups!.last!;
+  const backup = await requestedBackup(s, "objects");
   await write(wl, "after", 5);
   await eventually("the informer sees all ten", () => informer.list(NS).length === 10, 30_000);
   const lastSeen = Number(informer.resourceVersion);

@@ -166,6 +166,27 @@ Deno.test("afterJob: a success clears the failure; a failure counts; requests an
   assert.equal(older.last, r, "a listing's older backup does not replace a newer one");
 });
 
+Deno.test("a request's answer stays its own when a scheduled backup or failure follows it", () => {
+  const mine = record("2026-01-01T01:00:00.000Z");
+  const ok = afterJob(settled, { job: "manual", store: "s", at: at(mine.time), record: mine, request: "t1" });
+  const later = record("2026-01-01T01:00:02.000Z", "schedule");
+  const next = afterJob(ok, { job: "schedule", store: "s", at: at(later.time), record: later });
+  assert.equal(next.last, later);
+  assert.deepEqual(backupsStatus(next), { last: later, request: "t1", requestBackup: mine });
+  const failed = afterJob(next, { job: "schedule", store: "s", at: at("2026-01-01T01:01:00Z"), problem });
+  assert.deepEqual([backupsStatus(failed).requestBackup, backupsStatus(failed).requestFailure], [mine, undefined]);
+  const refused = afterJob(failed, {
+    job: "manual",
+    store: "s",
+    at: at("2026-01-01T01:02:00Z"),
+    problem,
+    request: "t2",
+  });
+  const status = backupsStatus(refused);
+  assert.deepEqual([status.request, status.requestBackup, status.requestFailure], ["t2", undefined, problem.message]);
+  assert.equal(status.last, later, "the last success is still shown beside the request's failure");
+});
+
 Deno.test("backupCondition and backupsStatus", () => {
   const last = record("2026-01-01T01:00:00.000Z");
   const c = (s: BackupState) => {

@@ -8,6 +8,7 @@
  * @module
  */
 import { afterJob, type BackupJobKind, type BackupState } from "../../../core/backup/state.ts";
+import type { BackupsStatus } from "../../../crds/backup.ts";
 import { type BackupJobEnd, type BackupJobRequest, runBackupJob } from "./job.ts";
 import { WarningLimiter } from "../problem.ts";
 import type { KeyPair } from "../../../lib/pki.ts";
@@ -27,12 +28,17 @@ export class BackupKeeper {
   #done: Promise<void> | undefined;
   #cert: { caPem: string; pair: Promise<KeyPair> } | undefined;
 
-  constructor(since: Date, previous?: { since?: string | undefined; answered?: string | undefined }) {
+  constructor(since: Date, previous?: BackupsStatus) {
+    const answer = previous?.requestBackup
+      ? { record: previous.requestBackup }
+      : previous?.requestFailure
+      ? { failure: previous.requestFailure }
+      : undefined;
     this.state = {
       listed: false,
       failures: 0,
       since: previous?.since ?? since.toISOString(),
-      ...(previous?.answered ? { answered: previous.answered } : {}),
+      ...(previous?.request ? { answered: previous.request, answer } : {}),
     };
   }
 

@@ -40,10 +40,7 @@ function keeperOf(s: ClusterScope): BackupKeeper | undefined {
     s.memory.backup = undefined;
     return undefined;
   }
-  return s.memory.backup ??= new BackupKeeper(s.now, {
-    since: s.cluster.status?.etcd?.backups?.since,
-    answered: s.cluster.status?.etcd?.backups?.request,
-  });
+  return s.memory.backup ??= new BackupKeeper(s.now, s.cluster.status?.etcd?.backups);
 }
 
 /** What the planner reads of the cluster's snapshots; undefined where backups are not configured. */
