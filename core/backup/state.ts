@@ -35,10 +35,11 @@ export interface BackupState {
   checked?: string | undefined;
   /** When backups were first configured in this process (the first schedule counts from it). */
   since: string;
-  /** The last on-demand request answered. */
-  answered?: string | undefined;
-  /** What answered it: the backup it took, or why it failed (a later scheduled backup does not hide it). */
-  answer?: { record: BackupRecordView } | { failure: string } | undefined;
+  /**
+   * The last on-demand request answered: its token, and the backup it took or why it failed (a later scheduled backup
+   * or failure does not hide them).
+   */
+  answered?: { token: string; record?: BackupRecordView | undefined; failure?: string | undefined } | undefined;
 }
 
 /** What a pass decides about a cluster's backups. */
@@ -81,7 +82,7 @@ export function nextBackupJob(i: BackupPassInput): { start?: BackupJobKind; at?:
     const retry = (failedAt ?? 0) + PRE_CHANGE_RETRY_MS;
     return retry <= now.getTime() ? { start: "pre-change" } : { at: new Date(retry) };
   }
-  if (i.request && i.request !== s.answered) return { start: "manual" };
+  if (i.request && i.request !== s.answered?.token) return { start: "manual" };
   if (s.checked !== i.store) return { start: "check" };
   if (!s.listed) {
     const retry = (failedAt ?? 0) + Math.min(CHECK_RETRY_MS * 2 ** Math.max(s.failures - 1, 0), CHECK_RETRY_MAX_MS);
@@ -122,8 +123,9 @@ export function afterJob(
   const out: BackupState = { ...s, running: undefined, checked: end.store };
   if (end.job === "schedule") out.scheduledAt = end.at.toISOString();
   if (end.job === "manual" && end.request) {
-    out.answered = end.request;
-    out.answer = end.problem ? { failure: end.problem.message } : end.record ? { record: end.record } : undefined;
+    out.answered = end.problem
+      ? { token: end.request, failure: end.problem.message }
+      : { token: end.request, record: end.record };
   }
   if (end.problem) {
     return {

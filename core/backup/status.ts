@@ -37,9 +37,9 @@ export function backupsStatus(s: BackupState, hold?: BackupHold | undefined): Ba
       : {}),
     ...(s.running && s.running.job !== "check" ? { taking: s.running.job } : {}),
     ...(skipped ? { skipped } : {}),
-    ...(s.answered ? { request: s.answered } : {}),
-    ...(s.answered && s.answer && "record" in s.answer ? { requestBackup: s.answer.record } : {}),
-    ...(s.answered && s.answer && "failure" in s.answer ? { requestFailure: s.answer.failure } : {}),
+    ...(s.answered ? { request: s.answered.token } : {}),
+    ...(s.answered?.record ? { requestBackup: s.answered.record } : {}),
+    ...(s.answered?.failure ? { requestFailure: s.answered.failure } : {}),
   };
 }
 

@@ -122,7 +122,7 @@ Deno.test("nextBackupJob: what each pass starts, and when to look again", async 
       state: { ...settled, failure: { time: "2026-01-01T00:29:00.000Z", job: "pre-change", problem } },
     }, { start: "pre-change" }],
     ["an on-demand request not answered yet", { request: "r1" }, { start: "manual" }],
-    ["…answered already", { request: "r1", state: { ...settled, answered: "r1" } }, {}],
+    ["…answered already", { request: "r1", state: { ...settled, answered: { token: "r1" } } }, {}],
     ["the store's spec changed: checked", { store: "s2" }, { start: "check" }],
     ["not listed yet: checked", { state: { ...settled, listed: false } }, { start: "check" }],
     ["a failed check is tried again with backoff", {
@@ -161,7 +161,7 @@ Deno.test("afterJob: a success clears the failure; a failure counts; requests an
   assert.deepEqual(failed.failure?.problem, problem);
   const r = record("2026-01-01T01:01:00.000Z");
   const ok = afterJob(failed, { job: "manual", store: "s", at: at(r.time), record: r, request: "t1" });
-  assert.deepEqual([ok.failure, ok.failures, ok.last, ok.answered], [undefined, 0, r, "t1"]);
+  assert.deepEqual([ok.failure, ok.failures, ok.last, ok.answered], [undefined, 0, r, { token: "t1", record: r }]);
   const older = afterJob(ok, { job: "check", store: "s", at: at(r.time), record: record(T0) });
   assert.equal(older.last, r, "a listing's older backup does not replace a newer one");
 });

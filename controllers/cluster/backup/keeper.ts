@@ -28,17 +28,13 @@ export class BackupKeeper {
   #done: Promise<void> | undefined;
   #cert: { caPem: string; pair: Promise<KeyPair> } | undefined;
 
-  constructor(since: Date, previous?: BackupsStatus) {
-    const answer = previous?.requestBackup
-      ? { record: previous.requestBackup }
-      : previous?.requestFailure
-      ? { failure: previous.requestFailure }
-      : undefined;
+  /** `p`: the cluster's `status.etcd.backups` as the last NICO wrote it (when it began, the request it answered). */
+  constructor(since: Date, p?: BackupsStatus) {
     this.state = {
       listed: false,
       failures: 0,
-      since: previous?.since ?? since.toISOString(),
-      ...(previous?.request ? { answered: previous.request, answer } : {}),
+      since: p?.since ?? since.toISOString(),
+      ...(p?.request ? { answered: { token: p.request, record: p.requestBackup, failure: p.requestFailure } } : {}),
     };
   }
 
