@@ -15,6 +15,7 @@
  * @module
  */
 import { errorMessage } from "../runtime/log.ts";
+import { concatBytes } from "../encoding.ts";
 
 /** Why a snapshot failed: `broken` (cut, or not what etcd sends), `hash` (the trailer does not match), `stalled`. */
 export type SnapshotFailure = "broken" | "hash" | "stalled";
@@ -193,7 +194,7 @@ async function* lines(endpoint: string, chunks: AsyncIterable<Uint8Array>): Asyn
   for await (let chunk of chunks) {
     for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10)) {
       pending.push(chunk.subarray(0, nl));
-      const line = dec.decode(join(pending, pendingBytes + nl)).trim();
+      const line = dec.decode(join(pending)).trim();
       pending = [];
       pendingBytes = 0;
       chunk = chunk.subarray(nl + 1);
@@ -203,14 +204,11 @@ async function* lines(endpoint: string, chunks: AsyncIterable<Uint8Array>): Asyn
     pendingBytes += chunk.byteLength;
     if (pendingBytes > MAX_MESSAGE) throw new SnapshotError(endpoint, "broken", `a line over ${MAX_MESSAGE} bytes`);
   }
-  const last = dec.decode(join(pending, pendingBytes)).trim();
+  const last = dec.decode(join(pending)).trim();
   if (last) yield last;
 }
 
-function join(parts: Uint8Array[], n: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) out.set(p, at), at += p.byteLength;
-  return out;
+/** The parts as one array: the one part itself, without a copy, where there is one. */
+function join(parts: Uint8Array[]): Uint8Array {
+  return parts.length === 1 ? parts[0]! : concatBytes(parts);
 }

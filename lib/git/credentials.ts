@@ -5,7 +5,7 @@
  * @module
  */
 
-import { decodeBase64 } from "../encoding.ts";
+import { decodeBase64, encodeBase64 } from "../encoding.ts";
 
 /** HTTP basic credentials for a Git server. */
 export interface Creds {
@@ -67,8 +67,5 @@ export function credentialsFromSecret(data: Record<string, string>): Creds | { e
 
 /** The value of an `Authorization` header for `creds`. */
 export function basicAuthorization(creds: Creds): string {
-  const bytes = new TextEncoder().encode(`${creds.username}:${creds.password}`);
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return `Basic ${btoa(binary)}`;
+  return `Basic ${encodeBase64(`${creds.username}:${creds.password}`)}`;
 }
