@@ -15,11 +15,24 @@ export async function askRestore(s: Scenario, restore: Record<string, unknown>):
   await s.client.mergePatch(KUBERNETES_CLUSTERS, "c", s.ns, { spec: { etcd: { ...c!.spec.etcd, restore } } });
 }
 
+/** Restore `id`'s record in `c`, once it ended (however it ended). */
+function endedRecord(c: KubernetesCluster, id: string) {
+  const r = c.status?.restore;
+  return r?.requestId === id && ["Succeeded", "Failed", "Refused"].includes(r.step) ? r : undefined;
+}
+
 /** Waits for restore `id` of cluster c to end, however it ends; answers the cluster then. */
 export function restoreEnded(s: Scenario, id: string, timeoutMs = 240_000): Promise<KubernetesCluster> {
-  return s.until(`${id} ended`, (c) =>
-    c.status?.restore?.requestId === id &&
-    ["Succeeded", "Failed", "Refused"].includes(c.status.restore.step), timeoutMs);
+  return s.until(`${id} ended`, (c) => endedRecord(c, id) !== undefined, timeoutMs);
+}
+
+/** Waits for restore `id` of cluster c to end as `step`; fails at once, naming why, when it ends otherwise. */
+export function restoreEndedAs(s: Scenario, id: string, step: string, timeoutMs = 180_000): Promise<KubernetesCluster> {
+  return s.until(`${id} ${step}`, (c) => {
+    const r = endedRecord(c, id);
+    if (r && r.step !== step) throw new Error(`restore ${id} ${r.step} (${r.reason}): ${r.message}`);
+    return r !== undefined;
+  }, timeoutMs);
 }
 
 /** The messages of NICO's Warning Events of `reason` in the scenario's namespace. */

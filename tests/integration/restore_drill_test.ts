@@ -22,7 +22,7 @@ import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { condition, type Scenario, startScenario } from "../../testing/scenario.ts";
 import { runNicoCli } from "../../testing/cli.ts";
 import { backedUpCluster, backupSpec, requestedBackup, stored, storeFor } from "../backup_kit.ts";
-import { askRestore } from "../restore_scenario_kit.ts";
+import { askRestore, restoreEndedAs } from "../restore_scenario_kit.ts";
 import { endpoints, etcdSettled } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
@@ -105,7 +105,7 @@ Deno.test({
     );
     const id = (await s.client.get<KubernetesCluster>(KUBERNETES_CLUSTERS, "c", s.ns))!.spec.etcd!.restore!.requestId;
     assert.match(lines[3]!, new RegExp(`^asked NICO to restore \\(request ${id}\\)`));
-    const r = (await ended(s, id, "Succeeded")).status!.restore!;
+    const r = (await restoreEndedAs(s, id, "Succeeded")).status!.restore!;
     assert.equal(r.backup, backup.key, "latest is the backup just taken");
     assert.equal(r.safetySnapshot, undefined, "no member answered: no safety snapshot");
     assert.deepEqual(r.nodes, [{ name: "cp-1", state: "Restored" }]);
@@ -130,16 +130,6 @@ Deno.test({
   },
 });
 
-/** Waits for restore `id` to end as `step`; fails at once when it ends otherwise. */
-function ended(s: Scenario, id: string, step: string, timeoutMs = 180_000): Promise<KubernetesCluster> {
-  return s.until(`${id} ${step}`, (c) => {
-    const r = c.status?.restore;
-    if (r?.requestId !== id || !["Succeeded", "Failed", "Refused"].includes(r.step)) return false;
-    if (r.step !== step) throw new Error(`restore ${id} ${r.step} (${r.reason}): ${r.message}`);
-    return true;
-  }, timeoutMs);
-}
-
 Deno.test({
   name:
     "restore: a missing backup is refused; a healthy cluster rewound on purpose, then undone from its safety snapshot",
@@ -155,14 +145,14 @@ Deno.test({
 
     const before = await configVersions(s);
     await askRestore(s, { requestId: "missing", backup: `${s.ns}/c/c-20200101T000000Z-manual.db` });
-    const missing = (await ended(s, "missing", "Refused")).status!.restore!;
+    const missing = (await restoreEndedAs(s, "missing", "Refused")).status!.restore!;
     assert.equal(missing.reason, "BackupNotFound");
     assert.match(missing.message, /no backup .*c-20200101T000000Z-manual\.db.*nico backups c/);
     assert.equal(await configVersions(s), before, "no configuration was written");
 
     await etcd.put("/drill/later-0");
     await askRestore(s, { requestId: "rewind", backup: backup.key, rewindHealthy: true });
-    const rewound = (await ended(s, "rewind", "Succeeded")).status!.restore!;
+    const rewound = (await restoreEndedAs(s, "rewind", "Succeeded")).status!.restore!;
     assert.ok(rewound.safetySnapshot?.startsWith(`${s.ns}/c/c-`), JSON.stringify(rewound));
     assert.match(rewound.safetySnapshot!, /-pre-restore\.db$/);
     assert.deepEqual(rewound.history?.map((h) => h.step), [
@@ -179,7 +169,7 @@ Deno.test({
 
     // Undo: the safety snapshot holds what the rewind undid.
     await askRestore(s, { requestId: "undo", backup: rewound.safetySnapshot, rewindHealthy: true });
-    await ended(s, "undo", "Succeeded");
+    await restoreEndedAs(s, "undo", "Succeeded");
     assert.deepEqual((await etcd.keys()).keys, ["/drill/before-0", "/drill/later-0"], "undone");
     await s.until("Ready after the undo", etcdSettled(1), 180_000);
     const events = await restoreEvents(s);
@@ -210,7 +200,7 @@ Deno.test({
     for (const m of ["cp-1", "cp-2", "cp-3"]) await s.workloads.etcd.kill(s.ns, "c", m, true);
     await s.until("NICO sees etcd lost", (c) => condition(c, "EtcdHealthy")?.reason === "EtcdUnreachable", 60_000);
     await askRestore(s, { requestId: "r3", backup: backup.key });
-    const r = (await ended(s, "r3", "Succeeded", 300_000)).status!.restore!;
+    const r = (await restoreEndedAs(s, "r3", "Succeeded", 300_000)).status!.restore!;
     assert.deepEqual(r.nodes, [
       { name: "cp-1", state: "Restored" },
       { name: "cp-2", state: "Rejoined" },

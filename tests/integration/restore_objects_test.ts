@@ -21,7 +21,7 @@ import { silentLogger } from "../../lib/runtime/log.ts";
 import { eventually, sharedControlPlane } from "../../testing/helpers.ts";
 import { type Scenario, startScenario } from "../../testing/scenario.ts";
 import { backedUpCluster, backupSpec, requestedBackup, storeFor } from "../backup_kit.ts";
-import { askRestore } from "../restore_scenario_kit.ts";
+import { askRestore, restoreEndedAs } from "../restore_scenario_kit.ts";
 import { etcdSettled } from "../etcd_kit.ts";
 
 const env = sharedControlPlane();
@@ -84,12 +84,7 @@ async function drill(s: Scenario, controlPlane: string[]): Promise<void> {
   // and a request is judged on a look taken after it, so it is not refused for a healthy quorum.
   for (const m of controlPlane) await s.workloads.etcd.kill(s.ns, "c", m, true);
   await askRestore(s, { requestId: "objects", backup: "latest" });
-  const restored = await s.until("the restore ended", (c) => {
-    const r = c.status?.restore;
-    if (r?.requestId !== "objects" || !["Succeeded", "Failed", "Refused"].includes(r.step)) return false;
-    if (r.step !== "Succeeded") throw new Error(`restore ${r.step} (${r.reason}): ${r.message}`);
-    return true;
-  }, 300_000);
+  const restored = await restoreEndedAs(s, "objects", "Succeeded", 300_000);
   assert.equal(restored.status!.restore!.backup, backup.key, "latest is the backup just taken");
   const n = controlPlane.length;
   await s.until(`Ready again, etcd of ${n} healthy`, etcdSettled(n), 300_000);
