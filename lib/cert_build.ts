@@ -118,7 +118,7 @@ export async function buildCertificate(r: CertificateRequest): Promise<Uint8Arra
 }
 
 /** `der` as a PEM block of `label`, 64 characters a line. */
-export function pem(label: string, der: Uint8Array): string {
+export function toPem(label: string, der: Uint8Array): string {
   const lines = bytesBase64(der).match(/.{1,64}/g) ?? [];
   return `-----BEGIN ${label}-----\n${lines.join("\n")}\n-----END ${label}-----\n`;
 }

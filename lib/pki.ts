@@ -9,7 +9,7 @@
  * @module
  */
 import { type CertificateFields, ecdsaSignedBy, pemBlock, readCertificate } from "./der.ts";
-import { buildCertificate, encodeName, keyId, pem } from "./cert_build.ts";
+import { buildCertificate, encodeName, keyId, toPem } from "./cert_build.ts";
 
 type X509 = typeof import("@peculiar/x509");
 let loading: Promise<X509> | undefined;
@@ -63,7 +63,7 @@ function randomSerial(): Uint8Array {
 }
 
 async function exportKey(key: CryptoKey): Promise<string> {
-  return pem("PRIVATE KEY", new Uint8Array(await crypto.subtle.exportKey("pkcs8", key)));
+  return toPem("PRIVATE KEY", new Uint8Array(await crypto.subtle.exportKey("pkcs8", key)));
 }
 
 async function importKey(pem: string): Promise<CryptoKey> {
@@ -95,7 +95,7 @@ export async function createCa(opts: CaOptions): Promise<KeyPair> {
     signingKey: keys.privateKey,
     kind: { ca: true },
   });
-  return { certPem: pem("CERTIFICATE", der), keyPem: await exportKey(keys.privateKey) };
+  return { certPem: toPem("CERTIFICATE", der), keyPem: await exportKey(keys.privateKey) };
 }
 
 /** The CA's key identifier: its subject key identifier where it has one, else one of its public key. */
@@ -123,7 +123,7 @@ export async function issueCert(ca: KeyPair, opts: LeafOptions): Promise<KeyPair
     dnsNames: opts.dnsNames,
     ipAddresses: opts.ipAddresses,
   });
-  return { certPem: pem("CERTIFICATE", der), keyPem: await exportKey(keys.privateKey) };
+  return { certPem: toPem("CERTIFICATE", der), keyPem: await exportKey(keys.privateKey) };
 }
 
 /** Facts NICO checks on a certificate it issued earlier. */
