@@ -47,10 +47,14 @@ async function etcdOf(s: Scenario, hostBlock: number) {
   };
 }
 
-/** The configurations of cluster c, by name, with their resourceVersions. */
-async function configVersions(s: Scenario): Promise<string> {
+/**
+ * What NICO writes of cluster c's configurations, by name: the spec (its generation), the labels and the annotations.
+ * Not the resourceVersion: NIO v1 writes a configuration's status at each run, its scheduled ones too.
+ */
+async function configWrites(s: Scenario): Promise<string> {
   const all = (await s.client.list<NixosConfiguration>(NIXOS_CONFIGURATIONS, { namespace: s.ns })).items;
-  return all.map((c) => `${c.metadata.name}@${c.metadata.resourceVersion}`).sort().join(",");
+  return all.map(({ metadata: m }) => `${m.name}@${m.generation} ${JSON.stringify([m.labels, m.annotations])}`).sort()
+    .join(",");
 }
 
 /** NICO's restore Events in the namespace, by reason. */
@@ -74,7 +78,7 @@ Deno.test({
     for (let i = 0; i < 5; i++) await etcd.put(`/drill/after-${i}`);
 
     // A healthy cluster, no rewindHealthy: refused, nothing touched.
-    const before = await configVersions(s);
+    const before = await configWrites(s);
     await askRestore(s, { requestId: "r0", backup: backup.key });
     const refused = await s.until("r0 refused", (c) =>
       c.status?.restore?.requestId === "r0" &&
@@ -82,7 +86,7 @@ Deno.test({
     assert.equal(refused.status?.restore?.reason, "HealthyQuorum");
     assert.match(refused.status!.restore!.message, /healthy quorum .*rewindHealthy: true/);
     assert.equal(condition(refused, "Restoring")?.status, "False");
-    assert.equal(await configVersions(s), before, "no configuration was written");
+    assert.equal(await configWrites(s), before, "no configuration was written");
     assert.equal(await s.client.get(SECRETS, etcdRestoreSecret("c"), s.ns), undefined, "no restore Secret");
     assert.equal((await etcd.keys()).keys.length, 10, "etcd untouched");
 
@@ -143,12 +147,12 @@ Deno.test({
     await etcd.put("/drill/before-0");
     const backup = await requestedBackup(s, "one");
 
-    const before = await configVersions(s);
+    const before = await configWrites(s);
     await askRestore(s, { requestId: "missing", backup: `${s.ns}/c/c-20200101T000000Z-manual.db` });
     const missing = (await restoreEndedAs(s, "missing", "Refused")).status!.restore!;
     assert.equal(missing.reason, "BackupNotFound");
     assert.match(missing.message, /no backup .*c-20200101T000000Z-manual\.db.*nico backups c/);
-    assert.equal(await configVersions(s), before, "no configuration was written");
+    assert.equal(await configWrites(s), before, "no configuration was written");
 
     await etcd.put("/drill/later-0");
     await askRestore(s, { requestId: "rewind", backup: backup.key, rewindHealthy: true });
@@ -163,6 +167,7 @@ Deno.test({
       "Succeeded",
     ]);
     assert.deepEqual((await etcd.keys()).keys, ["/drill/before-0"], "rewound to the backup");
+    assert.notEqual(await configWrites(s), before, "the witness sees NICO's writes: the rewind wrote cp-1's files");
     // NICO marked etcd just before its safety snapshot; the restored data is the backup's, without the mark.
     assert.equal(rewound.marker, "/nico.homystack.com/restore/rewind");
     await s.until("Ready after the rewind", etcdSettled(1), 180_000);
