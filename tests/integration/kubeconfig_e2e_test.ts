@@ -29,9 +29,12 @@ Deno.test("kubectl --kubeconfig <the Secret's value> get nodes sees every node",
   const path = await Deno.makeTempFile({ suffix: ".kubeconfig" });
   try {
     await Deno.writeTextFile(path, atob(secret!.data.value));
-    const out = await eventually("three nodes", async () => {
+    // This NICO has no workload connections, so its Ready means applied: each kubelet posts a few seconds later
+    // (its Node first, then its Ready condition), as a restarted one does. Wait for what is asserted.
+    const out = await eventually("three nodes, cp-1 Ready", async () => {
       const r = await cp.kubectl(["get", "nodes", "--no-headers"], { kubeconfig: path });
-      return r.code === 0 && r.stdout.trim().split("\n").length === 3 ? r : undefined;
+      const whole = r.code === 0 && r.stdout.trim().split("\n").length === 3;
+      return whole && /cp-1\s+Ready\s+control-plane/.test(r.stdout) ? r : undefined;
     });
     const names = out.stdout.trim().split("\n").map((l) => l.split(/\s+/)[0]).sort();
     assert.deepEqual(names, ["cp-1", "w-1", "w-2"]);
